@@ -1,0 +1,50 @@
+#include <cstdio>
+
+#include "cli/options.hpp"
+#include "cli/tune_command.hpp"
+#include "eval/cuda_devices.hpp"
+#include "eval/cuda_evaluator.hpp"
+
+namespace po = boost::program_options;
+
+namespace soltune::cli {
+
+int devices_command(const std::vector<std::string>& args) {
+  po::options_description desc("soltune devices options");
+  desc.add_options()("help,h", "this text")("no-measure", "skip measuring bandwidth and FP32 rate");
+  std::vector<std::string> positional;
+  const auto vm = parse_options(desc, args, positional, "devices");
+  if (vm.count("help")) {
+    std::printf("usage: soltune devices [options]\n%s", to_string(desc).c_str());
+    return 0;
+  }
+  if (!positional.empty()) throw UsageError("devices takes no arguments");
+  const auto list = cuda_devices();
+  if (list.devices.empty()) {
+    std::printf("%s\nthe model backend can predict for: %s\n", list.why_none.c_str(), known_gpu_names().c_str());
+    return 0;
+  }
+  Compiler compiler(default_compiler_options());
+  for (size_t i = 0; i < list.devices.size(); ++i) {
+    DeviceInfo d = list.devices[i];
+    if (!vm.count("no-measure")) {
+      CudaEvalOptions o;
+      d = CudaEvaluator(static_cast<int>(i), compiler, d.arch(), o).device();
+    }
+    std::printf("device %zu: %s (%s), %s\n", i, d.name.c_str(), d.arch().c_str(), d.uuid.c_str());
+    std::printf("  %d SMs at %.0f MHz, %.1f GiB memory, %.0f MiB L2, %d KiB shared memory per block (opt-in)\n", d.sms,
+                d.clock_khz / 1000.0, static_cast<double>(d.mem_bytes) / (1 << 30),
+                static_cast<double>(d.l2_bytes) / (1 << 20), d.smem_per_block_optin / 1024);
+    std::printf("  driver %d.%d, runtime %d.%d, NVRTC %d.%d\n", d.driver_version / 1000, d.driver_version % 1000 / 10,
+                d.runtime_version / 1000, d.runtime_version % 1000 / 10, d.nvrtc_version / 1000,
+                d.nvrtc_version % 1000 / 10);
+    std::printf("  datasheet: %.0f GB/s, %.1f TFLOP/s FP32, %.0f TFLOP/s 16-bit tensor\n", d.datasheet.mem_bw / 1e9,
+                d.datasheet.fp32 / 1e12, d.datasheet.tensor_16 / 1e12);
+    if (d.measured)
+      std::printf("  measured:  %.0f GB/s copy (read + write), %.1f TFLOP/s FP32 FMA\n", d.measured->mem_bw / 1e9,
+                  d.measured->fp32 / 1e12);
+  }
+  return 0;
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,101 @@
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "cli/options.hpp"
+#include "cli/tune_command.hpp"
+#include "codegen/content_hash.hpp"
+#include "codegen/header_export.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace po = boost::program_options;
+
+namespace soltune::cli {
+namespace {
+
+std::filesystem::path default_templates() {
+  if (const char* env = std::getenv("SOLTUNE_TEMPLATES")) return env;
+  if (std::filesystem::exists("templates")) return "templates";
+  return SOLTUNE_TEMPLATES_DIR;
+}
+
+// The number of elements a shape key ("m=4096,n=1024") describes: larger shapes are exported first.
+double shape_volume(const std::string& key) {
+  double v = 1;
+  size_t pos = 0;
+  while ((pos = key.find('=', pos)) != std::string::npos) v *= std::strtod(key.c_str() + ++pos, nullptr);
+  return v;
+}
+
+}  // namespace
+
+int export_command(const std::vector<std::string>& args) {
+  po::options_description desc("soltune export options");
+  std::string kb_path, problem, out, gpu, templates;
+  desc.add_options()("help,h", "this text")("kb", po::value(&kb_path), "knowledge base file (required)")(
+      "problem", po::value(&problem), "problem name (required)")("output,o", po::value(&out), "header to write (required)")(
+      "gpu", po::value(&gpu)->default_value(""), "GPU name fragment (default: the only GPU in the knowledge base)")(
+      "templates", po::value(&templates), "templates folder (default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
+      "allow-predicted", "export model predictions where nothing was measured");
+  std::vector<std::string> positional;
+  const auto vm = parse_options(desc, args, positional, "export");
+  if (vm.count("help")) {
+    std::printf("usage: soltune export --kb PATH --problem NAME -o FILE [options]\n%s", to_string(desc).c_str());
+    return 0;
+  }
+  if (kb_path.empty() || problem.empty() || out.empty() || !positional.empty())
+    throw UsageError("export needs --kb, --problem and -o\n" + to_string(desc));
+  if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
+  auto kb = KnowledgeBase::open(kb_path);
+  const auto spec = load_problem(templates.empty() ? default_templates() : std::filesystem::path(templates), problem);
+  auto best = kb.best(problem, gpu);
+  if (best.empty()) throw Error("no valid result for problem '" + problem + "' in " + kb_path + (gpu.empty() ? "" : " for GPU '" + gpu + "'"));
+  std::set<std::string> gpus;
+  for (const auto& r : best) gpus.insert(r.gpu_name);
+  if (gpus.size() > 1) {
+    std::string names;
+    for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g;
+    throw UsageError("the knowledge base holds results for several GPUs (" + names + "): choose one with --gpu");
+  }
+  // Per dtype: the fastest result at the largest tuned shape (the sizes a kernel is tuned for first).
+  std::map<std::string, ResultRecord> pick;
+  for (const auto& r : best) {
+    if (r.time_kind == "predicted" && !vm.count("allow-predicted")) continue;
+    auto it = pick.find(r.dtype);
+    if (it == pick.end()) { pick.emplace(r.dtype, r); continue; }
+    const double a = shape_volume(r.shape_key), b = shape_volume(it->second.shape_key);
+    if (a > b || (a == b && r.time_us < it->second.time_us)) it->second = r;
+  }
+  if (pick.empty()) throw Error("only model predictions for '" + problem + "' in " + kb_path + ": pass --allow-predicted to export them");
+  std::vector<Specialization> specs;
+  for (const auto& [dt, r] : pick) {
+    const auto& v = spec.variant(r.variant);
+    if (content_hash(v.source) != r.source_hash)
+      throw Error("template " + v.source_path.string() + " changed since it was tuned (" + r.created_at +
+                  "): re-tune, or export with the templates of that run");
+    const Space space(v, Bindings{});
+    Specialization s{&v, parse_dtype(dt), space.parse_key(r.config_key), {}};
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: %s %.1f us at %s on %s (%s), T_ref %.1f us, T_SOL %.1f us", dt.c_str(),
+                  r.time_kind.c_str(), r.time_us, r.shape_key.c_str(), r.gpu_name.c_str(), r.created_at.c_str(),
+                  r.t_ref_us, r.t_sol_us);
+    s.comment.push_back(line);
+    std::snprintf(line, sizeof line, "SOL score %.3f (log form), %.3f (SOL-ExecBench form); soltune %s", r.sol_score,
+                  r.sol_execbench, SOLTUNE_VERSION);
+    s.comment.push_back(line);
+    s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
+    specs.push_back(std::move(s));
+  }
+  const auto text = export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");
+  const auto tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f || !(f << text) || !f.flush()) throw Error("cannot write '" + tmp + "'");
+  }
+  std::filesystem::rename(tmp, out);
+  std::printf("wrote %s: %zu specialization(s) for %s\n", out.c_str(), specs.size(), gpus.begin()->c_str());
+  return 0;
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,52 @@
+// soltune: finds the fastest CUDA kernels for your shapes on your GPU, and proves how close each
+// one is to the hardware's speed of light.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/tune_command.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+const char* kUsage = R"(usage: soltune <command> [options]
+
+commands:
+  tune CONFIG     tune the kernels a config names (configs/*.yaml) and record every result
+                  [--backend auto|cuda|model] [--evals N] [--seconds S] [--seed N] [--kb PATH]
+                  [--device I] [--quiet]
+  export          write the best tuned kernels of a problem as a self-contained CUDA header
+                  --kb PATH --problem NAME -o FILE [--gpu NAME] [--templates DIR]
+  devices         list CUDA devices with their limits and ceilings
+  help, --help    this text; `soltune COMMAND --help` for a command's options
+
+Without a CUDA device, `tune` falls back to the model backend (predicted times, labelled as such).
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string line;
+  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    if (cmd == "tune") return soltune::cli::tune_command(args, line);
+    if (cmd == "export") return soltune::cli::export_command(args);
+    if (cmd == "devices") return soltune::cli::devices_command(args);
+    std::fprintf(stderr, "soltune: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const soltune::Error& e) {
+    std::fprintf(stderr, "soltune: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "soltune: internal error: %s\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,32 @@
+#include "cli/options.hpp"
+
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace soltune::cli {
+
+po::variables_map parse_options(const po::options_description& desc, const std::vector<std::string>& args,
+                                std::vector<std::string>& positional, const std::string& command) {
+  po::options_description all;
+  all.add(desc);
+  all.add_options()("positional", po::value(&positional));
+  po::positional_options_description pos;
+  pos.add("positional", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(command + ": " + e.what() + "\n" + to_string(desc));
+  }
+  return vm;
+}
+
+std::string to_string(const po::options_description& desc) {
+  std::ostringstream s;
+  s << desc;
+  return s.str();
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,24 @@
+#pragma once
+// Boost.Program_options glue shared by the commands.
+#include <boost/program_options.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace soltune::cli {
+
+// Wrong command-line use: exit code 2, like other Unix tools.
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& what) : Error(what) {}
+};
+
+// Parses args; positional arguments land in `positional`. Unknown options throw UsageError.
+boost::program_options::variables_map parse_options(const boost::program_options::options_description& desc,
+                                                    const std::vector<std::string>& args,
+                                                    std::vector<std::string>& positional, const std::string& command);
+std::string to_string(const boost::program_options::options_description& desc);
+
+}  // namespace soltune::cli

@@ -1,0 +1,70 @@
+#include "cli/progress.hpp"
+
+#include <cstdio>
+
+namespace soltune::cli {
+namespace {
+const char* label(const Evaluator& ev) { return ev.kind() == TimeKind::predicted ? " (predicted)" : ""; }
+}  // namespace
+
+void Progress::header(const RunConfig& cfg, const std::filesystem::path& kb) {
+  const auto& d = ev_.device();
+  const auto& c = d.ceilings();
+  total_ = cfg.budget.evals;
+  std::printf("soltune: %s on %s (%s), backend %s%s\n", cfg.problem.c_str(), d.name.c_str(), d.arch().c_str(),
+              ev_.backend_name().c_str(),
+              ev_.kind() == TimeKind::predicted ? ": every time below is a model prediction, not a measurement" : "");
+  std::printf("ceilings (%s): %.0f GB/s, %.1f TFLOP/s FP32", c.source.c_str(), c.mem_bw / 1e9, c.fp32 / 1e12);
+  if (d.measured)
+    std::printf("; datasheet %.0f GB/s, %.1f TFLOP/s", d.datasheet.mem_bw / 1e9, d.datasheet.fp32 / 1e12);
+  std::printf("\nknowledge base: %s; budget: %lld evaluations, %.0f s; seed %llu\n", kb.string().c_str(),
+              static_cast<long long>(cfg.budget.evals), cfg.budget.seconds, static_cast<unsigned long long>(cfg.seed));
+  std::fflush(stdout);
+}
+
+void Progress::baseline(const Task& t, const TaskBaseline& b) {
+  bytes_[t.id()] = b.bytes;
+  std::printf("task %s: T_ref %.1f us%s (baseline: %s), T_SOL %.1f us\n", t.id().c_str(), b.t_ref_us, label(ev_),
+              t.problem->baseline_description.c_str(), b.t_sol_us);
+  if (!b.note.empty()) std::printf("  %s\n", b.note.c_str());
+  std::fflush(stdout);
+}
+
+void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
+  ++done_;
+  auto& best = best_us_[t.id()];
+  if (r.status == Status::ok && !s.below_sol && (best == 0 || r.time.median_us < best)) best = r.time.median_us;
+  if (!verbose_) return;
+  std::printf("[%4lld/%lld] %-28s %-13s", static_cast<long long>(done_), static_cast<long long>(total_), r.key.c_str(),
+              std::string(status_name(r.status)).c_str());
+  if (r.status == Status::ok) {
+    std::printf(" %9.1f us %6.0f GB/s  SOL %.3f", r.time.median_us, bytes_[t.id()] / (r.time.median_us * 1e-6) / 1e9,
+                s.score);
+    if (s.below_sol) std::printf("  BELOW T_SOL: re-validate, not counted");
+  }
+  if (best > 0) std::printf("  | best %.1f us", best);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void Progress::summary(const std::vector<TaskReport>& reports) {
+  std::printf("\nsummary%s on %s:\n", label(ev_), ev_.device().name.c_str());
+  std::printf("%-36s %10s %8s %10s %10s %6s %6s %6s  %s\n", "task", "time us", "GB/s", "T_ref us", "T_SOL us", "SOL",
+              "SOL-EB", "evals", "best configuration");
+  for (const auto& r : reports) {
+    const auto& o = r.outcome;
+    if (!o.best) {
+      std::printf("%-36s %10s %8s %10.1f %10.1f %6s %6s %6lld  no valid configuration (%lld failed)\n",
+                  r.task.id().c_str(), "-", "-", o.baseline.t_ref_us, o.baseline.t_sol_us, "-", "-",
+                  static_cast<long long>(o.evaluated), static_cast<long long>(o.failed));
+      continue;
+    }
+    const double t = o.best->time.median_us;
+    std::printf("%-36s %10.1f %8.0f %10.1f %10.1f %6.3f %6.3f %6lld  %s\n", r.task.id().c_str(), t,
+                o.baseline.bytes / (t * 1e-6) / 1e9, o.baseline.t_ref_us, o.baseline.t_sol_us, o.best_sol.score,
+                o.best_sol.execbench, static_cast<long long>(o.evaluated), o.best->key.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,29 @@
+#pragma once
+// What the terminal shows while tuning: one line per evaluation (evaluations done, the candidate's
+// time, bandwidth and SOL score, the task's best so far) and a summary table at the end.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agents/dispatcher.hpp"
+
+namespace soltune::cli {
+
+class Progress {
+ public:
+  Progress(const Evaluator& ev, bool verbose) : ev_(ev), verbose_(verbose) {}
+  void header(const RunConfig& cfg, const std::filesystem::path& kb);
+  void baseline(const Task& t, const TaskBaseline& b);
+  void result(const Task& t, const EvalResult& r, const SolScore& s);
+  void summary(const std::vector<TaskReport>& reports);
+
+ private:
+  const Evaluator& ev_;
+  bool verbose_;
+  int64_t done_ = 0, total_ = 0;
+  std::map<std::string, double> best_us_;  // per task id
+  std::map<std::string, double> bytes_;    // per task id
+};
+
+}  // namespace soltune::cli

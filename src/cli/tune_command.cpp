@@ -1,0 +1,127 @@
+#include "cli/tune_command.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "agents/dispatcher.hpp"
+#include "cli/options.hpp"
+#include "cli/progress.hpp"
+#include "codegen/content_hash.hpp"
+#include "eval/cuda_devices.hpp"
+#include "eval/cuda_evaluator.hpp"
+#include "eval/model_evaluator.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace po = boost::program_options;
+
+namespace soltune::cli {
+namespace {
+
+// Records every baseline and result in the knowledge base as it completes, and shows progress.
+class RunObserver final : public TaskObserver {
+ public:
+  RunObserver(KnowledgeBase& kb, int64_t run, Progress& p) : kb_(kb), run_(run), progress_(p) {}
+  void on_baseline(const Task& t, const TaskBaseline& b) override {
+    kb_.record_baseline(run_, t, b);
+    progress_.baseline(t, b);
+  }
+  void on_result(const Task& t, const EvalResult& r, const SolScore& s) override {
+    kb_.record(run_, t, content_hash(t.variant->source), r, s);
+    progress_.result(t, r, s);
+  }
+
+ private:
+  KnowledgeBase& kb_;
+  int64_t run_;
+  Progress& progress_;
+};
+
+std::unique_ptr<Evaluator> make_evaluator(const std::string& backend, const RunConfig& cfg, int device,
+                                          const Compiler& compiler, uint64_t seed) {
+  if (backend == "cuda" || backend == "auto") {
+    auto list = cuda_devices();
+    if (!list.devices.empty()) {
+      if (device < 0 || device >= static_cast<int>(list.devices.size()))
+        throw Error("--device " + std::to_string(device) + ": there are " + std::to_string(list.devices.size()) +
+                    " CUDA device(s)");
+      const auto& d = list.devices[static_cast<size_t>(device)];
+      const std::string arch = cfg.arch == "auto" ? d.arch() : cfg.arch;
+      CudaEvalOptions o;
+      o.seed = seed;
+      return std::make_unique<CudaEvaluator>(device, compiler, arch, o);
+    }
+    if (backend == "cuda") throw Error("--backend cuda: " + list.why_none);
+    std::fprintf(stderr, "soltune: %s; using the model backend: times are predictions for %s, not measurements\n",
+                 list.why_none.c_str(), find_known_gpu(cfg.model_gpu)->name.c_str());
+  }
+  const auto gpu = *find_known_gpu(cfg.model_gpu);
+  return std::make_unique<ModelEvaluator>(gpu, compiler, cfg.arch == "auto" ? gpu.arch() : cfg.arch);
+}
+
+}  // namespace
+
+int tune_command(const std::vector<std::string>& args, const std::string& command_line) {
+  po::options_description desc("soltune tune CONFIG options");
+  std::string backend, kb_override;
+  int64_t evals = -1;
+  double seconds = -1;
+  int64_t seed = -1;
+  int device = 0;
+  desc.add_options()("help,h", "this text")(
+      "backend", po::value(&backend)->default_value("config"), "auto | cuda | model (default: the config's)")(
+      "evals", po::value(&evals), "evaluation budget (overrides the config)")(
+      "seconds", po::value(&seconds), "wall-time budget in seconds (overrides the config)")(
+      "seed", po::value(&seed), "random seed (overrides the config)")(
+      "kb", po::value(&kb_override), "knowledge base file (overrides the config)")(
+      "device", po::value(&device)->default_value(0), "CUDA device index")(
+      "quiet,q", "print the summary only");
+  std::vector<std::string> positional;
+  const auto vm = parse_options(desc, args, positional, "tune");
+  if (vm.count("help")) {
+    std::printf("usage: soltune tune CONFIG [options]\n%s", to_string(desc).c_str());
+    return 0;
+  }
+  if (positional.size() != 1) throw UsageError("tune takes exactly one CONFIG file\n" + to_string(desc));
+
+  RunConfig cfg = load_run_config(positional[0]);
+  if (backend == "config") backend = cfg.backend;
+  if (backend != "auto" && backend != "cuda" && backend != "model")
+    throw UsageError("--backend: expected auto, cuda or model, got '" + backend + "'");
+  if (evals >= 0) cfg.budget.evals = evals;
+  if (seconds >= 0) cfg.budget.seconds = seconds;
+  if (seed >= 0) cfg.seed = static_cast<uint64_t>(seed);
+  if (cfg.budget.evals == 0 && cfg.budget.seconds == 0) throw UsageError("the budget is empty: give --evals or --seconds");
+
+  Compiler compiler(default_compiler_options());
+  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed);
+  const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
+  auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here
+  const auto gpu = kb.gpu_id(ev->device(), ev->kind());
+  RunInfo info{cfg.path.string(), cfg.problem, cfg.seed, ev->backend_name(),
+               "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
+               SOLTUNE_VERSION, command_line};
+  const auto run = kb.begin_run(info, gpu);
+  for (const auto& v : cfg.spec.variants) kb.store_source(content_hash(v.source), v.source);
+
+  Progress progress(*ev, vm.count("quiet") == 0);
+  progress.header(cfg, path);
+  RunObserver obs(kb, run, progress);
+  Dispatcher dispatcher(cfg, *ev, obs);
+  std::vector<TaskReport> reports;
+  try {
+    reports = dispatcher.run(cfg.budget, cfg.seed, [&](const Task& t) {
+      return kb.evaluated_keys(gpu, t, content_hash(t.variant->source));
+    });
+  } catch (...) {
+    kb.finish_run(run, "failed");
+    throw;
+  }
+  kb.finish_run(run, "finished");
+  progress.summary(reports);
+  return 0;
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,159 @@
+#include "codegen/compiler.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <new>
+
+#include "codegen/nvrtc_cache.hpp"
+#include "codegen/nvrtc_program.hpp"
+#include "codegen/ptxas_report.hpp"
+#include "core/error.hpp"
+
+namespace soltune {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void append_line(std::string& log, const std::string& line) {
+  if (!log.empty() && log.back() != '\n') log += '\n';
+  log += line;
+  log += '\n';
+}
+
+}  // namespace
+
+Compiler::Compiler(CompilerOptions o) : opts_(std::move(o)) {
+  if (!opts_.cache_dir.empty()) cache_ = std::make_unique<NvrtcCache>(opts_.cache_dir);
+}
+Compiler::~Compiler() = default;
+Compiler::Compiler(Compiler&&) noexcept = default;
+Compiler& Compiler::operator=(Compiler&&) noexcept = default;
+
+int Compiler::nvrtc_version() {
+  static const int v = [] {
+    int major = 0, minor = 0;
+    nvrtc_check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+    return major * 1000 + minor * 10;  // the CUDA_VERSION convention: 12.4 -> 12040
+  }();
+  return v;
+}
+
+std::vector<std::string> Compiler::supported_archs() {
+  int n = 0;
+  nvrtc_check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(static_cast<size_t>(n));
+  if (n > 0) nvrtc_check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  std::vector<std::string> out;
+  for (int a : archs) out.push_back("sm_" + std::to_string(a));
+  return out;
+}
+
+std::vector<std::string> Compiler::nvrtc_options(const CompileRequest& r) const {
+  std::vector<std::string> o = {"--gpu-architecture=" + r.arch, "--std=c++17", "--ptxas-options=-v",
+                                "-lineinfo"};
+  for (const auto& d : opts_.include_dirs) o.push_back("--include-path=" + d);
+  o.insert(o.end(), r.extra_options.begin(), r.extra_options.end());  // last, so they can override
+  return o;
+}
+
+CompileResult Compiler::compile_uncached(const CompileRequest& r,
+                                         const std::vector<std::string>& options) const {
+  CompileResult res;
+  NvrtcProgram prog(r.source, r.source_name.empty() ? "source.cu" : r.source_name);
+  for (const auto& n : r.name_expressions) prog.add_name_expression(n);
+  const nvrtcResult rc = prog.compile(options);
+  res.log = prog.log();
+  if (rc != NVRTC_SUCCESS) {  // the source or an option was rejected: the log says why
+    if (res.log.empty()) append_line(res.log, std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(rc));
+    return res;
+  }
+  res.cubin = prog.cubin();
+  if (res.cubin.empty()) {
+    append_line(res.log, "soltune: NVRTC produced no CUBIN; arch must be a real architecture such as "
+                         "sm_90, got '" + r.arch + "'");
+    return res;
+  }
+  const auto report = parse_ptxas_report(res.log);
+  for (const auto& n : r.name_expressions) {
+    CompiledKernel k{n, {}, {}};
+    try {
+      k.lowered_name = prog.lowered_name(n);
+    } catch (const Error& e) {  // a name expression that compiles but names nothing: the request's fault
+      append_line(res.log, std::string("soltune: ") + e.what());
+      res.kernels.clear();
+      res.cubin.clear();
+      return res;
+    }
+    if (auto it = report.find(k.lowered_name); it != report.end()) k.res = it->second;
+    res.kernels.push_back(std::move(k));
+  }
+  res.ok = true;
+  return res;
+}
+
+CompileResult Compiler::compile(const CompileRequest& r) const {
+  try {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto options = nvrtc_options(r);
+    const std::string key = nvrtc_cache_key(r, options, nvrtc_version());
+    if (cache_) {
+      auto hit = cache_->load(key);
+      if (hit && (!hit->ok || hit->kernels.size() == r.name_expressions.size())) {
+        hit->cache_hit = true;
+        hit->ms = ms_since(t0);
+        return std::move(*hit);
+      }
+    }
+    CompileResult res = compile_uncached(r, options);
+    res.key = key;
+    res.ms = ms_since(t0);
+    if (cache_) {
+      cache_->store(res);
+      if (const std::string note = cache_->take_note(); !note.empty()) append_line(res.log, note);
+    }
+    return res;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error("compiling " + r.source_name + ": out of memory");
+  } catch (const std::exception& e) {
+    throw Error("compiling " + r.source_name + ": " + e.what());
+  }
+}
+
+std::vector<CompileResult> Compiler::compile_all(const std::vector<CompileRequest>& rs) const {
+  std::vector<CompileResult> out(rs.size());
+  std::vector<std::exception_ptr> errors(rs.size());
+  std::atomic<bool> failed{false};
+  // One request per task: compiles are long and uneven, so no chunking.
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, rs.size(), 1),
+      [&](const tbb::blocked_range<size_t>& range) {
+        for (size_t i = range.begin(); i != range.end(); ++i) {
+          if (failed.load()) return;  // the batch is lost anyway: stop starting new compiles
+          try {
+            out[i] = compile(rs[i]);
+          } catch (const Error&) {
+            errors[i] = std::current_exception();
+            failed = true;
+          } catch (...) {  // compile() converts everything to Error; this is the last guard
+            errors[i] =
+                std::make_exception_ptr(Error("compiling " + rs[i].source_name + ": unknown exception"));
+            failed = true;
+          }
+        }
+      },
+      tbb::simple_partitioner());
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+}  // namespace soltune

@@ -1,0 +1,77 @@
+#pragma once
+// Runtime compilation of kernel sources to CUBIN with NVRTC, with a content-addressed disk cache.
+// Only NVRTC is used (no CUDA runtime or driver), so compiling works on machines without a GPU.
+// A rejected source is a value (ok=false with the log); only infrastructure failures throw Error.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/measure.hpp"
+
+namespace soltune {
+
+struct CompileRequest {
+  std::string source;                         // full CUDA C++ source
+  std::string source_name;                    // for logs, e.g. "vectorized.cu"
+  std::vector<std::string> name_expressions;  // e.g. {"gelu_tanh<float, 256, 4, 4, 0, 0, 0>"}
+  std::string arch = "sm_90";                 // real arch: compile straight to CUBIN
+  std::vector<std::string> extra_options;     // passed as a vector, never split on spaces
+};
+
+struct CompiledKernel {
+  std::string name_expression, lowered_name;
+  Resources res;  // from the ptxas -v report; parsed=false if the report did not name the kernel
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string log;                      // NVRTC log, kept even on success (ptxas -v report, warnings)
+  std::vector<char> cubin;
+  std::vector<CompiledKernel> kernels;  // same order as name_expressions (empty when !ok)
+  double ms = 0;                        // compile time, or cache load time on a hit
+  bool cache_hit = false;
+  std::string key;                      // hex of the cache hash (computed even without a disk cache)
+};
+
+struct CompilerOptions {
+  std::vector<std::string> include_dirs;  // default: <cuda>/include and <cuda>/include/cccl
+  std::filesystem::path cache_dir;        // empty = no disk cache
+};
+
+// Include dirs from env CUDA_HOME / CUDA_PATH, else the toolkit found at build time, else
+// /usr/local/cuda/include. Cache dir from env SOLTUNE_CACHE_DIR ("off" disables), else
+// $XDG_CACHE_HOME/soltune/nvrtc, else $HOME/.cache/soltune/nvrtc.
+CompilerOptions default_compiler_options();
+
+class NvrtcCache;
+
+class Compiler {
+ public:
+  explicit Compiler(CompilerOptions o);
+  ~Compiler();
+  Compiler(Compiler&&) noexcept;
+  Compiler& operator=(Compiler&&) noexcept;
+
+  const CompilerOptions& options() const { return opts_; }
+
+  // Thread-safe. Throws Error only on infrastructure failures.
+  CompileResult compile(const CompileRequest& r) const;
+  // Compiles in parallel (TBB); results in input order. The first infrastructure Error (by index)
+  // is rethrown after all tasks finished.
+  std::vector<CompileResult> compile_all(const std::vector<CompileRequest>& rs) const;
+
+  // The full NVRTC option list for a request, in the order passed to nvrtcCompileProgram.
+  std::vector<std::string> nvrtc_options(const CompileRequest& r) const;
+
+  static int nvrtc_version();                         // e.g. 13000 for 13.0
+  static std::vector<std::string> supported_archs();  // "sm_75", ..., "sm_90", ...
+
+ private:
+  CompileResult compile_uncached(const CompileRequest& r, const std::vector<std::string>& options) const;
+
+  CompilerOptions opts_;
+  std::unique_ptr<NvrtcCache> cache_;  // null without a cache dir
+};
+
+}  // namespace soltune

@@ -1,0 +1,47 @@
+#pragma once
+// What soltune knows about a GPU: its identity, its limits, and the ceilings T_SOL is computed from.
+// Filled from the driver by src/eval on a real device, or from the datasheet table below for the
+// model backend (and, on a real device, reported beside the measured ceilings).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace soltune {
+
+struct Ceilings {
+  double mem_bw = 0;       // bytes/s, read + write
+  double fp32 = 0;         // FLOP/s, FMA = 2
+  double tensor_16 = 0;    // FLOP/s, dense f16/bf16 tensor cores
+  std::string source;      // "datasheet" or "measured"
+};
+
+struct DeviceInfo {
+  std::string name;        // as the driver reports it, or the table's name
+  std::string uuid;        // "" for a model device
+  int cc_major = 0, cc_minor = 0;
+  int sms = 0;
+  int64_t l2_bytes = 0;
+  int64_t mem_bytes = 0;
+  int smem_per_sm = 0, smem_per_block = 0, smem_per_block_optin = 0;
+  int regs_per_sm = 0, regs_per_block = 0;
+  int max_threads_per_sm = 0, max_threads_per_block = 0, max_blocks_per_sm = 0;
+  int warp_size = 32;
+  int clock_khz = 0;
+  int driver_version = 0, runtime_version = 0, nvrtc_version = 0;  // 13000 = 13.0
+  Ceilings datasheet;
+  std::optional<Ceilings> measured;
+
+  std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
+  int cc() const { return cc_major * 10 + cc_minor; }
+  const Ceilings& ceilings() const { return measured ? *measured : datasheet; }
+};
+
+// Datasheet figures of GPUs the model backend can predict for (dense rates, SXM parts where both).
+const std::vector<DeviceInfo>& known_gpus();
+// Finds a table entry by a case-insensitive name fragment ("H200", "a100"), or by the name the
+// driver reports ("NVIDIA H200"). nullopt when nothing matches.
+std::optional<DeviceInfo> find_known_gpu(const std::string& name);
+std::string known_gpu_names();
+
+}  // namespace soltune

@@ -1,0 +1,47 @@
+#pragma once
+// Integer-valued expressions over named symbols (knobs, sizes, device facts), evaluated with
+// muparser. Values are doubles, exact for integers below 2^53, so sizes and byte counts of any
+// realistic problem stay exact (muparser's ParserInt rounds through 32-bit int, too small).
+//
+// Besides muparser's operators (+ - * / && || == != < <= > >= ?: !) and builtins (min, max, abs,
+// log2...), expressions may call cdiv(a,b) (ceiling division), fdiv(a,b) (floor division),
+// mod(a,b), pow(a,b) and is_pow2(a). '^' is rejected: it means power to muparser and xor to C++,
+// and expressions are also emitted verbatim into exported C++ headers.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace soltune {
+
+using Bindings = std::map<std::string, double, std::less<>>;
+
+class Expr {
+ public:
+  Expr() = default;
+  // Parses the text at once: a syntax error throws Error naming loc and the column in the text.
+  Expr(std::string text, SourceLoc loc);
+  static Expr constant(int64_t v);
+
+  bool empty() const { return text_.empty(); }
+  const std::string& text() const { return text_; }
+  const SourceLoc& loc() const { return loc_; }
+  const std::vector<std::string>& variables() const { return vars_; }
+
+  // Throws Error if the expression uses a name outside `allowed`.
+  void check_names(const std::set<std::string, std::less<>>& allowed, const std::string& what) const;
+
+  double eval(const Bindings& b) const;
+  int64_t eval_int(const Bindings& b) const;  // throws unless the value is an integer
+  bool eval_bool(const Bindings& b) const { return eval(b) != 0.0; }
+
+ private:
+  std::string text_;
+  SourceLoc loc_;
+  std::vector<std::string> vars_;
+};
+
+}  // namespace soltune

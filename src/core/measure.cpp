@@ -1,0 +1,64 @@
+#include "core/measure.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include "core/error.hpp"
+
+namespace soltune {
+namespace {
+constexpr std::array<std::string_view, 7> kStatus = {"ok", "compile_error", "illegal", "launch_error",
+                                                     "wrong_answer", "fault", "timeout"};
+double quantile(const std::vector<double>& s, double q) {
+  const double pos = q * static_cast<double>(s.size() - 1);
+  const auto lo = static_cast<size_t>(pos);
+  const auto hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (pos - static_cast<double>(lo)) * (s[hi] - s[lo]);
+}
+}  // namespace
+
+std::string_view status_name(Status s) { return kStatus[static_cast<size_t>(s)]; }
+Status parse_status(std::string_view s) {
+  for (size_t i = 0; i < kStatus.size(); ++i)
+    if (kStatus[i] == s) return static_cast<Status>(i);
+  throw Error("unknown status '" + std::string(s) + "'");
+}
+std::string_view time_kind_name(TimeKind k) { return k == TimeKind::measured ? "measured" : "predicted"; }
+
+double Timing::cv() const { return median_us > 0 ? (q3_us - q1_us) / median_us : 0; }
+
+Timing summarize(std::vector<double> s) {
+  Timing t;
+  if (s.empty()) return t;
+  std::sort(s.begin(), s.end());
+  t.reps = static_cast<int>(s.size());
+  t.min_us = s.front();
+  t.max_us = s.back();
+  t.median_us = quantile(s, 0.5);
+  t.q1_us = quantile(s, 0.25);
+  t.q3_us = quantile(s, 0.75);
+  return t;
+}
+
+std::string Accuracy::summary() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%s: %lld checked over %d round(s), %lld mismatches, %lld non-finite, %lld unwritten, "
+                "max abs err %.3g, max rel err %.3g, rel L2 %.3g",
+                pass ? "pass" : "FAIL", static_cast<long long>(checked), rounds, static_cast<long long>(mismatches),
+                static_cast<long long>(nonfinite), static_cast<long long>(unwritten), max_abs_err, max_rel_err,
+                rel_l2);
+  return buf;
+}
+
+std::string Geometry::str() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) smem=%lld",
+                static_cast<long long>(grid[0]), static_cast<long long>(grid[1]), static_cast<long long>(grid[2]),
+                static_cast<long long>(block[0]), static_cast<long long>(block[1]), static_cast<long long>(block[2]),
+                static_cast<long long>(smem));
+  return buf;
+}
+
+}  // namespace soltune

@@ -1,0 +1,79 @@
+#pragma once
+// Plain value types for what one evaluation of one candidate produced. A candidate's failure is a
+// status with a log, never an exception.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/space.hpp"
+
+namespace soltune {
+
+enum class Status {
+  ok,             // compiled, correct (on a GPU) and timed, or predicted (model backend)
+  compile_error,  // NVRTC rejected the source (static_assert messages land in the log)
+  illegal,        // violates a constraint or a device limit; never compiled or launched
+  launch_error,   // the launch itself failed (too many resources, bad geometry)
+  wrong_answer,   // output differs from the reference beyond tolerance, NaN, or left unwritten
+  fault,          // the kernel faulted (illegal address...): the context was lost and rebuilt
+  timeout,        // exceeded its time limit
+};
+std::string_view status_name(Status s);
+Status parse_status(std::string_view s);
+
+// Whether a time was measured on a GPU or predicted by the model: never mixed.
+enum class TimeKind { measured, predicted };
+std::string_view time_kind_name(TimeKind k);
+
+struct Resources {  // from the ptxas report
+  int registers = 0;
+  int spill_stores = 0, spill_loads = 0;  // bytes
+  int stack = 0;                          // bytes of stack frame
+  int smem_static = 0;                    // bytes
+  int cmem = 0;                           // bytes of constant bank 0
+  bool parsed = false;
+};
+
+struct Timing {
+  double median_us = 0, min_us = 0, q1_us = 0, q3_us = 0, max_us = 0;
+  int reps = 0;
+  double cv() const;  // robust spread: IQR / median
+};
+// Median and quartiles of samples (microseconds). Empty input gives an empty Timing.
+Timing summarize(std::vector<double> samples_us);
+
+struct Accuracy {
+  int64_t checked = 0, mismatches = 0, nonfinite = 0, unwritten = 0;
+  double max_abs_err = 0, max_rel_err = 0, rel_l2 = 0;
+  int rounds = 0;
+  bool pass = false;
+  std::string summary() const;
+};
+
+struct Geometry {
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int64_t smem = 0;
+  int64_t threads() const { return grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]; }
+  int64_t block_threads() const { return block[0] * block[1] * block[2]; }
+  int64_t blocks() const { return grid[0] * grid[1] * grid[2]; }
+  std::string str() const;  // "grid=(1024,1,1) block=(256,1,1) smem=0"
+};
+
+struct EvalResult {
+  Config config;
+  std::string key;
+  Status status = Status::ok;
+  TimeKind kind = TimeKind::measured;
+  std::string log;  // compile log, error text, or notes
+  Resources res;
+  Geometry geo;
+  Timing time;
+  Accuracy acc;
+  double compile_ms = 0;
+  bool cache_hit = false;
+  int occupancy_blocks = 0;  // active blocks per SM (occupancy calculator)
+};
+
+}  // namespace soltune

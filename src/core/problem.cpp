@@ -1,0 +1,325 @@
+#include "core/problem.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "core/yaml_util.hpp"
+
+namespace soltune {
+namespace {
+
+using Names = std::set<std::string, std::less<>>;
+
+std::string read_text(const std::filesystem::path& p, const SourceLoc& from) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error(from, "cannot read source file '" + p.string() + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+InitSpec parse_init(const yaml::Node& n) {
+  static const std::regex re(R"(\s*(normal|uniform)\s*\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)\s*)");
+  std::smatch m;
+  const auto s = n.str();
+  if (!std::regex_match(s, m, re)) n.fail("expected normal(mean, std) or uniform(lo, hi), got '" + s + "'");
+  InitSpec i;
+  i.kind = m[1] == "normal" ? InitSpec::Kind::normal : InitSpec::Kind::uniform;
+  i.a = std::stod(m[2]);
+  i.b = std::stod(m[3]);
+  if (i.kind == InitSpec::Kind::normal && i.b <= 0) n.fail("normal() needs a positive standard deviation");
+  if (i.kind == InitSpec::Kind::uniform && i.b <= i.a) n.fail("uniform(lo, hi) needs lo < hi");
+  return i;
+}
+
+std::vector<Expr> exprs(const yaml::Node& n, const Names& allowed, const std::string& what) {
+  std::vector<Expr> out;
+  for (const auto& e : n.seq()) {
+    out.push_back(e.expr());
+    out.back().check_names(allowed, what);
+  }
+  return out;
+}
+
+std::vector<std::string> strings(const yaml::Node& n) {
+  std::vector<std::string> out;
+  if (!n.defined()) return out;
+  for (const auto& e : n.seq()) out.push_back(e.str());
+  return out;
+}
+
+ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
+  if (temp)
+    n.only_keys({"name", "dtype", "shape"});
+  else
+    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "value"});
+  ArgSpec a;
+  a.loc = n.loc();
+  a.name = n.at("name").str();
+  a.dtype = n.at("dtype").str();
+  if (a.dtype != "T") {
+    try {
+      parse_dtype(a.dtype);
+    } catch (const Error& e) {
+      n.at("dtype").fail(e.what());
+    }
+  }
+  const auto kind = temp ? std::string("buffer") : n.at("kind").str();
+  if (kind != "buffer" && kind != "scalar") n.at("kind").fail("expected 'buffer' or 'scalar', got '" + kind + "'");
+  a.is_buffer = kind == "buffer";
+  if (a.is_buffer) {
+    a.shape = exprs(n.at("shape"), size_names, "shape");
+    if (temp) {
+      a.role = Role::temp;
+    } else {
+      const auto role = n.at("role").str();
+      if (role == "in") a.role = Role::in;
+      else if (role == "out") a.role = Role::out;
+      else n.at("role").fail("expected role 'in' or 'out', got '" + role + "'");
+      if (a.role == Role::in) a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
+    }
+  } else {
+    if (n.has("shape") || n.has("role") || n.has("init")) n.fail("a scalar takes only name, kind, dtype and value");
+    a.value = n.at("value").expr();
+    a.value.check_names(size_names, "scalar value");
+  }
+  return a;
+}
+
+std::vector<Expr> geometry(const yaml::Node& n, const Names& allowed, const std::string& what) {
+  auto v = exprs(n, allowed, what);
+  if (v.empty() || v.size() > 3) n.fail(what + ": expected 1 to 3 expressions");
+  return v;
+}
+
+LaunchSpec parse_launch(const yaml::Node& n, const Names& allowed, bool with_args) {
+  LaunchSpec l;
+  l.loc = n.loc();
+  l.kernel = n.at("kernel").str();
+  l.template_args = strings(n.get("template_args"));
+  if (with_args) l.args = strings(n.at("args"));
+  l.grid = geometry(n.at("grid"), allowed, "grid");
+  l.block = geometry(n.at("block"), allowed, "block");
+  l.smem = n.has("smem") ? n.at("smem").expr() : Expr("0", n.loc());
+  l.smem.check_names(allowed, "smem");
+  return l;
+}
+
+void check_template_args(const LaunchSpec& l, const Names& knobs, const SourceLoc& loc) {
+  for (const auto& t : l.template_args) {
+    if (t == "T" || knobs.count(t)) continue;
+    if (!t.empty() && t.find_first_not_of("-0123456789") == std::string::npos) continue;
+    throw Error(loc, "template argument '" + t + "' is neither T, a knob nor an integer");
+  }
+}
+
+void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool temps_ok, const SourceLoc& loc) {
+  for (const auto& a : args) {
+    if (p.find_arg(a)) continue;
+    bool is_temp = std::any_of(p.baseline_temps.begin(), p.baseline_temps.end(),
+                               [&](const ArgSpec& t) { return t.name == a; });
+    if (temps_ok && is_temp) continue;
+    throw Error(loc, "kernel argument '" + a + "' is not declared in problem.yaml" +
+                         (temps_ok ? " (args or baseline temps)" : " args"));
+  }
+}
+
+VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
+  auto n = yaml::load_file(yaml_path);
+  n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model"});
+  VariantSpec v;
+  v.yaml_path = yaml_path;
+  v.name = yaml_path.stem().string();
+  v.description = n.str_or("description", "");
+  v.source_path = yaml_path.parent_path() / n.str_or("source", v.name + ".cu");
+  v.source = read_text(v.source_path, n.loc());
+
+  Names base{"dtype_bytes"};
+  for (const auto& s : p.sizes) base.insert(s);
+  for (const auto& s : kDeviceSymbols) base.insert(s);
+  Names knob_names;
+  for (const auto& [name, kn] : n.at("knobs").map_items()) {
+    KnobSpec k;
+    k.name = name;
+    // yaml-cpp's Node::operator= writes into the tree, so never reassign a node: pick by value.
+    if (kn.node.IsMap()) {
+      kn.only_keys({"values", "doc"});
+      k.doc = kn.str_or("doc", "");
+    }
+    const auto vals = kn.node.IsMap() ? kn.at("values") : kn;
+    for (const auto& e : vals.seq()) k.values.push_back(e.integer());
+    if (k.values.empty()) kn.fail("knob '" + name + "' has no values");
+    if (base.count(name)) kn.fail("knob '" + name + "' shadows a size or device symbol");
+    if (!knob_names.insert(name).second) kn.fail("knob '" + name + "' declared twice");
+    v.knobs.push_back(std::move(k));
+  }
+  Names all = base;
+  all.insert(knob_names.begin(), knob_names.end());
+  if (n.has("constraints")) v.constraints = exprs(n.at("constraints"), all, "constraint");
+
+  auto ln = n.at("launch");
+  ln.only_keys({"grid", "block", "smem"});
+  v.launch.loc = n.loc();
+  v.launch.kernel = n.at("kernel").str();
+  v.launch.template_args = strings(n.get("template_args"));
+  v.launch.args = strings(n.get("args"));
+  if (v.launch.args.empty())
+    for (const auto& a : p.args) v.launch.args.push_back(a.name);
+  v.launch.grid = geometry(ln.at("grid"), all, "grid");
+  v.launch.block = geometry(ln.at("block"), all, "block");
+  v.launch.smem = ln.has("smem") ? ln.at("smem").expr() : Expr("0", ln.loc());
+  v.launch.smem.check_names(all, "smem");
+  // Errors point at the list that holds the bad name (the file's start when the list is implicit).
+  check_template_args(v.launch, knob_names, n.has("template_args") ? n.at("template_args").loc() : n.loc());
+  check_args(v.launch.args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
+  if (n.has("model")) {
+    auto m = n.at("model");
+    m.only_keys({"bytes_in_flight_per_thread"});
+    v.inflight_bytes = m.at("bytes_in_flight_per_thread").expr();
+    v.inflight_bytes.check_names(all, "bytes_in_flight_per_thread");
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string InitSpec::str() const {
+  std::ostringstream s;
+  s << (kind == Kind::normal ? "normal(" : "uniform(") << a << ", " << b << ")";
+  return s.str();
+}
+
+const VariantSpec& ProblemSpec::variant(const std::string& vname) const {
+  std::string names;
+  for (const auto& v : variants) {
+    if (v.name == vname) return v;
+    names += (names.empty() ? "" : ", ") + v.name;
+  }
+  throw Error("problem '" + name + "' has no variant '" + vname + "' (variants: " + names + ")");
+}
+
+const ArgSpec* ProblemSpec::find_arg(const std::string& aname) const {
+  for (const auto& a : args)
+    if (a.name == aname) return &a;
+  return nullptr;
+}
+
+std::vector<std::string> list_problems(const std::filesystem::path& templates_dir) {
+  std::vector<std::string> out;
+  if (!std::filesystem::is_directory(templates_dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(templates_dir))
+    if (std::filesystem::exists(e.path() / "problem.yaml")) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::string& name) {
+  const auto dir = templates_dir / name;
+  const auto file = dir / "problem.yaml";
+  if (!std::filesystem::exists(file)) {
+    std::string known;
+    for (const auto& p : list_problems(templates_dir)) known += (known.empty() ? "" : ", ") + p;
+    throw Error("unknown problem '" + name + "': no " + file.string() + " (problems in " +
+                templates_dir.string() + ": " + (known.empty() ? "none" : known) + ")");
+  }
+  auto n = yaml::load_file(file);
+  n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "tolerance", "reference", "baseline"});
+  ProblemSpec p;
+  p.dir = dir;
+  p.name = n.at("name").str();
+  if (p.name != name) n.at("name").fail("problem name '" + p.name + "' does not match its folder '" + name + "'");
+  p.description = n.str_or("description", "");
+  p.sizes = strings(n.at("sizes"));
+  Names sizes(p.sizes.begin(), p.sizes.end());
+  for (const auto& d : n.at("dtypes").seq()) {
+    try {
+      p.dtypes.push_back(parse_dtype(d.str()));
+    } catch (const Error& e) {
+      d.fail(e.what());
+    }
+  }
+  Names arg_names;
+  for (const auto& a : n.at("args").seq()) {
+    p.args.push_back(parse_arg(a, sizes, false));
+    if (!arg_names.insert(p.args.back().name).second) a.fail("argument '" + p.args.back().name + "' declared twice");
+  }
+  if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return a.role == Role::out && a.is_buffer; }))
+    n.at("args").fail("a problem needs at least one buffer with role out");
+  Names size_dt = sizes;
+  size_dt.insert("dtype_bytes");
+  p.flops = n.at("flops").expr();
+  p.flops.check_names(size_dt, "flops");
+  p.bytes = n.at("bytes").expr();
+  p.bytes.check_names(size_dt, "bytes");
+  for (const auto& [dt, tn] : n.at("tolerance").map_items()) {
+    tn.only_keys({"atol", "rtol"});
+    DType t;
+    try {
+      t = parse_dtype(dt);
+    } catch (const Error& e) {
+      tn.fail(e.what());
+    }
+    p.tolerance[t] = Tolerance{tn.at("atol").number(), tn.at("rtol").number()};
+  }
+  for (auto t : p.dtypes)
+    if (!p.tolerance.count(t)) n.at("tolerance").fail("no tolerance for dtype " + std::string(dtype_name(t)));
+
+  Names geo = size_dt;
+  for (const auto& s : kDeviceSymbols) geo.insert(s);
+  {
+    auto r = n.at("reference");
+    r.only_keys({"source", "kernel", "template_args", "args", "grid", "block", "smem"});
+    p.reference_source = read_text(dir / r.at("source").str(), r.loc());
+    p.reference = parse_launch(r, geo, false);
+    p.reference.args = strings(r.get("args"));
+    if (p.reference.args.empty())
+      for (const auto& a : p.args) p.reference.args.push_back(a.name);
+    check_template_args(p.reference, {}, r.loc());
+    check_args(p.reference.args, p, false, r.loc());
+  }
+  {
+    auto b = n.at("baseline");
+    b.only_keys({"description", "source", "temps", "launches"});
+    p.baseline_description = b.str_or("description", "");
+    p.baseline_source = read_text(dir / b.at("source").str(), b.loc());
+    if (b.has("temps"))
+      for (const auto& t : b.at("temps").seq()) p.baseline_temps.push_back(parse_arg(t, sizes, true));
+    for (const auto& l : b.at("launches").seq()) {
+      l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem"});
+      p.baseline.push_back(parse_launch(l, geo, true));
+      check_template_args(p.baseline.back(), {}, l.loc());
+      check_args(p.baseline.back().args, p, true, l.loc());
+    }
+    if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
+  }
+
+  std::vector<std::filesystem::path> variant_files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".yaml" && e.path().filename() != "problem.yaml") variant_files.push_back(e.path());
+  std::sort(variant_files.begin(), variant_files.end());
+  for (const auto& f : variant_files) p.variants.push_back(parse_variant(f, p));
+  if (p.variants.empty()) throw Error(SourceLoc{dir.string()}, "problem has no variant (<variant>.yaml + .cu)");
+  return p;
+}
+
+std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b) {
+  std::string s = l.kernel;
+  if (l.template_args.empty()) return s;
+  s += "<";
+  for (size_t i = 0; i < l.template_args.size(); ++i) {
+    const auto& a = l.template_args[i];
+    if (i) s += ", ";
+    if (a == "T") {
+      s += dtype_cpp(t);
+    } else if (auto it = b.find(a); it != b.end()) {
+      s += std::to_string(static_cast<long long>(it->second));
+    } else {
+      s += a;  // an integer literal (checked at load)
+    }
+  }
+  return s + ">";
+}
+
+}  // namespace soltune

@@ -1,0 +1,102 @@
+#pragma once
+// A problem (templates/<name>/problem.yaml) and its kernel variants (<variant>.yaml + .cu).
+// docs/TEMPLATES.md describes the file format; this is its in-memory form.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/expr.hpp"
+
+namespace soltune {
+
+enum class Role { in, out, temp };
+
+// How a buffer's inputs are drawn: normal(mean, std) or uniform(lo, hi).
+struct InitSpec {
+  enum class Kind { normal, uniform } kind = Kind::normal;
+  double a = 0, b = 1;
+  std::string str() const;
+};
+
+struct ArgSpec {
+  std::string name;
+  bool is_buffer = true;
+  std::string dtype;          // "T" (the task's dtype) or a concrete dtype name
+  std::vector<Expr> shape;    // buffers: element count is the product
+  Role role = Role::in;
+  InitSpec init;              // buffers with role in
+  Expr value;                 // scalars
+  SourceLoc loc;
+
+  DType resolve_dtype(DType t) const { return dtype == "T" ? t : parse_dtype(dtype); }
+};
+
+// One kernel launch: a __global__ function template, its template arguments (knob names,
+// "T" or integer literals), its kernel arguments (by name) and its geometry.
+struct LaunchSpec {
+  std::string kernel;
+  std::vector<std::string> template_args;
+  std::vector<std::string> args;
+  std::vector<Expr> grid;   // 1 to 3 dimensions
+  std::vector<Expr> block;  // 1 to 3 dimensions
+  Expr smem;                // dynamic shared memory in bytes
+  SourceLoc loc;
+};
+
+struct KnobSpec {
+  std::string name;
+  std::vector<int64_t> values;
+  std::string doc;
+};
+
+struct VariantSpec {
+  std::string name, description;
+  std::filesystem::path source_path;
+  std::string source;
+  LaunchSpec launch;             // args default to the problem's args, in order
+  std::vector<KnobSpec> knobs;
+  std::vector<Expr> constraints;
+  Expr inflight_bytes;           // model hint: bytes one thread keeps in flight (optional)
+  std::filesystem::path yaml_path;
+};
+
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+
+struct ProblemSpec {
+  std::string name, description;
+  std::filesystem::path dir;
+  std::vector<std::string> sizes;
+  std::vector<DType> dtypes;
+  std::vector<ArgSpec> args;
+  std::map<DType, Tolerance> tolerance;
+  Expr flops, bytes;
+
+  std::string reference_source;  // computes each out buffer as double
+  LaunchSpec reference;
+  std::string baseline_description, baseline_source;
+  std::vector<ArgSpec> baseline_temps;
+  std::vector<LaunchSpec> baseline;
+
+  std::vector<VariantSpec> variants;
+
+  const VariantSpec& variant(const std::string& name) const;  // throws Error naming the choices
+  const ArgSpec* find_arg(const std::string& name) const;
+};
+
+// Device facts that constraints and geometry may use, besides sizes, dtype_bytes and knobs.
+inline const std::vector<std::string> kDeviceSymbols = {"sms", "cc", "smem_optin", "l2_bytes"};
+
+// Loads templates/<name>/ from `templates_dir`. Every error names the file, line and column.
+ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::string& name);
+std::vector<std::string> list_problems(const std::filesystem::path& templates_dir);
+
+// The NVRTC name expression of a launch for given bindings, e.g. "gelu<float, 256, 4>".
+std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b);
+
+}  // namespace soltune

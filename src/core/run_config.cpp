@@ -1,0 +1,112 @@
+#include "core/run_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/yaml_util.hpp"
+
+namespace soltune {
+
+std::string slug(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c)) out += static_cast<char>(std::tolower(c));
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "gpu" : out;
+}
+
+std::filesystem::path kb_path(const RunConfig& c, const DeviceInfo& d) {
+  std::string p = c.kb;
+  const std::string tag = "{gpu}";
+  for (auto pos = p.find(tag); pos != std::string::npos; pos = p.find(tag)) p.replace(pos, tag.size(), slug(d.name));
+  std::filesystem::path path(p);
+  if (path.is_relative()) path = c.path.parent_path() / path;
+  return path.lexically_normal();
+}
+
+RunConfig load_run_config(const std::filesystem::path& path) {
+  auto n = yaml::load_file(path);
+  n.only_keys({"problem", "variants", "dtypes", "shapes", "budget", "seed", "kb", "backend", "model_gpu", "arch",
+               "templates", "search"});
+  RunConfig c;
+  c.path = path;
+  const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  c.problem = n.at("problem").str();
+  c.templates_dir = n.has("templates") ? dir / n.at("templates").str() : dir / ".." / "templates";
+  try {
+    c.spec = load_problem(c.templates_dir, c.problem);
+  } catch (const Error& e) {
+    n.at("problem").fail(e.what());
+  }
+  if (n.has("variants"))
+    for (const auto& v : n.at("variants").seq()) {
+      try {
+        c.spec.variant(v.str());
+      } catch (const Error& e) {
+        v.fail(e.what());
+      }
+      c.variants.push_back(v.str());
+    }
+  if (n.has("dtypes"))
+    for (const auto& d : n.at("dtypes").seq()) {
+      DType t;
+      try {
+        t = parse_dtype(d.str());
+      } catch (const Error& e) {
+        d.fail(e.what());
+      }
+      if (std::find(c.spec.dtypes.begin(), c.spec.dtypes.end(), t) == c.spec.dtypes.end())
+        d.fail("problem '" + c.problem + "' does not support dtype " + d.str());
+      c.dtypes.push_back(t);
+    }
+  if (c.dtypes.empty()) c.dtypes = c.spec.dtypes;
+  for (const auto& s : n.at("shapes").seq()) {
+    Shape sh;
+    for (const auto& size : c.spec.sizes) {
+      auto v = s.at(size);
+      sh.dims.emplace_back(size, v.integer());
+      if (sh.dims.back().second < 1) v.fail("size '" + size + "' must be positive");
+    }
+    for (const auto& [k, v] : s.map_items())
+      if (std::find(c.spec.sizes.begin(), c.spec.sizes.end(), k) == c.spec.sizes.end())
+        v.fail("unknown size '" + k + "' for problem '" + c.problem + "'");
+    c.shapes.push_back(std::move(sh));
+  }
+  if (c.shapes.empty()) n.at("shapes").fail("at least one shape is needed");
+  auto b = n.at("budget");
+  b.only_keys({"evals", "seconds"});
+  c.budget.evals = b.int_or("evals", 0);
+  c.budget.seconds = b.number_or("seconds", 0);
+  if (c.budget.evals < 0 || c.budget.seconds < 0) b.fail("budget values must not be negative");
+  if (c.budget.evals == 0 && c.budget.seconds == 0) b.fail("the budget needs evals or seconds (or both)");
+  c.seed = static_cast<uint64_t>(n.int_or("seed", 0));
+  c.kb = n.str_or("kb", "soltune-{gpu}.sqlite");
+  c.backend = n.str_or("backend", "auto");
+  if (c.backend != "auto" && c.backend != "cuda" && c.backend != "model")
+    n.at("backend").fail("expected backend auto, cuda or model, got '" + c.backend + "'");
+  c.model_gpu = n.str_or("model_gpu", "H200");
+  if (!find_known_gpu(c.model_gpu))
+    n.at("model_gpu").fail("unknown GPU '" + c.model_gpu + "' (known: " + known_gpu_names() + ")");
+  c.arch = n.str_or("arch", "auto");
+  if (c.arch != "auto" && (c.arch.rfind("sm_", 0) != 0 || c.arch.size() < 5))
+    n.at("arch").fail("expected auto or sm_XY, got '" + c.arch + "'");
+  if (n.has("search")) {
+    auto s = n.at("search");
+    s.only_keys({"initial", "population", "batch", "mutation_rate", "crossover_rate"});
+    c.search.initial = static_cast<int>(s.int_or("initial", c.search.initial));
+    c.search.population = static_cast<int>(s.int_or("population", c.search.population));
+    c.search.batch = static_cast<int>(s.int_or("batch", c.search.batch));
+    c.search.mutation_rate = s.number_or("mutation_rate", c.search.mutation_rate);
+    c.search.crossover_rate = s.number_or("crossover_rate", c.search.crossover_rate);
+    if (c.search.initial < 1 || c.search.population < 1 || c.search.batch < 1)
+      s.fail("initial, population and batch must be at least 1");
+    if (c.search.mutation_rate < 0 || c.search.mutation_rate > 1 || c.search.crossover_rate < 0 ||
+        c.search.crossover_rate > 1)
+      s.fail("rates must lie in [0, 1]");
+  }
+  return c;
+}
+
+}  // namespace soltune

@@ -1,0 +1,52 @@
+#pragma once
+// A tuning run as a user writes it in configs/<name>.yaml (docs/CONFIGS.md has the format).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/task.hpp"
+
+namespace soltune {
+
+struct Budget {
+  int64_t evals = 0;   // 0 = no limit from this side
+  double seconds = 0;  // 0 = no limit from this side
+};
+
+struct SearchOptions {
+  int initial = 16;            // random samples before evolution starts
+  int population = 16;         // elite kept per task
+  int batch = 8;               // candidates compiled together
+  double mutation_rate = 0.3;  // per knob
+  double crossover_rate = 0.5;
+};
+
+struct RunConfig {
+  std::filesystem::path path;
+  std::string problem;
+  std::vector<std::string> variants;  // empty: all of the problem's variants
+  std::vector<DType> dtypes;          // empty: all of the problem's dtypes
+  std::vector<Shape> shapes;
+  Budget budget;
+  uint64_t seed = 0;
+  std::string kb;  // may hold {gpu}: replaced by the device's slug, one knowledge base per GPU
+  std::string backend = "auto";   // auto | cuda | model
+  std::string model_gpu = "H200";  // the GPU the model backend predicts for
+  std::string arch = "auto";       // NVRTC target; auto = the device's, sm_90 without one
+  std::filesystem::path templates_dir;
+  SearchOptions search;
+  ProblemSpec spec;  // the problem, loaded and checked with the config
+};
+
+// "NVIDIA H200" -> "nvidia-h200": for file names.
+std::string slug(const std::string& s);
+// The knowledge-base path for a device: {gpu} replaced, relative paths against the config's folder.
+std::filesystem::path kb_path(const RunConfig& c, const DeviceInfo& d);
+
+// Loads and checks a run config against its problem's sizes and dtypes. Relative paths in the file
+// resolve against the file's folder; templates default to <config dir>/../templates.
+RunConfig load_run_config(const std::filesystem::path& path);
+
+}  // namespace soltune

@@ -1,0 +1,161 @@
+#include "core/space.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace soltune {
+
+Space::Space(const VariantSpec& v, Bindings fixed)
+    : knobs_(&v.knobs), constraints_(&v.constraints), fixed_(std::move(fixed)) {}
+
+std::string Space::key(const Config& c) const {
+  std::string s;
+  for (size_t i = 0; i < knobs().size(); ++i) {
+    if (i) s += ",";
+    s += knobs()[i].name + "=" + std::to_string(c.values.at(i));
+  }
+  return s;
+}
+
+Config Space::parse_key(const std::string& key) const {
+  Config c;
+  std::istringstream in(key);
+  std::string part;
+  size_t i = 0;
+  while (std::getline(in, part, ',')) {
+    auto eq = part.find('=');
+    if (i >= knobs().size() || eq == std::string::npos || part.substr(0, eq) != knobs()[i].name)
+      throw Error("configuration key '" + key + "' does not match this variant's knobs");
+    try {
+      const auto text = part.substr(eq + 1);
+      size_t used = 0;
+      c.values.push_back(std::stoll(text, &used));
+      if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::exception&) {
+      throw Error("configuration key '" + key + "': bad value in '" + part + "'");
+    }
+    ++i;
+  }
+  if (i != knobs().size()) throw Error("configuration key '" + key + "' does not match this variant's knobs");
+  return c;
+}
+
+Bindings Space::bind(const Config& c) const {
+  Bindings b = fixed_;
+  for (size_t i = 0; i < knobs().size(); ++i) b[knobs()[i].name] = static_cast<double>(c.values.at(i));
+  return b;
+}
+
+std::string Space::why_illegal(const Config& c) const {
+  if (c.values.size() != knobs().size()) return "wrong number of knob values";
+  for (size_t i = 0; i < knobs().size(); ++i) {
+    const auto& vals = knobs()[i].values;
+    if (std::find(vals.begin(), vals.end(), c.values[i]) == vals.end())
+      return knobs()[i].name + "=" + std::to_string(c.values[i]) + " is not a listed value";
+  }
+  const auto b = bind(c);
+  for (const auto& e : *constraints_)
+    if (!e.eval_bool(b)) return "constraint '" + e.text() + "' is false";
+  return "";
+}
+
+bool Space::legal(const Config& c) const { return why_illegal(c).empty(); }
+
+double Space::cardinality() const {
+  double n = 1;
+  for (const auto& k : knobs()) n *= static_cast<double>(k.values.size());
+  return n;
+}
+
+std::optional<Config> Space::sample(Rng& rng, int tries) const {
+  for (int t = 0; t < tries; ++t) {
+    Config c;
+    for (const auto& k : knobs()) c.values.push_back(k.values[rng.below(k.values.size())]);
+    if (legal(c)) return c;
+  }
+  // Rejection failed (a tightly constrained space): fall back to a uniform pick among all legal ones.
+  auto all = enumerate_legal(200000);
+  if (all.empty()) return std::nullopt;
+  return all[rng.below(all.size())];
+}
+
+std::vector<Config> Space::neighbours(const Config& c) const {
+  std::vector<Config> out;
+  for (size_t i = 0; i < knobs().size(); ++i) {
+    const auto& vals = knobs()[i].values;
+    auto pos = std::find(vals.begin(), vals.end(), c.values[i]) - vals.begin();
+    for (long d : {-1L, 1L}) {
+      long j = pos + d;
+      if (j < 0 || j >= static_cast<long>(vals.size())) continue;
+      Config n = c;
+      n.values[i] = vals[j];
+      if (legal(n)) out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
+Config Space::mutate(const Config& c, Rng& rng, double rate) const {
+  Config m = c;
+  bool changed = false;
+  for (size_t i = 0; i < knobs().size(); ++i) {
+    if (!rng.chance(rate)) continue;
+    m.values[i] = knobs()[i].values[rng.below(knobs()[i].values.size())];
+    changed = true;
+  }
+  if (!changed && !knobs().empty()) {
+    auto i = rng.below(knobs().size());
+    m.values[i] = knobs()[i].values[rng.below(knobs()[i].values.size())];
+  }
+  return m;
+}
+
+Config Space::crossover(const Config& a, const Config& b, Rng& rng) const {
+  Config c = a;
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (rng.chance(0.5)) c.values[i] = b.values[i];
+  return c;
+}
+
+std::optional<Config> Space::repair(const Config& c, Rng& rng) const {
+  if (legal(c)) return c;
+  // Breadth-first over knobs changed: first every single-knob change, then random pairs.
+  std::vector<Config> singles;
+  for (size_t i = 0; i < knobs().size(); ++i)
+    for (auto v : knobs()[i].values) {
+      Config n = c;
+      n.values[i] = v;
+      if (legal(n)) singles.push_back(std::move(n));
+    }
+  if (!singles.empty()) return singles[rng.below(singles.size())];
+  for (int t = 0; t < 500; ++t) {
+    Config n = c;
+    for (int k = 0; k < 2; ++k) {
+      auto i = rng.below(knobs().size());
+      n.values[i] = knobs()[i].values[rng.below(knobs()[i].values.size())];
+    }
+    if (legal(n)) return n;
+  }
+  return sample(rng);
+}
+
+std::vector<Config> Space::enumerate_legal(size_t limit) const {
+  std::vector<Config> out;
+  if (knobs().empty()) return out;
+  std::vector<size_t> idx(knobs().size(), 0);
+  while (out.size() < limit) {
+    Config c;
+    for (size_t i = 0; i < idx.size(); ++i) c.values.push_back(knobs()[i].values[idx[i]]);
+    if (legal(c)) out.push_back(std::move(c));
+    size_t i = idx.size();
+    while (i > 0) {
+      --i;
+      if (++idx[i] < knobs()[i].values.size()) break;
+      idx[i] = 0;
+      if (i == 0) return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace soltune

@@ -1,0 +1,48 @@
+#pragma once
+// The search space of one variant for one task: knobs, their legal values, the constraints, and a
+// canonical key per configuration. The space owns legality and neighbourhoods; searchers only choose.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/problem.hpp"
+#include "core/rng.hpp"
+
+namespace soltune {
+
+// Knob values in the variant's knob order.
+struct Config {
+  std::vector<int64_t> values;
+  auto operator<=>(const Config&) const = default;
+};
+
+class Space {
+ public:
+  // `fixed`: sizes, dtype_bytes and device symbols of the task.
+  Space(const VariantSpec& v, Bindings fixed);
+
+  const std::vector<KnobSpec>& knobs() const { return *knobs_; }
+  const Bindings& fixed() const { return fixed_; }
+  std::string key(const Config& c) const;          // "BLOCK=256,VEC=4" in knob order
+  Config parse_key(const std::string& key) const;  // throws Error on a foreign key
+  Bindings bind(const Config& c) const;             // fixed + knob values
+  bool legal(const Config& c) const;                // every value listed and every constraint true
+  std::string why_illegal(const Config& c) const;   // "" when legal
+  double cardinality() const;                        // product of value counts (before constraints)
+
+  std::optional<Config> sample(Rng& rng, int tries = 2000) const;  // a uniform legal sample
+  std::vector<Config> neighbours(const Config& c) const;             // legal one-knob steps
+  Config mutate(const Config& c, Rng& rng, double rate) const;       // may be illegal
+  Config crossover(const Config& a, const Config& b, Rng& rng) const;  // uniform, may be illegal
+  // Nearest legal configuration to c (fewest knobs changed), or nullopt.
+  std::optional<Config> repair(const Config& c, Rng& rng) const;
+  std::vector<Config> enumerate_legal(size_t limit) const;  // in lexicographic index order
+
+ private:
+  const std::vector<KnobSpec>* knobs_;
+  const std::vector<Expr>* constraints_;
+  Bindings fixed_;
+};
+
+}  // namespace soltune

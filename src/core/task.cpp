@@ -1,0 +1,65 @@
+#include "core/task.hpp"
+
+#include "core/space.hpp"
+
+namespace soltune {
+
+std::string Shape::key() const {
+  std::string s;
+  for (const auto& [n, v] : dims) s += (s.empty() ? "" : ",") + n + "=" + std::to_string(v);
+  return s;
+}
+
+int64_t Shape::at(const std::string& name) const {
+  for (const auto& [n, v] : dims)
+    if (n == name) return v;
+  throw Error("shape " + key() + " has no size '" + name + "'");
+}
+
+std::string Task::id() const {
+  return problem->name + "/" + variant->name + "/" + std::string(dtype_name(dtype)) + "/" + shape.key();
+}
+
+void bind_device(Bindings& b, const DeviceInfo& d) {
+  b["sms"] = d.sms;
+  b["cc"] = d.cc();
+  b["smem_optin"] = d.smem_per_block_optin;
+  b["l2_bytes"] = static_cast<double>(d.l2_bytes);
+}
+
+Bindings Task::sizes() const {
+  Bindings b;
+  for (const auto& [n, v] : shape.dims) b[n] = static_cast<double>(v);
+  b["dtype_bytes"] = dtype_bytes(dtype);
+  return b;
+}
+
+Bindings Task::fixed(const DeviceInfo& d) const {
+  Bindings b = sizes();
+  bind_device(b, d);
+  return b;
+}
+
+double Task::flops() const { return problem->flops.eval(sizes()); }
+double Task::bytes() const { return problem->bytes.eval(sizes()); }
+
+Geometry eval_geometry(const LaunchSpec& l, const Bindings& b) {
+  Geometry g;
+  for (size_t i = 0; i < l.grid.size(); ++i) g.grid[i] = l.grid[i].eval_int(b);
+  for (size_t i = 0; i < l.block.size(); ++i) g.block[i] = l.block[i].eval_int(b);
+  g.smem = l.smem.eval_int(b);
+  for (int i = 0; i < 3; ++i)
+    if (g.grid[i] < 1 || g.block[i] < 1)
+      throw Error(l.loc, "launch of '" + l.kernel + "' has a non-positive dimension: " + g.str());
+  if (g.smem < 0) throw Error(l.loc, "launch of '" + l.kernel + "' asks for negative shared memory");
+  return g;
+}
+
+int64_t buffer_elements(const ArgSpec& a, const Bindings& b) {
+  int64_t n = 1;
+  for (const auto& e : a.shape) n *= e.eval_int(b);
+  if (n < 0) throw Error(a.loc, "buffer '" + a.name + "' has a negative size");
+  return n;
+}
+
+}  // namespace soltune

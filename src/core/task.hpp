@@ -1,0 +1,66 @@
+#pragma once
+// A tuning task: one variant of one problem at one shape and dtype, and the evaluator interface that
+// turns configurations of a task into results. src/eval implements it; search and agents use it.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/device.hpp"
+#include "core/measure.hpp"
+#include "core/problem.hpp"
+#include "core/sol.hpp"
+
+namespace soltune {
+
+struct Shape {
+  std::vector<std::pair<std::string, int64_t>> dims;  // in the problem's size order
+  std::string key() const;                             // "n=268435456"
+  int64_t at(const std::string& name) const;
+};
+
+struct Task {
+  const ProblemSpec* problem = nullptr;
+  const VariantSpec* variant = nullptr;
+  DType dtype = DType::f32;
+  Shape shape;
+
+  std::string id() const;  // "gelu/vectorized/f32/n=268435456"
+  Bindings sizes() const;  // the shape's sizes and dtype_bytes
+  // Sizes, dtype_bytes and the device symbols: what constraints and geometry see besides knobs.
+  Bindings fixed(const DeviceInfo& d) const;
+  double flops() const;
+  double bytes() const;
+};
+
+// Device symbol values for expressions (sms, cc, smem_optin, l2_bytes).
+void bind_device(Bindings& b, const DeviceInfo& d);
+// Evaluates a launch's geometry for the bindings; throws Error on a non-positive dimension.
+Geometry eval_geometry(const LaunchSpec& l, const Bindings& b);
+// Number of elements of a buffer argument for the bindings.
+int64_t buffer_elements(const ArgSpec& a, const Bindings& b);
+
+// What a task is measured against.
+struct TaskBaseline {
+  double t_ref_us = 0;     // the problem's baseline (unfused) time
+  double t_sol_us = 0;     // speed of light on this device
+  double flops = 0, bytes = 0;
+  TimeKind kind = TimeKind::measured;
+  Timing ref_timing;       // the baseline's timing, repetitions and spread
+  std::string note;        // e.g. the baseline's own accuracy check
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual const DeviceInfo& device() const = 0;
+  virtual std::string backend_name() const = 0;  // "cuda", "model"
+  virtual TimeKind kind() const = 0;
+  // Times (or predicts) the problem's baseline for the task, and derives T_SOL.
+  virtual TaskBaseline baseline(const Task& t) = 0;
+  // Compiles the configurations in parallel, then checks and times them one after another.
+  // A candidate's failure is a status in its result; only infrastructure failures throw.
+  virtual std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) = 0;
+};
+
+}  // namespace soltune

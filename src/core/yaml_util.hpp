@@ -1,0 +1,51 @@
+#pragma once
+// Strict YAML reading: every node access names the file, line and column on error, and
+// mappings reject keys they do not know (a typo must not silently become a default).
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/expr.hpp"
+
+namespace soltune::yaml {
+
+// A node together with the file it came from.
+struct Node {
+  YAML::Node node;
+  std::string file;
+
+  SourceLoc loc() const;
+  [[noreturn]] void fail(const std::string& what) const;
+
+  bool has(std::string_view key) const;
+  Node at(std::string_view key) const;  // required key
+  Node get(std::string_view key) const;  // optional key: an undefined node if missing
+  bool defined() const { return node.IsDefined() && !node.IsNull(); }
+
+  // Throws if the mapping has a key outside `allowed`.
+  void only_keys(std::initializer_list<std::string_view> allowed) const;
+  void require_map() const;
+  std::vector<Node> seq() const;  // a sequence (a lone scalar counts as a one-element sequence)
+  std::vector<std::pair<std::string, Node>> map_items() const;
+
+  std::string str() const;
+  int64_t integer() const;
+  double number() const;
+  bool boolean() const;
+  Expr expr() const;  // a scalar parsed as an expression (numbers too)
+
+  std::string str_or(std::string_view key, std::string dflt) const;
+  int64_t int_or(std::string_view key, int64_t dflt) const;
+  double number_or(std::string_view key, double dflt) const;
+};
+
+// Loads a file; a syntax error names the file, line and column.
+Node load_file(const std::filesystem::path& path);
+
+}  // namespace soltune::yaml

@@ -1,0 +1,21 @@
+#pragma once
+// Kernels soltune itself runs on the device: seeded random input draws, the output comparison
+// against the double-precision reference, and the ceiling probes. Compiled with NVRTC like every
+// candidate (and cached), so the binary carries no fat binary and starts without a GPU.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace soltune {
+
+// Mirrors the device struct in the kernel source; the compare kernel accumulates into it.
+struct CompareStats {
+  unsigned long long checked, mismatches, nonfinite, unwritten;
+  double max_abs, max_rel, sq_err, sq_ref;
+};
+
+const std::string& builtin_kernels_source();
+// Name expressions the evaluator asks NVRTC for: fill and compare for each storage dtype, the probes.
+std::vector<std::string> builtin_name_expressions();
+
+}  // namespace soltune

@@ -1,0 +1,112 @@
+#include "eval/candidates.hpp"
+
+#include <cuda_occupancy.h>
+
+#include <algorithm>
+
+namespace soltune {
+
+CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std::string& arch,
+                                  const std::vector<Config>& configs) {
+  CandidateBatch b;
+  const Space space(*t.variant, t.fixed(d));
+  for (const auto& cfg : configs) {
+    Candidate c;
+    c.result.config = cfg;
+    c.result.key = space.key(cfg);
+    if (auto why = space.why_illegal(cfg); !why.empty()) {
+      c.result.status = Status::illegal;
+      c.result.log = why;
+      b.candidates.push_back(std::move(c));
+      continue;
+    }
+    c.bindings = space.bind(cfg);
+    try {
+      c.result.geo = eval_geometry(t.variant->launch, c.bindings);
+    } catch (const Error& e) {
+      c.result.status = Status::illegal;
+      c.result.log = e.what();
+      b.candidates.push_back(std::move(c));
+      continue;
+    }
+    c.name_expr = name_expression(t.variant->launch, t.dtype, c.bindings);
+    c.request = static_cast<int>(b.requests.size());
+    b.requests.push_back(CompileRequest{t.variant->source, t.variant->source_path.filename().string(), {c.name_expr}, arch, {}});
+    b.candidates.push_back(std::move(c));
+  }
+  return b;
+}
+
+std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, const std::string& arch) {
+  std::vector<std::string> names;
+  for (const auto& l : t.problem->baseline) {
+    auto n = name_expression(l, t.dtype, b);
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+  }
+  const auto dir = t.problem->dir.string() + "/";
+  return {CompileRequest{t.problem->reference_source, dir + "reference.cu", {name_expression(t.problem->reference, t.dtype, b)}, arch, {}},
+          CompileRequest{t.problem->baseline_source, dir + "baseline.cu", names, arch, {}}};
+}
+
+void require_compiled(const CompileResult& r, const std::string& what) {
+  if (!r.ok) throw Error(what + " does not compile:\n" + r.log);
+}
+
+bool take_compile_result(Candidate& c, const CompileResult& r) {
+  c.result.compile_ms = r.ms;
+  c.result.cache_hit = r.cache_hit;
+  if (!r.ok || r.kernels.empty()) {
+    c.result.status = Status::compile_error;
+    c.result.log = r.log;
+    return false;
+  }
+  c.result.res = r.kernels.front().res;
+  return true;
+}
+
+std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInfo& d) {
+  const auto threads = g.block_threads();
+  if (threads > d.max_threads_per_block)
+    return "block of " + std::to_string(threads) + " threads exceeds the device's " +
+           std::to_string(d.max_threads_per_block);
+  if (g.block[2] > 64 || g.grid[1] > 65535 || g.grid[2] > 65535 || g.grid[0] > 2147483647LL)
+    return "grid or block dimension beyond the device's limits: " + g.str();
+  if (r.smem_static + g.smem > d.smem_per_block_optin)
+    return "shared memory " + std::to_string(r.smem_static + g.smem) + " B exceeds the per-block limit " +
+           std::to_string(d.smem_per_block_optin) + " B";
+  if (static_cast<int64_t>(r.registers) * threads > d.regs_per_block)
+    return std::to_string(r.registers) + " registers x " + std::to_string(threads) +
+           " threads exceed the per-block register file";
+  if (occupancy_blocks_per_sm(r, g, d) < 1) return "no block fits on an SM (occupancy calculator)";
+  return "";
+}
+
+int occupancy_blocks_per_sm(const Resources& r, const Geometry& g, const DeviceInfo& d) {
+  cudaOccDeviceProp p;
+  p.computeMajor = d.cc_major;
+  p.computeMinor = d.cc_minor;
+  p.maxThreadsPerBlock = d.max_threads_per_block;
+  p.maxThreadsPerMultiprocessor = d.max_threads_per_sm;
+  p.regsPerBlock = d.regs_per_block;
+  p.regsPerMultiprocessor = d.regs_per_sm;
+  p.warpSize = d.warp_size;
+  p.sharedMemPerBlock = static_cast<size_t>(d.smem_per_block);
+  p.sharedMemPerMultiprocessor = static_cast<size_t>(d.smem_per_sm);
+  p.numSms = d.sms;
+  p.sharedMemPerBlockOptin = static_cast<size_t>(d.smem_per_block_optin);
+  p.reservedSharedMemPerBlock = 1024;  // the driver's reserve on sm_80 and later
+  cudaOccFuncAttributes a;
+  a.maxThreadsPerBlock = d.max_threads_per_block;
+  a.numRegs = r.registers;
+  a.sharedSizeBytes = static_cast<size_t>(r.smem_static);
+  a.maxDynamicSharedSizeBytes = static_cast<size_t>(d.smem_per_block_optin);
+  a.numBlockBarriers = 1;
+  cudaOccDeviceState s;
+  cudaOccResult out;
+  if (cudaOccMaxActiveBlocksPerMultiprocessor(&out, &p, &a, &s, static_cast<int>(g.block_threads()),
+                                              static_cast<size_t>(g.smem)) != CUDA_OCC_SUCCESS)
+    return 0;
+  return out.activeBlocksPerMultiprocessor;
+}
+
+}  // namespace soltune

@@ -1,0 +1,46 @@
+#pragma once
+// The part of evaluation both backends share: from configurations to compile requests, with
+// legality decided before NVRTC is ever called (CUTLASS's can_implement, in spirit), and the
+// device limits a compiled kernel must respect before it may launch.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/compiler.hpp"
+#include "core/task.hpp"
+
+namespace soltune {
+
+struct Candidate {
+  EvalResult result;      // status illegal already set when the space rejects it
+  Bindings bindings;      // task + knobs
+  std::string name_expr;  // "gelu_tanh<float, 256, ...>"
+  int request = -1;       // index into the compile batch, -1 when not compiled
+};
+
+struct CandidateBatch {
+  std::vector<Candidate> candidates;
+  std::vector<CompileRequest> requests;
+};
+
+// Checks legality and geometry, and builds one compile request per legal candidate.
+CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std::string& arch,
+                                  const std::vector<Config>& configs);
+
+// Copies a compile result into the candidate: compile_error with the log, or the kernel's resources.
+// Returns false when the candidate failed to compile.
+bool take_compile_result(Candidate& c, const CompileResult& r);
+
+// The task's reference and baseline as compile requests (both backends compile them: a problem
+// whose reference or baseline does not compile is bad input, reported before any tuning).
+std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, const std::string& arch);
+// Throws Error with the NVRTC log when a support source did not compile.
+void require_compiled(const CompileResult& r, const std::string& what);
+
+// Device limits for a compiled kernel: "" when it can launch, else the reason (status illegal).
+std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInfo& d);
+
+// Active blocks per SM from the CUDA occupancy calculator (cuda_occupancy.h), 0 if none fit.
+int occupancy_blocks_per_sm(const Resources& r, const Geometry& g, const DeviceInfo& d);
+
+}  // namespace soltune

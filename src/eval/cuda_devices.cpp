@@ -1,0 +1,77 @@
+#include "eval/cuda_devices.hpp"
+
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <cstdio>
+
+#include "eval/cuda_check.hpp"
+
+namespace soltune {
+namespace {
+
+std::string uuid_text(const cudaUUID_t& u) {
+  std::string s = "GPU-";
+  char buf[3];
+  for (int i = 0; i < 16; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", static_cast<unsigned char>(u.bytes[i]));
+    s += buf;
+    if (i == 3 || i == 5 || i == 7 || i == 9) s += '-';
+  }
+  return s;
+}
+
+}  // namespace
+
+DeviceInfo cuda_device(int index) {
+  cudaDeviceProp p{};
+  SOLTUNE_CUDA(cudaGetDeviceProperties(&p, index));
+  DeviceInfo d;
+  d.name = p.name;
+  d.uuid = uuid_text(p.uuid);
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.sms = p.multiProcessorCount;
+  d.l2_bytes = p.l2CacheSize;
+  d.mem_bytes = static_cast<int64_t>(p.totalGlobalMem);
+  d.smem_per_sm = static_cast<int>(p.sharedMemPerMultiprocessor);
+  d.smem_per_block = static_cast<int>(p.sharedMemPerBlock);
+  d.smem_per_block_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+  d.regs_per_sm = p.regsPerMultiprocessor;
+  d.regs_per_block = p.regsPerBlock;
+  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  d.warp_size = p.warpSize;
+  SOLTUNE_CUDA(cudaDeviceGetAttribute(&d.clock_khz, cudaDevAttrClockRate, index));
+  SOLTUNE_CUDA(cudaDriverGetVersion(&d.driver_version));
+  SOLTUNE_CUDA(cudaRuntimeGetVersion(&d.runtime_version));
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) d.nvrtc_version = major * 1000 + minor * 10;
+  if (auto known = find_known_gpu(d.name)) {
+    d.datasheet = known->datasheet;
+  } else {
+    // An unknown part: no datasheet figures. T_SOL then rests on measured ceilings alone.
+    d.datasheet.source = "unknown";
+  }
+  return d;
+}
+
+DeviceList cuda_devices() {
+  DeviceList out;
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    out.why_none = "no CUDA device: " + cuda_error_text(e);
+    (void)cudaGetLastError();
+    return out;
+  }
+  if (n == 0) {
+    out.why_none = "no CUDA device: the driver reports none";
+    return out;
+  }
+  for (int i = 0; i < n; ++i) out.devices.push_back(cuda_device(i));
+  return out;
+}
+
+}  // namespace soltune

@@ -1,0 +1,217 @@
+#include "eval/cuda_task_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/rng.hpp"
+#include "eval/candidates.hpp"
+
+namespace soltune {
+namespace {
+
+void store_scalar(ArgSlot& s, double v) {
+  switch (s.dtype) {
+    case DType::i64: { long long x = static_cast<long long>(v); std::memcpy(s.scalar, &x, sizeof x); break; }
+    case DType::i32: { int x = static_cast<int>(v); std::memcpy(s.scalar, &x, sizeof x); break; }
+    case DType::f32: { float x = static_cast<float>(v); std::memcpy(s.scalar, &x, sizeof x); break; }
+    case DType::f64: std::memcpy(s.scalar, &v, sizeof v); break;
+    default: throw Error(s.spec->loc, "scalar '" + s.spec->name + "' needs dtype i32, i64, f32 or f64");
+  }
+}
+
+}  // namespace
+
+cudaError_t LoadedModule::load(const CompileResult& r, LoadedModule& out, std::string& log) {
+  if (auto e = Library::load(r.cubin, out.lib); e != cudaSuccess) {
+    log = "loading the CUBIN failed: " + cuda_error_text(e);
+    return e;
+  }
+  for (const auto& k : r.kernels) {
+    cudaKernel_t h = nullptr;
+    if (auto e = out.lib.kernel(k.lowered_name, h); e != cudaSuccess) {
+      log = "kernel '" + k.name_expression + "' (" + k.lowered_name + ") not found: " + cuda_error_text(e);
+      return e;
+    }
+    out.kernels[k.name_expression] = h;
+  }
+  return cudaSuccess;
+}
+
+cudaKernel_t LoadedModule::at(const std::string& name_expr) const {
+  auto it = kernels.find(name_expr);
+  if (it == kernels.end()) throw Error("no kernel '" + name_expr + "' in the loaded module");
+  return it->second;
+}
+
+TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed)
+    : task_(&t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
+  cudaStream_t s;
+  SOLTUNE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  stream_ = Handle<cudaStream_t, DestroyStream>(s);
+
+  // Inputs that fit in L2 are rotated among several sets, so repeated runs do not read from cache.
+  double in_bytes = 0;
+  for (const auto& a : t.problem->args)
+    if (a.is_buffer && a.role == Role::in)
+      in_bytes += static_cast<double>(buffer_elements(a, bind_)) * dtype_bytes(a.resolve_dtype(t.dtype));
+  const double l2 = static_cast<double>(d.l2_bytes);
+  sets_ = in_bytes < 2 * l2 ? static_cast<int>(std::clamp(std::ceil(4 * l2 / std::max(in_bytes, 1.0)), 2.0, 8.0)) : 1;
+
+  auto add_slot = [&](const ArgSpec& a) {
+    auto s = std::make_unique<ArgSlot>();
+    s->spec = &a;
+    s->dtype = a.resolve_dtype(t.dtype);
+    if (a.is_buffer) {
+      s->elems = buffer_elements(a, bind_);
+      const size_t bytes = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
+      const int n = a.role == Role::in ? sets_ : 1;
+      for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes);
+      if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
+    } else {
+      store_scalar(*s, a.value.eval(bind_));
+    }
+    slots_.push_back(std::move(s));
+  };
+  for (const auto& a : t.problem->args) add_slot(a);
+  for (const auto& a : t.problem->baseline_temps) add_slot(a);
+
+  flush_ = DeviceBuffer(static_cast<size_t>(2 * d.l2_bytes));
+  stats_ = DeviceBuffer(sizeof(CompareStats));
+
+  // The reference, baseline and builtin kernels: NVRTC-compiled (and disk-cached) like candidates.
+  auto requests = support_requests(t, bind_, arch);
+  requests.insert(requests.begin(), CompileRequest{builtin_kernels_source(), "soltune_builtins.cu", builtin_name_expressions(), arch, {}});
+  const auto results = c.compile_all(requests);
+  require_compiled(results[0], "soltune's builtin kernels");
+  require_compiled(results[1], t.problem->name + "'s reference");
+  require_compiled(results[2], t.problem->name + "'s baseline");
+  std::string log;
+  if (LoadedModule::load(results[0], builtin_, log) != cudaSuccess ||
+      LoadedModule::load(results[1], reference_, log) != cudaSuccess ||
+      LoadedModule::load(results[2], baseline_, log) != cudaSuccess)
+    throw Error("loading " + t.problem->name + "'s support kernels: " + log);
+
+  for (int i = 0; i < sets_; ++i) draw_inputs(i);
+  SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+}
+
+ArgSlot& TaskState::slot(const std::string& name) {
+  for (auto& s : slots_)
+    if (s->spec->name == name) return *s;
+  throw Error("no argument '" + name + "' in task " + id_);
+}
+
+LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference) {
+  LaunchArgs a;
+  a.values.reserve(l.args.size());
+  for (const auto& name : l.args) {
+    auto& s = slot(name);
+    if (!s.spec->is_buffer) {
+      a.ptrs.push_back(s.scalar);
+      continue;
+    }
+    void* p = s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get()
+              : (reference && s.spec->role == Role::out) ? s.ref.get()
+                                                         : s.sets[0].get();
+    a.values.push_back(p);
+    a.ptrs.push_back(&a.values.back());
+  }
+  return a;
+}
+
+void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n) {
+  const int64_t blocks = std::clamp<int64_t>((n + 255) / 256, 1, static_cast<int64_t>(dev_->sms) * 8);
+  SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(builtin_.at(name_expr)), dim3(static_cast<unsigned>(blocks)),
+                                dim3(256), args.data(), 0, stream()));
+}
+
+void TaskState::draw_inputs(int set) {
+  for (auto& s : slots_) {
+    if (!s->spec->is_buffer || s->spec->role != Role::in) continue;
+    if (!dtype_is_float(s->dtype)) throw Error(s->spec->loc, "integer inputs are not supported yet");
+    void* p = s->sets[static_cast<size_t>(set) % s->sets.size()].get();
+    long long n = s->elems;
+    unsigned long long seed = Rng::mix(seed_, ++draws_);
+    int kind = s->spec->init.kind == InitSpec::Kind::normal ? 0 : 1;
+    double a = s->spec->init.a, b = s->spec->init.b;
+    launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
+  }
+}
+
+void TaskState::run_reference(int set) {
+  const auto& l = task_->problem->reference;
+  const auto g = eval_geometry(l, bind_);
+  auto a = args(l, set, true);
+  SOLTUNE_CUDA(launch_kernel(reference_.at(name_expression(l, task_->dtype, bind_)), g, a.ptrs.data(), stream()));
+}
+
+void TaskState::poison_outputs() {
+  for (auto& s : slots_)
+    if (s->spec->is_buffer && s->spec->role == Role::out)
+      SOLTUNE_CUDA(cudaMemsetAsync(s->sets[0].get(), 0xFF, s->sets[0].bytes(), stream()));
+}
+
+void TaskState::compare_outputs(Accuracy& acc) {
+  for (auto& s : slots_) {
+    if (!s->spec->is_buffer || s->spec->role != Role::out) continue;
+    const auto tol_it = task_->problem->tolerance.find(s->dtype);
+    const Tolerance tol = tol_it != task_->problem->tolerance.end() ? tol_it->second
+                                                                     : task_->problem->tolerance.at(task_->dtype);
+    SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(CompareStats), stream()));
+    void* out = s->sets[0].get();
+    void* ref = s->ref.get();
+    long long n = s->elems;
+    double atol = tol.atol, rtol = tol.rtol;
+    void* st = stats_.get();
+    launch_builtin("soltune_compare<" + std::string(dtype_cpp(s->dtype)) + ">", {&out, &ref, &n, &atol, &rtol, &st}, n);
+    CompareStats cs{};
+    SOLTUNE_CUDA(cudaMemcpyAsync(&cs, stats_.get(), sizeof cs, cudaMemcpyDeviceToHost, stream()));
+    SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+    acc.checked += static_cast<int64_t>(cs.checked);
+    acc.mismatches += static_cast<int64_t>(cs.mismatches);
+    acc.nonfinite += static_cast<int64_t>(cs.nonfinite);
+    acc.unwritten += static_cast<int64_t>(cs.unwritten);
+    acc.max_abs_err = std::max(acc.max_abs_err, cs.max_abs);
+    acc.max_rel_err = std::max(acc.max_rel_err, cs.max_rel);
+    const double rel = cs.sq_ref > 0 ? std::sqrt(cs.sq_err / cs.sq_ref) : std::sqrt(cs.sq_err);
+    acc.rel_l2 = std::max(acc.rel_l2, rel);
+  }
+  acc.pass = acc.checked > 0 && acc.mismatches == 0 && acc.nonfinite == 0 && acc.unwritten == 0;
+}
+
+cudaError_t TaskState::run_baseline(int set) {
+  for (const auto& l : task_->problem->baseline) {
+    const auto g = eval_geometry(l, bind_);
+    auto a = args(l, set, false);
+    auto e = launch_kernel(baseline_.at(name_expression(l, task_->dtype, bind_)), g, a.ptrs.data(), stream());
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+void TaskState::flush_l2(int rep) {
+  // Writing twice the L2 evicts whatever the previous run left there (not timed).
+  SOLTUNE_CUDA(cudaMemsetAsync(flush_.get(), rep & 0xFF, flush_.bytes(), stream()));
+}
+
+Event& TaskState::event(size_t i) {
+  while (events_.size() <= i) events_.push_back(std::make_unique<Event>());
+  return *events_[i];
+}
+
+void TaskState::abandon_all() {
+  for (auto& s : slots_) {
+    for (auto& b : s->sets) b.abandon();
+    s->ref.abandon();
+  }
+  flush_.abandon();
+  stats_.abandon();
+  for (auto& e : events_) e->abandon();
+  builtin_.lib.abandon();
+  reference_.lib.abandon();
+  baseline_.lib.abandon();
+  stream_.abandon();
+}
+
+}  // namespace soltune

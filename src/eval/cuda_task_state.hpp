@@ -1,0 +1,84 @@
+#pragma once
+// Device-side state of one task: argument buffers (several input sets to rotate through, one output,
+// a double-precision shadow of each output for the reference), baseline temporaries, the L2 flush
+// buffer, events, and the loaded reference, baseline and builtin modules. Dropped and rebuilt
+// whole after a candidate faults and the device is reset.
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/compiler.hpp"
+#include "core/task.hpp"
+#include "eval/builtin_kernels.hpp"
+#include "eval/cuda_raii.hpp"
+
+namespace soltune {
+
+// A CUBIN loaded with its kernels, in the order of the compile request's name expressions.
+struct LoadedModule {
+  Library lib;
+  std::map<std::string, cudaKernel_t> kernels;  // by name expression
+  // Loads a compile result; returns the CUDA error (a candidate's failure, not an exception).
+  static cudaError_t load(const CompileResult& r, LoadedModule& out, std::string& log);
+  cudaKernel_t at(const std::string& name_expr) const;  // throws Error when missing
+};
+
+struct ArgSlot {
+  const ArgSpec* spec = nullptr;
+  DType dtype = DType::f32;
+  int64_t elems = 0;
+  std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs and temps: one
+  DeviceBuffer ref;                // outputs only: the reference's double-precision result
+  alignas(8) unsigned char scalar[8] = {};
+};
+
+// Holds the argument array of one launch: cudaLaunchKernel wants a pointer to each value.
+struct LaunchArgs {
+  std::vector<void*> values;  // device pointers (and room for scalars' addresses)
+  std::vector<void*> ptrs;    // what cudaLaunchKernel receives
+};
+
+class TaskState {
+ public:
+  TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed);
+  const std::string& task_id() const { return id_; }
+  int sets() const { return sets_; }
+  cudaStream_t stream() const { return stream_.get(); }
+
+  // Arguments for a launch: input set `set`; with `reference`, outputs are the double shadows.
+  LaunchArgs args(const LaunchSpec& l, int set, bool reference);
+  // Draws fresh random inputs into input set `set` (a new seed each call).
+  void draw_inputs(int set);
+  void run_reference(int set);
+  void poison_outputs();
+  // Compares every output with its reference (tolerance per dtype); accumulates into acc.
+  void compare_outputs(Accuracy& acc);
+  cudaError_t run_baseline(int set);
+  void flush_l2(int rep);
+  Event& event(size_t i);  // a pool, grown on demand
+
+  const LoadedModule& builtins() const { return builtin_; }
+  void abandon_all();  // after a device reset: forget every handle without releasing it
+
+ private:
+  ArgSlot& slot(const std::string& name);
+  void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
+
+  const Task* task_;
+  const DeviceInfo* dev_;
+  std::string id_;
+  Bindings bind_;
+  int sets_ = 1;
+  uint64_t seed_;
+  uint64_t draws_ = 0;
+  Handle<cudaStream_t, DestroyStream> stream_;
+  std::vector<std::unique_ptr<ArgSlot>> slots_;
+  DeviceBuffer flush_, stats_;
+  std::vector<std::unique_ptr<Event>> events_;
+  LoadedModule builtin_, reference_, baseline_;
+};
+
+}  // namespace soltune

@@ -1,0 +1,100 @@
+#include "eval/model_evaluator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "eval/candidates.hpp"
+
+namespace soltune {
+namespace {
+// Rough constants of the model (docs/MODEL.md): loaded-memory latency, the fraction of the
+// datasheet bandwidth a streaming kernel reaches, launch cost, and block scheduling cost per SM.
+constexpr double kLatency = 0.7e-6;
+constexpr double kAchievable = 0.90;
+constexpr double kLaunchUs = 2.5;
+constexpr double kBlockUs = 0.04;
+}  // namespace
+
+Prediction predict_time(double flops, double bytes, double inflight, const Resources& r, const Geometry& g,
+                        const DeviceInfo& d) {
+  Prediction p;
+  p.blocks_per_sm = occupancy_blocks_per_sm(r, g, d);
+  const double slots = static_cast<double>(std::max(1, p.blocks_per_sm)) * d.sms;
+  const double blocks = static_cast<double>(g.blocks());
+  const double resident = std::min(blocks, slots) * static_cast<double>(g.block_threads());
+  const double spill_bytes = static_cast<double>(r.spill_loads + r.spill_stores) * static_cast<double>(g.threads());
+  const double peak = kAchievable * d.ceilings().mem_bw;
+  p.bandwidth = std::min(peak, resident * std::max(inflight, 1.0) / kLatency);
+  const double waves = std::ceil(blocks / slots);
+  const double tail = blocks > slots ? waves * slots / blocks : 1.0;
+  const double t_mem = (bytes + spill_bytes) / p.bandwidth * tail;
+  const double t_fp = d.ceilings().fp32 > 0 ? flops / d.ceilings().fp32 : 0;
+  const double t_sched = blocks / d.sms * kBlockUs * 1e-6;
+  p.why = t_fp > t_mem ? "compute" : (p.bandwidth < peak ? "memory latency (too few bytes in flight)" : "memory bandwidth");
+  p.t_us = (std::max(t_mem, t_fp) + t_sched) * 1e6 + kLaunchUs;
+  return p;
+}
+
+ModelEvaluator::ModelEvaluator(DeviceInfo d, const Compiler& c, std::string arch)
+    : dev_(std::move(d)), compiler_(c), arch_(std::move(arch)) {}
+
+TaskBaseline ModelEvaluator::baseline(const Task& t) {
+  TaskBaseline b;
+  b.kind = TimeKind::predicted;
+  b.flops = t.flops();
+  b.bytes = t.bytes();
+  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().mem_bw);
+  const auto bind = t.fixed(dev_);
+  const auto compiled = compiler_.compile_all(support_requests(t, bind, arch_));
+  require_compiled(compiled[0], t.problem->name + "'s reference");
+  require_compiled(compiled[1], t.problem->name + "'s baseline");
+  Resources generic;  // the baseline's simple kernels: a modest register count, no shared memory
+  generic.registers = 32;
+  for (const auto& l : t.problem->baseline) {
+    double bytes = 0;
+    for (const auto& name : l.args) {
+      const ArgSpec* a = t.problem->find_arg(name);
+      if (!a)
+        for (const auto& tmp : t.problem->baseline_temps)
+          if (tmp.name == name) a = &tmp;
+      if (a && a->is_buffer) bytes += static_cast<double>(buffer_elements(*a, bind)) * dtype_bytes(a->resolve_dtype(t.dtype));
+    }
+    const auto g = eval_geometry(l, bind);
+    const double per_thread = bytes / static_cast<double>(g.threads());
+    b.t_ref_us += predict_time(0, bytes, per_thread, generic, g, dev_).t_us;
+  }
+  b.ref_timing.median_us = b.t_ref_us;
+  b.note = "predicted by the model backend for " + dev_.name;
+  return b;
+}
+
+std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
+  auto batch = prepare_candidates(t, dev_, arch_, configs);
+  const auto compiled = compiler_.compile_all(batch.requests);
+  std::vector<EvalResult> out;
+  const double flops = t.flops(), bytes = t.bytes();
+  for (auto& c : batch.candidates) {
+    c.result.kind = TimeKind::predicted;
+    if (c.request >= 0 && take_compile_result(c, compiled[c.request])) {
+      if (auto why = launch_limits(c.result.res, c.result.geo, dev_); !why.empty()) {
+        c.result.status = Status::illegal;
+        c.result.log = why;
+      } else {
+        const double inflight = t.variant->inflight_bytes.empty()
+                                    ? bytes / static_cast<double>(c.result.geo.threads())
+                                    : t.variant->inflight_bytes.eval(c.bindings);
+        const auto p = predict_time(flops, bytes, inflight, c.result.res, c.result.geo, dev_);
+        c.result.status = Status::ok;
+        c.result.occupancy_blocks = p.blocks_per_sm;
+        c.result.time.median_us = c.result.time.min_us = c.result.time.max_us = p.t_us;
+        c.result.time.q1_us = c.result.time.q3_us = p.t_us;
+        c.result.time.reps = 0;
+        c.result.log = "predicted (model backend, " + dev_.name + "): bound by " + p.why;
+      }
+    }
+    out.push_back(std::move(c.result));
+  }
+  return out;
+}
+
+}  // namespace soltune

@@ -1,0 +1,163 @@
+// Opening a knowledge base, and the rows a run writes besides its results: GPUs, runs, sources.
+#include "kb/knowledge_base.hpp"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/error.hpp"
+#include "kb/kb_impl.hpp"
+#include "kb/schema.hpp"
+
+namespace soltune {
+namespace fs = std::filesystem;
+namespace {
+
+// WAL lets readers and one writer proceed together, and persists in the file once set. Switching
+// needs the file to itself and SQLite does not wait for that under busy_timeout, so processes
+// creating one file together retry here. (Already in WAL, the statement is a no-op.)
+void use_wal(sqlite::Db& db) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(sqlite::Db::kBusyTimeoutMs);
+  while (!db.try_exec("PRAGMA journal_mode = WAL")) {
+    if (std::chrono::steady_clock::now() > deadline) db.fail("cannot switch to WAL", "PRAGMA journal_mode = WAL");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::unique_ptr<KnowledgeBase::Impl> open_impl(const fs::path& path) {
+  std::error_code ec;
+  const bool exists = fs::exists(path, ec);
+  if (ec) throw Error(path.string() + ": cannot check: " + ec.message());
+  int version = 0;
+  if (exists) {
+    if (!fs::is_regular_file(path)) throw Error(path.string() + ": not a soltune knowledge base (not a file)");
+    version = kb::check_existing(path);  // read-only: nothing is written before the file is known to be ours
+  } else if (path.has_parent_path()) {
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) throw Error(path.parent_path().string() + ": cannot create folder: " + ec.message());
+  }
+  auto impl = std::unique_ptr<KnowledgeBase::Impl>(
+      new KnowledgeBase::Impl{path, sqlite::Db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), {}});
+  auto& db = impl->db;
+  if (version < kb::schema_version()) kb::migrate(db);
+  use_wal(db);
+  // NORMAL sync in WAL mode survives a process crash (a power cut may lose the last commits but
+  // never corrupts), and is far cheaper than FULL per recorded candidate.
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  return impl;
+}
+
+}  // namespace
+
+KnowledgeBase::KnowledgeBase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KnowledgeBase::KnowledgeBase(KnowledgeBase&&) noexcept = default;
+KnowledgeBase& KnowledgeBase::operator=(KnowledgeBase&&) noexcept = default;
+KnowledgeBase::~KnowledgeBase() = default;
+
+KnowledgeBase KnowledgeBase::open(const fs::path& path) { return KnowledgeBase(open_impl(path)); }
+
+const fs::path& KnowledgeBase::path() const { return impl_->path; }
+
+int64_t KnowledgeBase::gpu_id(const DeviceInfo& d, TimeKind kind) {
+  std::lock_guard lock(impl_->mu);
+  auto& db = impl_->db;
+  sqlite::Transaction tx(db);
+  // Everything but the identity is "as last seen": drivers are upgraded, ceilings re-measured.
+  static constexpr const char* kFacts[] = {
+      "cc_major", "cc_minor", "sms", "l2_bytes", "mem_bytes", "smem_per_sm", "smem_per_block",
+      "smem_per_block_optin", "regs_per_sm", "regs_per_block", "max_threads_per_sm", "max_threads_per_block",
+      "max_blocks_per_sm", "warp_size", "clock_khz", "driver_version", "runtime_version", "nvrtc_version",
+      "datasheet_mem_bw", "datasheet_fp32", "datasheet_tensor_16", "has_measured", "measured_mem_bw",
+      "measured_fp32", "measured_tensor_16"};
+  std::string cols, params, updates;
+  for (const std::string c : kFacts) {
+    cols += ", " + c;
+    params += ", :" + c;
+    updates += c + " = excluded." + c + ", ";
+  }
+  auto ins = db.prepare("INSERT INTO gpus (name, uuid, kind" + cols + ") VALUES (:name, :uuid, :kind" + params +
+                        ") ON CONFLICT (name, uuid, kind) DO UPDATE SET " + updates +
+                        "last_seen_at = " + kb::kNowSql);
+  const Ceilings m = d.measured.value_or(Ceilings{});
+  ins.bind("name", d.name).bind("uuid", d.uuid).bind("kind", time_kind_name(kind));
+  ins.bind("cc_major", d.cc_major).bind("cc_minor", d.cc_minor).bind("sms", d.sms);
+  ins.bind("l2_bytes", d.l2_bytes).bind("mem_bytes", d.mem_bytes);
+  ins.bind("smem_per_sm", d.smem_per_sm).bind("smem_per_block", d.smem_per_block);
+  ins.bind("smem_per_block_optin", d.smem_per_block_optin);
+  ins.bind("regs_per_sm", d.regs_per_sm).bind("regs_per_block", d.regs_per_block);
+  ins.bind("max_threads_per_sm", d.max_threads_per_sm).bind("max_threads_per_block", d.max_threads_per_block);
+  ins.bind("max_blocks_per_sm", d.max_blocks_per_sm).bind("warp_size", d.warp_size).bind("clock_khz", d.clock_khz);
+  ins.bind("driver_version", d.driver_version).bind("runtime_version", d.runtime_version);
+  ins.bind("nvrtc_version", d.nvrtc_version);
+  ins.bind("datasheet_mem_bw", d.datasheet.mem_bw).bind("datasheet_fp32", d.datasheet.fp32);
+  ins.bind("datasheet_tensor_16", d.datasheet.tensor_16);
+  ins.bind("has_measured", d.measured.has_value());
+  ins.bind("measured_mem_bw", m.mem_bw).bind("measured_fp32", m.fp32).bind("measured_tensor_16", m.tensor_16);
+  ins.run();
+  int64_t id = 0;
+  {
+    auto sel = db.prepare("SELECT id FROM gpus WHERE name = :name AND uuid = :uuid AND kind = :kind");
+    sel.bind("name", d.name).bind("uuid", d.uuid).bind("kind", time_kind_name(kind));
+    if (!sel.step()) throw Error(db.path() + ": GPU '" + d.name + "' missing right after its insert");
+    id = sel.i64("id");
+  }
+  tx.commit();
+  return id;
+}
+
+int64_t KnowledgeBase::begin_run(const RunInfo& r, int64_t gpu_id) {
+  std::lock_guard lock(impl_->mu);
+  auto& db = impl_->db;
+  // INSERT ... SELECT inserts nothing for an unknown GPU, which is then reported by id.
+  auto st = db.prepare(
+      "INSERT INTO runs (gpu_id, problem, config_path, seed, backend, budget, soltune_version, command_line) "
+      "SELECT id, :problem, :config_path, :seed, :backend, :budget, :soltune_version, :command_line "
+      "FROM gpus WHERE id = :gpu_id");
+  st.bind("gpu_id", gpu_id).bind("problem", r.problem).bind("config_path", r.config_path);
+  st.bind("seed", static_cast<int64_t>(r.seed));  // the bits; read back as uint64
+  st.bind("backend", r.backend).bind("budget", r.budget_text).bind("soltune_version", r.soltune_version);
+  st.bind("command_line", r.command_line);
+  st.run();
+  if (db.changes() == 0) throw Error(db.path() + ": no GPU with id " + std::to_string(gpu_id));
+  return db.last_insert_rowid();
+}
+
+void KnowledgeBase::finish_run(int64_t run_id, const std::string& status) {
+  if (status != "finished" && status != "interrupted" && status != "failed")
+    throw Error("finish_run: status '" + status + "' is none of finished, interrupted, failed");
+  std::lock_guard lock(impl_->mu);
+  auto& db = impl_->db;
+  auto st = db.prepare(std::string("UPDATE runs SET status = :status, finished_at = ") + kb::kNowSql +
+                       " WHERE id = :id");
+  st.bind("status", status).bind("id", run_id).run();
+  if (db.changes() == 0) throw Error(db.path() + ": no run with id " + std::to_string(run_id));
+}
+
+void KnowledgeBase::store_source(const std::string& hash, const std::string& text) {
+  std::lock_guard lock(impl_->mu);
+  auto& db = impl_->db;
+  sqlite::Transaction tx(db);
+  {
+    auto sel = db.prepare("SELECT text FROM sources WHERE hash = :hash");
+    sel.bind("hash", hash);
+    if (sel.step()) {
+      if (sel.text("text") != text)
+        throw Error(db.path() + ": source hash " + hash + " is already stored with a different text");
+      return;  // already there; the rollback changes nothing
+    }
+  }
+  db.prepare("INSERT INTO sources (hash, text) VALUES (:hash, :text)").bind("hash", hash).bind("text", text).run();
+  tx.commit();
+}
+
+std::optional<std::string> KnowledgeBase::source(const std::string& hash) const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare("SELECT text FROM sources WHERE hash = :hash");
+  st.bind("hash", hash);
+  if (!st.step()) return std::nullopt;
+  return st.text("text");
+}
+
+}  // namespace soltune

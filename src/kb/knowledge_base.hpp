@@ -1,0 +1,70 @@
+#pragma once
+// The knowledge base: one SQLite file (one per GPU if the user likes) recording every evaluated
+// candidate as it completes. Each write commits before returning, so a crash loses at most the
+// candidate in flight. Several processes may write one file (WAL, busy timeout); one object may be
+// shared by threads (calls are serialized).
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/device.hpp"
+#include "core/measure.hpp"
+#include "core/sol.hpp"
+#include "core/task.hpp"
+#include "kb/records.hpp"
+
+namespace soltune {
+
+class KnowledgeBase {
+ public:
+  // Opens or creates (with missing parent folders). A file that is not SQLite, an SQLite file of
+  // another application, or one with a newer schema throws Error naming the path and the reason,
+  // and is left byte for byte unchanged. An older schema is migrated.
+  static KnowledgeBase open(const std::filesystem::path& path);
+
+  KnowledgeBase(KnowledgeBase&&) noexcept;
+  KnowledgeBase& operator=(KnowledgeBase&&) noexcept;
+  ~KnowledgeBase();
+
+  const std::filesystem::path& path() const;
+
+  // Insert-or-get by identity: name + uuid + kind (a model device has an empty uuid). The other
+  // facts (limits, versions, ceilings) are updated to the latest seen.
+  int64_t gpu_id(const DeviceInfo& d, TimeKind kind);
+  int64_t begin_run(const RunInfo& r, int64_t gpu_id);
+  void finish_run(int64_t run_id, const std::string& status);  // finished, interrupted, failed
+
+  // Template sources by hash, so an export needs nothing but the knowledge base. Storing a known
+  // hash again is a no-op; a different text under a known hash throws.
+  void store_source(const std::string& hash, const std::string& text);
+  std::optional<std::string> source(const std::string& hash) const;
+
+  void record_baseline(int64_t run_id, const Task& t, const TaskBaseline& b);
+  // One transaction, committed before returning. Returns the result's id.
+  int64_t record(int64_t run_id, const Task& t, const std::string& source_hash, const EvalResult& r,
+                 const SolScore& s);
+
+  // Per (GPU name, variant, dtype, shape): the fastest result with status ok. Measured results win
+  // over predicted ones; a prediction is returned only where the group has no measurement.
+  // gpu_name_filter: a case-insensitive fragment of the GPU name ("" = all).
+  std::vector<ResultRecord> best(const std::string& problem, const std::string& gpu_name_filter = "") const;
+  std::vector<ResultRecord> results(int64_t run_id) const;  // in recording order
+  // Configuration keys already evaluated (any status) for the task on the GPU with the source.
+  std::set<std::string> evaluated_keys(int64_t gpu_id, const Task& t, const std::string& source_hash) const;
+
+  std::vector<RunRecord> runs() const;
+  std::vector<GpuRecord> gpus() const;
+  std::vector<BaselineRecord> baselines(int64_t run_id) const;
+
+  struct Impl;
+
+ private:
+  explicit KnowledgeBase(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace soltune

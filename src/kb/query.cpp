@@ -1,0 +1,205 @@
+// Reading a knowledge base back: best results, a run's results, what a task has tried, and the
+// runs, GPUs and baselines behind them.
+#include "core/error.hpp"
+#include "kb/kb_impl.hpp"
+
+namespace soltune {
+namespace {
+
+ResultRecord read_result(const sqlite::Stmt& st) {
+  ResultRecord r;
+  r.id = st.i64("id");
+  r.run_id = st.i64("run_id");
+  r.gpu_id = st.i64("gpu_id");
+  r.gpu_name = st.text("gpu_name");
+  r.problem = st.text("problem");
+  r.variant = st.text("variant");
+  r.dtype = st.text("dtype");
+  r.shape_key = st.text("shape_key");
+  r.config_key = st.text("config_key");
+  r.status = st.text("status");
+  r.time_kind = st.text("time_kind");
+  r.source_hash = st.text("source_hash");
+  r.time_us = st.real("time_us");
+  r.min_us = st.real("min_us");
+  r.q1_us = st.real("q1_us");
+  r.q3_us = st.real("q3_us");
+  r.max_us = st.real("max_us");
+  r.reps = st.i32("reps");
+  r.t_ref_us = st.real("t_ref_us");
+  r.t_sol_us = st.real("t_sol_us");
+  r.sol_score = st.real("sol_score");
+  r.sol_execbench = st.real("sol_execbench");
+  r.sol_valid = st.i64("sol_valid") != 0;
+  r.below_sol = st.i64("below_sol") != 0;
+  r.res.registers = st.i32("registers");
+  r.res.spill_stores = st.i32("spill_stores");
+  r.res.spill_loads = st.i32("spill_loads");
+  r.res.stack = st.i32("stack");
+  r.res.smem_static = st.i32("smem_static");
+  r.res.cmem = st.i32("cmem");
+  r.res.parsed = st.i64("res_parsed") != 0;
+  r.geo.grid = {st.i64("grid_x"), st.i64("grid_y"), st.i64("grid_z")};
+  r.geo.block = {st.i64("block_x"), st.i64("block_y"), st.i64("block_z")};
+  r.geo.smem = st.i64("smem");
+  r.acc.checked = st.i64("acc_checked");
+  r.acc.mismatches = st.i64("acc_mismatches");
+  r.acc.nonfinite = st.i64("acc_nonfinite");
+  r.acc.unwritten = st.i64("acc_unwritten");
+  r.acc.max_abs_err = st.real("acc_max_abs_err");
+  r.acc.max_rel_err = st.real("acc_max_rel_err");
+  r.acc.rel_l2 = st.real("acc_rel_l2");
+  r.acc.rounds = st.i32("acc_rounds");
+  r.acc.pass = st.i64("acc_pass") != 0;
+  r.accuracy = st.text("accuracy");
+  r.compile_ms = st.real("compile_ms");
+  r.cache_hit = st.i64("cache_hit") != 0;
+  r.occupancy_blocks = st.i32("occupancy_blocks");
+  r.log = st.text("log");
+  r.created_at = st.text("created_at");
+  return r;
+}
+
+std::vector<ResultRecord> read_results(sqlite::Stmt& st) {
+  std::vector<ResultRecord> out;
+  while (st.step()) out.push_back(read_result(st));
+  return out;
+}
+
+}  // namespace
+
+std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const std::string& gpu_name_filter) const {
+  // Grouped by GPU name, not row: a model device and a real one of the same name are different
+  // rows (uuid, kind) but one GPU to a user, and there a measurement must beat a prediction.
+  // Ties go to the earlier result, so the answer does not change as equal results accumulate.
+  static const std::string kSql = R"sql(
+    SELECT * FROM (
+      SELECT r.*, g.name AS gpu_name,
+             row_number() OVER (PARTITION BY g.name, r.variant, r.dtype, r.shape_key
+                                ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
+      FROM results r JOIN gpus g ON g.id = r.gpu_id
+      WHERE r.problem = :problem AND r.status = 'ok' AND r.time_us IS NOT NULL
+        AND (:gpu = '' OR instr(lower(g.name), lower(:gpu)) > 0))
+    WHERE pos = 1
+    ORDER BY gpu_name, variant, dtype, shape_key)sql";
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare(kSql);
+  st.bind("problem", problem).bind("gpu", gpu_name_filter);
+  return read_results(st);
+}
+
+std::vector<ResultRecord> KnowledgeBase::results(int64_t run_id) const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare(
+      "SELECT r.*, g.name AS gpu_name FROM results r JOIN gpus g ON g.id = r.gpu_id "
+      "WHERE r.run_id = :run_id ORDER BY r.id");
+  st.bind("run_id", run_id);
+  return read_results(st);
+}
+
+std::set<std::string> KnowledgeBase::evaluated_keys(int64_t gpu_id, const Task& t,
+                                                    const std::string& source_hash) const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare(
+      "SELECT DISTINCT config_key FROM results WHERE gpu_id = :gpu_id AND problem = :problem AND "
+      "variant = :variant AND dtype = :dtype AND shape_key = :shape_key AND source_hash = :source_hash");
+  st.bind("gpu_id", gpu_id).bind("source_hash", source_hash);
+  kb::bind_task(st, t);
+  std::set<std::string> keys;
+  while (st.step()) keys.insert(st.text("config_key"));
+  return keys;
+}
+
+std::vector<RunRecord> KnowledgeBase::runs() const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare("SELECT * FROM runs ORDER BY id");
+  std::vector<RunRecord> out;
+  while (st.step()) {
+    RunRecord r;
+    r.id = st.i64("id");
+    r.gpu_id = st.i64("gpu_id");
+    r.info.problem = st.text("problem");
+    r.info.config_path = st.text("config_path");
+    r.info.seed = static_cast<uint64_t>(st.i64("seed"));
+    r.info.backend = st.text("backend");
+    r.info.budget_text = st.text("budget");
+    r.info.soltune_version = st.text("soltune_version");
+    r.info.command_line = st.text("command_line");
+    r.status = st.text("status");
+    r.started_at = st.text("started_at");
+    r.finished_at = st.text("finished_at");  // NULL reads as ""
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<GpuRecord> KnowledgeBase::gpus() const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare("SELECT * FROM gpus ORDER BY id");
+  std::vector<GpuRecord> out;
+  while (st.step()) {
+    GpuRecord g;
+    DeviceInfo& d = g.device;
+    g.id = st.i64("id");
+    d.name = st.text("name");
+    d.uuid = st.text("uuid");
+    g.kind = st.text("kind") == "predicted" ? TimeKind::predicted : TimeKind::measured;
+    d.cc_major = st.i32("cc_major");
+    d.cc_minor = st.i32("cc_minor");
+    d.sms = st.i32("sms");
+    d.l2_bytes = st.i64("l2_bytes");
+    d.mem_bytes = st.i64("mem_bytes");
+    d.smem_per_sm = st.i32("smem_per_sm");
+    d.smem_per_block = st.i32("smem_per_block");
+    d.smem_per_block_optin = st.i32("smem_per_block_optin");
+    d.regs_per_sm = st.i32("regs_per_sm");
+    d.regs_per_block = st.i32("regs_per_block");
+    d.max_threads_per_sm = st.i32("max_threads_per_sm");
+    d.max_threads_per_block = st.i32("max_threads_per_block");
+    d.max_blocks_per_sm = st.i32("max_blocks_per_sm");
+    d.warp_size = st.i32("warp_size");
+    d.clock_khz = st.i32("clock_khz");
+    d.driver_version = st.i32("driver_version");
+    d.runtime_version = st.i32("runtime_version");
+    d.nvrtc_version = st.i32("nvrtc_version");
+    d.datasheet = {st.real("datasheet_mem_bw"), st.real("datasheet_fp32"), st.real("datasheet_tensor_16"),
+                   "datasheet"};
+    if (st.i64("has_measured") != 0)
+      d.measured = Ceilings{st.real("measured_mem_bw"), st.real("measured_fp32"), st.real("measured_tensor_16"),
+                            "measured"};
+    g.first_seen_at = st.text("first_seen_at");
+    g.last_seen_at = st.text("last_seen_at");
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::vector<BaselineRecord> KnowledgeBase::baselines(int64_t run_id) const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare("SELECT * FROM baselines WHERE run_id = :run_id ORDER BY id");
+  st.bind("run_id", run_id);
+  std::vector<BaselineRecord> out;
+  while (st.step()) {
+    BaselineRecord r;
+    r.id = st.i64("id");
+    r.run_id = st.i64("run_id");
+    r.problem = st.text("problem");
+    r.variant = st.text("variant");
+    r.dtype = st.text("dtype");
+    r.shape_key = st.text("shape_key");
+    TaskBaseline& b = r.baseline;
+    b.kind = st.text("time_kind") == "predicted" ? TimeKind::predicted : TimeKind::measured;
+    b.t_ref_us = st.real("t_ref_us");
+    b.t_sol_us = st.real("t_sol_us");
+    b.flops = st.real("flops");
+    b.bytes = st.real("bytes");
+    b.ref_timing = {st.real("ref_median_us"), st.real("ref_min_us"), st.real("ref_q1_us"),
+                    st.real("ref_q3_us"),     st.real("ref_max_us"), st.i32("ref_reps")};
+    b.note = st.text("note");
+    r.created_at = st.text("created_at");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace soltune

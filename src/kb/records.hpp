@@ -1,0 +1,66 @@
+#pragma once
+// The rows of a knowledge base as plain values: what a run writes and what queries return.
+#include <cstdint>
+#include <string>
+
+#include "core/device.hpp"
+#include "core/measure.hpp"
+#include "core/task.hpp"
+
+namespace soltune {
+
+// What started a run, for reproducing it later.
+struct RunInfo {
+  std::string config_path, problem;
+  uint64_t seed = 0;
+  std::string backend;  // "cuda" or "model"
+  std::string budget_text;
+  std::string soltune_version;
+  std::string command_line;
+};
+
+struct RunRecord {
+  int64_t id = 0, gpu_id = 0;
+  RunInfo info;
+  std::string status;  // running, finished, interrupted, failed
+  std::string started_at, finished_at;  // ISO-8601 UTC; finished_at "" while running
+};
+
+struct GpuRecord {
+  int64_t id = 0;
+  DeviceInfo device;
+  TimeKind kind = TimeKind::measured;
+  std::string first_seen_at, last_seen_at;
+};
+
+struct BaselineRecord {
+  int64_t id = 0, run_id = 0;
+  std::string problem, variant, dtype, shape_key;
+  TaskBaseline baseline;
+  std::string created_at;
+};
+
+// One evaluated candidate.
+struct ResultRecord {
+  int64_t id = 0, run_id = 0, gpu_id = 0;
+  std::string gpu_name, problem, variant, dtype, shape_key;
+  std::string config_key;  // canonical, "BLOCK=256,VEC=4"
+  std::string status;      // status_name(Status)
+  std::string time_kind;   // "measured" or "predicted"
+  std::string source_hash;
+  double time_us = 0;      // median (or the prediction)
+  double min_us = 0, q1_us = 0, q3_us = 0, max_us = 0;
+  int reps = 0;
+  double t_ref_us = 0, t_sol_us = 0, sol_score = 0, sol_execbench = 0;
+  bool sol_valid = false, below_sol = false;
+  Resources res;
+  Geometry geo;
+  Accuracy acc;
+  std::string accuracy;  // acc.summary() as recorded; "" when no check ran (e.g. a prediction)
+  double compile_ms = 0;
+  bool cache_hit = false;
+  int occupancy_blocks = 0;
+  std::string log, created_at;  // created_at: ISO-8601 UTC
+};
+
+}  // namespace soltune

@@ -1,0 +1,47 @@
+#pragma once
+// Searchers behind an ask/tell interface (KTT's pluggable searchers, in spirit): the space owns
+// legality and neighbourhoods, the strategy only chooses. A seed in, the same proposals out.
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/measure.hpp"
+#include "core/run_config.hpp"
+#include "core/space.hpp"
+
+namespace soltune {
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  // Up to n legal configurations never proposed before; fewer when the space is exhausted.
+  virtual std::vector<Config> propose(size_t n, Rng& rng) = 0;
+  virtual void observe(const std::vector<EvalResult>& results) = 0;
+};
+
+// Random sampling first (`initial` configurations), then a genetic step per batch: tournament
+// selection from the elite, uniform crossover, per-knob mutation, repair of illegal children.
+class EvolutionarySearch final : public Strategy {
+ public:
+  EvolutionarySearch(const Space& s, SearchOptions o);
+  std::string name() const override { return "evolutionary"; }
+  std::vector<Config> propose(size_t n, Rng& rng) override;
+  void observe(const std::vector<EvalResult>& results) override;
+  // Configurations known already (from the knowledge base): never proposed again.
+  void mark_seen(const std::string& key) { seen_.insert(key); }
+  const std::vector<EvalResult>& elite() const { return elite_; }
+
+ private:
+  const Config& tournament(Rng& rng) const;
+  std::optional<Config> child(Rng& rng);
+
+  const Space& space_;
+  SearchOptions opt_;
+  std::set<std::string> seen_;
+  std::vector<EvalResult> elite_;  // fastest ok results, at most opt_.population
+  size_t observed_ = 0;
+};
+
+}  // namespace soltune

@@ -1,0 +1,41 @@
+#pragma once
+// The single evaluation funnel for one task (Kernel Tuner's design): proposals -> evaluator ->
+// score -> observers, until the task's budget is spent or the space is exhausted.
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include "core/run_config.hpp"
+#include "core/task.hpp"
+#include "search/strategy.hpp"
+
+namespace soltune {
+
+// Receives everything a task produces, as it is produced (the knowledge base, the terminal).
+class TaskObserver {
+ public:
+  virtual ~TaskObserver() = default;
+  virtual void on_baseline(const Task&, const TaskBaseline&) {}
+  virtual void on_result(const Task&, const EvalResult&, const SolScore&) {}
+};
+
+struct TaskBudget {
+  int64_t evals = 0;  // 0: unlimited
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
+struct TaskOutcome {
+  TaskBaseline baseline;
+  std::optional<EvalResult> best;
+  SolScore best_sol;
+  int64_t evaluated = 0;
+  int64_t failed = 0;
+  bool exhausted = false;  // every legal configuration was evaluated
+};
+
+SolScore score(const EvalResult& r, const TaskBaseline& b);
+
+TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudget& budget, int batch, Rng& rng,
+                      TaskObserver& obs, const TaskBaseline& baseline);
+
+}  // namespace soltune

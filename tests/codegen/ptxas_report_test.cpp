@@ -1,0 +1,129 @@
+// The parser on reports captured from NVRTC 13.0 (--ptxas-options=-v), so the numbers are exact.
+#include "codegen/ptxas_report.hpp"
+
+#include <gtest/gtest.h>
+
+namespace soltune {
+namespace {
+
+// sm_90, --maxrregcount=16 (ptxas raises it to 24): spill<64> spills, shm<256> has 256 floats and
+// 3 doubles of static shared memory. Note: no cmem[0] item at all on sm_90.
+const char* kSm90 = R"(ptxas warning : For profile sm_90 adjusting per thread register count of 16 to lower bound of 24
+ptxas info    : Overriding maximum register limit 256 for '_Z5spillILi64EEvPfPKfi' with  24 of maxrregcount option
+ptxas info    : Overriding maximum register limit 256 for '_Z3shmILi256EEvPfPKf' with  24 of maxrregcount option
+ptxas info    : Overriding maximum register limit 256 for '_Z5scaleIfLi3EEvPT_S0_i' with  24 of maxrregcount option
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z5spillILi64EEvPfPKfi' for 'sm_90'
+ptxas info    : Function properties for _Z5spillILi64EEvPfPKfi
+ptxas         .     832 bytes stack frame, 1464 bytes spill stores, 1508 bytes spill loads
+ptxas info    : Used 24 registers, used 0 barriers, 832 bytes cumulative stack size
+ptxas info    : Compile time = 32.379 ms
+ptxas info    : Compiling entry function '_Z3shmILi256EEvPfPKf' for 'sm_90'
+ptxas info    : Function properties for _Z3shmILi256EEvPfPKf
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 14 registers, used 1 barriers, 1048 bytes smem
+ptxas info    : Compile time = 2.498 ms
+ptxas info    : Compiling entry function '_Z5scaleIfLi3EEvPT_S0_i' for 'sm_90'
+ptxas info    : Function properties for _Z5scaleIfLi3EEvPT_S0_i
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers
+ptxas info    : Compile time = 1.031 ms
+)";
+
+// sm_80: cmem[0] is printed, user __constant__ data lands in other banks, and a __noinline__
+// device function gets its own properties block (after the kernel that calls it) with no "Used".
+const char* kSm80 = R"(ptxas info    : 400 bytes gmem, 256 bytes cmem[3], 8 bytes cmem[4]
+ptxas info    : Compiling entry function '_Z4usecILi4EEvPfPKf' for 'sm_80'
+ptxas info    : Function properties for _Z4usecILi4EEvPfPKf
+ptxas         .     128 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 0 barriers, 128 bytes cumulative stack size, 368 bytes cmem[0]
+ptxas info    : Compile time = 3.303 ms
+ptxas info    : Function properties for _Z6helperfi
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function 'plain' for 'sm_80'
+ptxas info    : Function properties for plain
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]
+ptxas info    : Compile time = 0.621 ms
+ptxas info    : Compiling entry function '_Z3shmILi256EEvPfPKf' for 'sm_80'
+ptxas info    : Function properties for _Z3shmILi256EEvPfPKf
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 16 registers, used 1 barriers, 1048 bytes smem, 368 bytes cmem[0], 8 bytes cmem[2]
+ptxas info    : Compile time = 1.848 ms
+)";
+
+TEST(PtxasReport, Sm90SpillsAndSharedMemory) {
+  const auto m = parse_ptxas_report(kSm90);
+  ASSERT_EQ(m.size(), 3u);
+  const Resources& s = m.at("_Z5spillILi64EEvPfPKfi");
+  EXPECT_TRUE(s.parsed);
+  EXPECT_EQ(s.registers, 24);
+  EXPECT_EQ(s.stack, 832);
+  EXPECT_EQ(s.spill_stores, 1464);
+  EXPECT_EQ(s.spill_loads, 1508);
+  EXPECT_EQ(s.smem_static, 0);
+  EXPECT_EQ(s.cmem, 0);
+
+  const Resources& h = m.at("_Z3shmILi256EEvPfPKf");
+  EXPECT_EQ(h.registers, 14);
+  EXPECT_EQ(h.smem_static, 256 * 4 + 3 * 8);
+  EXPECT_EQ(h.spill_stores, 0);
+  EXPECT_EQ(h.stack, 0);
+
+  const Resources& k = m.at("_Z5scaleIfLi3EEvPT_S0_i");
+  EXPECT_EQ(k.registers, 8);
+  EXPECT_TRUE(k.parsed);
+}
+
+TEST(PtxasReport, Sm80ConstantBankAndDeviceFunctions) {
+  const auto m = parse_ptxas_report(kSm80);
+  const Resources& u = m.at("_Z4usecILi4EEvPfPKf");
+  EXPECT_EQ(u.registers, 32);
+  EXPECT_EQ(u.stack, 128);
+  EXPECT_EQ(u.cmem, 368);  // bank 0 only; cmem[3] (the __constant__ array) is not counted
+  EXPECT_EQ(m.at("plain").registers, 8);
+  EXPECT_EQ(m.at("plain").cmem, 360);
+  const Resources& h = m.at("_Z3shmILi256EEvPfPKf");
+  EXPECT_EQ(h.registers, 16);
+  EXPECT_EQ(h.smem_static, 1048);
+  EXPECT_EQ(h.cmem, 368);
+  // The helper's block must not leak into the kernel compiled before or after it.
+  const Resources& helper = m.at("_Z6helperfi");
+  EXPECT_TRUE(helper.parsed);
+  EXPECT_EQ(helper.registers, 0);
+  EXPECT_EQ(m.at("plain").stack, 0);
+}
+
+// The pre-13 layout: continuation lines indented instead of "ptxas .", no barriers item.
+TEST(PtxasReport, IndentedContinuationLines) {
+  const auto m = parse_ptxas_report(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function '_Z6kernelPf' for 'sm_80'\n"
+      "ptxas info    : Function properties for _Z6kernelPf\n"
+      "    16 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Used 10 registers, 512 bytes smem, 360 bytes cmem[0]\n");
+  const Resources& r = m.at("_Z6kernelPf");
+  EXPECT_EQ(r.registers, 10);
+  EXPECT_EQ(r.stack, 16);
+  EXPECT_EQ(r.spill_stores, 4);
+  EXPECT_EQ(r.spill_loads, 8);
+  EXPECT_EQ(r.smem_static, 512);
+  EXPECT_EQ(r.cmem, 360);
+}
+
+TEST(PtxasReport, NoReportOrNoiseGivesNothing) {
+  EXPECT_TRUE(parse_ptxas_report("").empty());
+  EXPECT_TRUE(parse_ptxas_report("x.cu(3): error: expected a \";\"\n1 error detected\n").empty());
+  // Damaged lines are skipped, not fatal; the intact ones still count.
+  const auto m = parse_ptxas_report(
+      "ptxas info    : Compiling entry function '_Z1kv\n"
+      "ptxas info    : Used lots of registers\n"
+      "ptxas info    : Compiling entry function '_Z1jv' for 'sm_90'\n"
+      "ptxas info    : Used 12 registers, used 0 barriers, garbage, 99999999999999999999 bytes smem\n");
+  EXPECT_EQ(m.at("_Z1jv").registers, 12);
+  EXPECT_EQ(m.at("_Z1jv").smem_static, 0);
+  EXPECT_EQ(m.count("_Z1kv"), 0u);
+}
+
+}  // namespace
+}  // namespace soltune

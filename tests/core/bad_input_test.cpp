@@ -1,0 +1,268 @@
+// Broken inputs: a copy of templates/gelu (or a config) with one thing changed must be refused with
+// a soltune::Error naming the file, the line (and column) and what was expected.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/problem.hpp"
+#include "core/run_config.hpp"
+
+namespace soltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+  ASSERT_TRUE(out.good()) << p;
+}
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "soltune-bad-input-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    templates_ = root_ / "templates";
+    fs::create_directories(templates_);
+    fs::copy(SOLTUNE_SOURCE_DIR "/templates/gelu", templates_ / "gelu", fs::copy_options::recursive);
+    fs::create_directories(root_ / "configs");
+    config_ = root_ / "configs" / "run.yaml";
+    write(config_,
+          "problem: gelu\n"
+          "dtypes: [f32, bf16]\n"
+          "shapes:\n"
+          "  - {n: 1000003}\n"
+          "budget: {evals: 16, seconds: 0}\n"
+          "seed: 1\n"
+          "backend: model\n");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  fs::path problem_yaml() const { return templates_ / "gelu" / "problem.yaml"; }
+  fs::path variant_yaml() const { return templates_ / "gelu" / "vectorized.yaml"; }
+
+  // Replaces the first occurrence of `from` in the file (which must hold it) and returns the
+  // 1-based line where the replacement starts.
+  int edit(const fs::path& file, const std::string& from, const std::string& to) {
+    auto text = read(file);
+    const auto pos = text.find(from);
+    EXPECT_NE(pos, std::string::npos) << "'" << from << "' not in " << file;
+    if (pos == std::string::npos) return -1;
+    text.replace(pos, from.size(), to);
+    write(file, text);
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+  }
+
+  ProblemSpec load() const { return load_problem(templates_, "gelu"); }
+
+  // The message of the Error `f` throws; checks it starts with (or, wrapped by the config's error,
+  // contains) "<file name>:<line>:" and, when col > 0, "<col>:", and that it holds every phrase.
+  template <typename F>
+  void expect_error(F&& f, const fs::path& file, int line, int col, const std::vector<std::string>& phrases) {
+    std::string msg;
+    try {
+      f();
+      ADD_FAILURE() << "no error for a broken " << file.filename();
+      return;
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    std::string where = file.filename().string() + ":" + std::to_string(line) + ":";
+    if (col > 0) where += std::to_string(col) + ":";
+    EXPECT_NE(msg.find(where), std::string::npos) << "expected '" << where << "' in: " << msg;
+    // The file is named with its folder, not by its base name only.
+    EXPECT_NE(msg.find(file.parent_path().filename().string() + "/" + file.filename().string()), std::string::npos)
+        << msg;
+    for (const auto& p : phrases) EXPECT_NE(msg.find(p), std::string::npos) << "expected '" << p << "' in: " << msg;
+  }
+
+  fs::path root_, templates_, config_;
+};
+
+TEST_F(BadInput, CopiesLoadUnchanged) {
+  EXPECT_NO_THROW(load());
+  EXPECT_NO_THROW(load_run_config(config_));
+  EXPECT_EQ(load_run_config(config_).templates_dir.lexically_normal(), templates_.lexically_normal());
+}
+
+TEST_F(BadInput, MalformedYaml) {
+  const int line = edit(problem_yaml(), "sizes: [n]", "sizes: [n");
+  std::string msg;
+  try {
+    load();
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  ASSERT_FALSE(msg.empty()) << "an unclosed bracket was accepted";
+  EXPECT_EQ(msg.rfind(problem_yaml().string() + ":", 0), 0u) << msg;
+  EXPECT_NE(msg.find("malformed YAML"), std::string::npos) << msg;
+  // yaml-cpp notices the unclosed bracket at the bracket's line or a little after it.
+  const auto after = msg.substr(problem_yaml().string().size() + 1);
+  const int reported = std::stoi(after);
+  EXPECT_GE(reported, line) << msg;
+  EXPECT_LE(reported, line + 2) << msg;
+  EXPECT_NE(after.find(':'), std::string::npos) << "no column in: " << msg;
+}
+
+TEST_F(BadInput, MalformedConfigYaml) {
+  write(config_, "problem: gelu\nshapes: [{n: 10}\nbudget: {evals: 4}\n");
+  std::string msg;
+  try {
+    load_run_config(config_);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg.rfind(config_.string() + ":", 0), 0u) << msg;
+  EXPECT_NE(msg.find("malformed YAML"), std::string::npos) << msg;
+}
+
+TEST_F(BadInput, UnknownKeyInProblem) {
+  const int line = edit(problem_yaml(), "flops: 9 * n", "flopz: 9 * n");
+  expect_error([&] { load(); }, problem_yaml(), line, 1, {"unknown key 'flopz'", "expected one of", "flops"});
+  // The same error reaches a config that names the problem.
+  expect_error([&] { load_run_config(config_); }, problem_yaml(), line, 1, {"unknown key 'flopz'"});
+}
+
+TEST_F(BadInput, UnknownKeyInProblemArg) {
+  const int line = edit(problem_yaml(), "role: out}", "role: out, int: normal(0, 1)}");
+  expect_error([&] { load(); }, problem_yaml(), line, 62, {"unknown key 'int'", "init"});
+}
+
+TEST_F(BadInput, UnknownKeyInVariant) {
+  const int line = edit(variant_yaml(), "constraints:", "constraint:");
+  expect_error([&] { load(); }, variant_yaml(), line, 1, {"unknown key 'constraint'", "constraints"});
+}
+
+TEST_F(BadInput, UnknownKeyInKnob) {
+  const int line = edit(variant_yaml(), "BLOCK: {values:", "BLOCK: {vals:");
+  // "  BLOCK: {vals": the key starts at column 11.
+  expect_error([&] { load(); }, variant_yaml(), line, 11, {"unknown key 'vals'", "values"});
+}
+
+TEST_F(BadInput, UnknownKeyInConfig) {
+  const int line = edit(config_, "seed: 1", "sed: 1");
+  expect_error([&] { load_run_config(config_); }, config_, line, 1, {"unknown key 'sed'", "seed"});
+}
+
+TEST_F(BadInput, UnknownKeyInConfigBudget) {
+  const int line = edit(config_, "{evals: 16,", "{evlas: 16,");
+  expect_error([&] { load_run_config(config_); }, config_, line, 10, {"unknown key 'evlas'", "evals"});
+}
+
+TEST_F(BadInput, UnknownProblemInConfig) {
+  const int line = edit(config_, "problem: gelu", "problem: gelux");
+  expect_error([&] { load_run_config(config_); }, config_, line, 10, {"unknown problem 'gelux'", "gelu"});
+}
+
+TEST_F(BadInput, UnknownDtypeInProblem) {
+  const int line = edit(problem_yaml(), "dtypes: [f32, bf16]", "dtypes: [f32, f128]");
+  expect_error([&] { load(); }, problem_yaml(), line, 15, {"unknown dtype 'f128'", "bf16"});
+}
+
+TEST_F(BadInput, UnknownDtypeInArg) {
+  const int line = edit(problem_yaml(), "kind: scalar, dtype: i64", "kind: scalar, dtype: int64");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"unknown dtype 'int64'"});
+}
+
+TEST_F(BadInput, UnknownDtypeInConfig) {
+  const int line = edit(config_, "dtypes: [f32, bf16]", "dtypes: [f32, bf61]");
+  expect_error([&] { load_run_config(config_); }, config_, line, 15, {"unknown dtype 'bf61'"});
+}
+
+TEST_F(BadInput, UnsupportedDtypeInConfig) {
+  const int line = edit(config_, "dtypes: [f32, bf16]", "dtypes: [f64]");
+  expect_error([&] { load_run_config(config_); }, config_, line, 10, {"does not support dtype f64"});
+}
+
+TEST_F(BadInput, UnknownVariantInConfig) {
+  const int line = edit(config_, "seed: 1", "variants: [vectorised]\nseed: 1");
+  expect_error([&] { load_run_config(config_); }, config_, line, 12,
+               {"no variant 'vectorised'", "variants: vectorized"});
+}
+
+TEST_F(BadInput, ConstraintThatDoesNotParse) {
+  const int line = edit(variant_yaml(), "  - VEC * dtype_bytes <= 16", "  - VEC * * dtype_bytes <= 16");
+  // The scalar starts at column 5; the second '*' is the expression's 7th character.
+  expect_error([&] { load(); }, variant_yaml(), line, 5, {"VEC * * dtype_bytes <= 16", "at column 7"});
+}
+
+TEST_F(BadInput, ConstraintWithUnknownName) {
+  const int line = edit(variant_yaml(), "FAST_TANH == 0 || dtype_bytes == 2", "FAST_TANH == 0 || dtype_byte == 2");
+  expect_error([&] { load(); }, variant_yaml(), line, 5, {"constraint", "unknown name 'dtype_byte'", "dtype_bytes"});
+}
+
+TEST_F(BadInput, GeometryWithUnknownName) {
+  const int line = edit(variant_yaml(), "block: BLOCK", "block: BLOCKS");
+  expect_error([&] { load(); }, variant_yaml(), line, 10, {"block", "unknown name 'BLOCKS'"});
+}
+
+TEST_F(BadInput, TemplateArgNamingUnknownKnob) {
+  const int line = edit(variant_yaml(), "FAST_TANH, CACHE_HINT]", "FAST_TANH, CACHE_HNT]");
+  expect_error([&] { load(); }, variant_yaml(), line, 0, {"template argument 'CACHE_HNT'", "knob"});
+}
+
+TEST_F(BadInput, KernelArgumentNotDeclared) {
+  const int line = edit(variant_yaml(), "kernel: gelu_tanh", "kernel: gelu_tanh\nargs: [x, y, m]");
+  expect_error([&] { load(); }, variant_yaml(), line + 1, 0, {"kernel argument 'm'"});
+}
+
+TEST_F(BadInput, ShapeMissingASize) {
+  const int line = edit(config_, "  - {n: 1000003}", "  - {n: 1000003}\n  - {m: 5}");
+  expect_error([&] { load_run_config(config_); }, config_, line + 1, 5, {"missing required key 'n'"});
+}
+
+TEST_F(BadInput, ShapeWithUnknownOrBadSize) {
+  int line = edit(config_, "{n: 1000003}", "{n: 1000003, m: 5}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"unknown size 'm'"});
+  edit(config_, "{n: 1000003, m: 5}", "{n: 0}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"size 'n' must be positive"});
+  edit(config_, "{n: 0}", "{n: 1e6}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"expected an integer, got '1e6'"});
+}
+
+TEST_F(BadInput, NegativeBudget) {
+  const int line = edit(config_, "budget: {evals: 16, seconds: 0}", "budget: {evals: -16, seconds: 0}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"budget", "must not be negative"});
+  edit(config_, "{evals: -16, seconds: 0}", "{evals: 16, seconds: -1}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"must not be negative"});
+  edit(config_, "{evals: 16, seconds: -1}", "{evals: 0}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"needs evals or seconds"});
+}
+
+TEST_F(BadInput, BadBackendAndGpu) {
+  int line = edit(config_, "backend: model", "backend: opencl");
+  expect_error([&] { load_run_config(config_); }, config_, line, 10, {"auto, cuda or model", "opencl"});
+  line = edit(config_, "backend: opencl", "backend: model\nmodel_gpu: Voodoo5");
+  expect_error([&] { load_run_config(config_); }, config_, line + 1, 12, {"unknown GPU 'Voodoo5'", "H200"});
+}
+
+TEST_F(BadInput, MissingSourceFile) {
+  fs::remove(templates_ / "gelu" / "vectorized.cu");
+  std::string msg;
+  try {
+    load();
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("vectorized.yaml:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("vectorized.cu"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace soltune

@@ -1,0 +1,152 @@
+// The shipped templates and configs load; geometry and NVRTC name expressions of gelu.
+#include "core/problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/device.hpp"
+#include "core/run_config.hpp"
+#include "core/space.hpp"
+#include "core/task.hpp"
+
+namespace soltune {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kTemplates = SOLTUNE_SOURCE_DIR "/templates";
+const fs::path kConfigs = SOLTUNE_SOURCE_DIR "/configs";
+
+TEST(Problem, EveryShippedTemplateLoads) {
+  const auto names = list_problems(kTemplates);
+  ASSERT_FALSE(names.empty());
+  EXPECT_NE(std::find(names.begin(), names.end(), "gelu"), names.end());
+  for (const auto& name : names) {
+    SCOPED_TRACE(name);
+    ProblemSpec p;
+    ASSERT_NO_THROW(p = load_problem(kTemplates, name));
+    EXPECT_EQ(p.name, name);
+    EXPECT_FALSE(p.variants.empty());
+    EXPECT_FALSE(p.dtypes.empty());
+    EXPECT_FALSE(p.baseline.empty());
+    EXPECT_FALSE(p.reference_source.empty());
+    for (const auto& v : p.variants) {
+      EXPECT_FALSE(v.source.empty()) << v.name;
+      EXPECT_FALSE(v.knobs.empty()) << v.name;
+      EXPECT_TRUE(fs::exists(v.source_path)) << v.source_path;
+    }
+  }
+}
+
+TEST(Problem, EveryShippedConfigLoads) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kConfigs)) {
+    if (e.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(e.path().string());
+    RunConfig c;
+    ASSERT_NO_THROW(c = load_run_config(e.path()));
+    EXPECT_FALSE(c.shapes.empty());
+    EXPECT_FALSE(c.dtypes.empty());
+    EXPECT_TRUE(c.budget.evals > 0 || c.budget.seconds > 0);
+    EXPECT_EQ(c.spec.name, c.problem);
+    ++n;
+  }
+  EXPECT_GE(n, 1);
+}
+
+TEST(Problem, GeluConfigContents) {
+  const auto c = load_run_config(kConfigs / "gelu.yaml");
+  EXPECT_EQ(c.problem, "gelu");
+  EXPECT_EQ(c.dtypes, (std::vector<DType>{DType::f32, DType::bf16}));
+  ASSERT_EQ(c.shapes.size(), 2u);
+  EXPECT_EQ(c.shapes[0].key(), "n=268435456");
+  EXPECT_EQ(c.shapes[1].at("n"), 1000003);
+  EXPECT_EQ(c.budget.evals, 160);
+  EXPECT_EQ(c.budget.seconds, 900);
+  EXPECT_EQ(c.seed, 42u);
+  EXPECT_EQ(c.model_gpu, "H200");
+  // {gpu} becomes the device's slug, relative to the config's folder.
+  const auto kb = kb_path(c, *find_known_gpu("H200"));
+  EXPECT_EQ(kb.filename(), "nvidia-h200.sqlite");
+  EXPECT_EQ(kb.parent_path().filename(), "kb");
+  EXPECT_EQ(slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3");
+}
+
+TEST(Problem, GeluSpec) {
+  const auto p = load_problem(kTemplates, "gelu");
+  EXPECT_EQ(p.sizes, (std::vector<std::string>{"n"}));
+  ASSERT_EQ(p.args.size(), 3u);
+  EXPECT_TRUE(p.args[0].is_buffer);
+  EXPECT_EQ(p.args[0].role, Role::in);
+  EXPECT_EQ(p.args[0].init.kind, InitSpec::Kind::normal);
+  EXPECT_EQ(p.args[0].init.b, 3);
+  EXPECT_EQ(p.args[1].role, Role::out);
+  EXPECT_FALSE(p.args[2].is_buffer);
+  EXPECT_EQ(p.args[2].resolve_dtype(DType::bf16), DType::i64);
+  EXPECT_EQ(p.args[0].resolve_dtype(DType::bf16), DType::bf16);
+  EXPECT_EQ(p.baseline.size(), 8u);
+  EXPECT_EQ(p.baseline_temps.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.tolerance.at(DType::bf16).rtol, 8.0e-3);
+  EXPECT_THROW(p.variant("scalar"), Error);
+  EXPECT_EQ(p.find_arg("nope"), nullptr);
+
+  Task t{&p, &p.variant("vectorized"), DType::f32, Shape{{{"n", 1000003}}}};
+  EXPECT_EQ(t.id(), "gelu/vectorized/f32/n=1000003");
+  EXPECT_EQ(t.flops(), 9.0 * 1000003);
+  EXPECT_EQ(t.bytes(), 2.0 * 1000003 * 4);
+  t.dtype = DType::bf16;
+  EXPECT_EQ(t.bytes(), 2.0 * 1000003 * 2);
+  EXPECT_EQ(buffer_elements(p.args[0], t.sizes()), 1000003);
+}
+
+TEST(Problem, GeluGeometry) {
+  const auto p = load_problem(kTemplates, "gelu");
+  const auto& v = p.variant("vectorized");
+  const auto h200 = *find_known_gpu("H200");
+  Task t{&p, &v, DType::f32, Shape{{{"n", 1000003}}}};
+  const Space s(v, t.fixed(h200));
+  // One pass: a block per tile of 256 x 4 x 4 = 4096 elements: ceil(1000003 / 4096) = 245 blocks.
+  auto g = eval_geometry(v.launch, s.bind(s.parse_key(
+                                       "BLOCK=256,VEC=4,EPT=4,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0")));
+  EXPECT_EQ(g.grid, (std::array<int64_t, 3>{245, 1, 1}));
+  EXPECT_EQ(g.block, (std::array<int64_t, 3>{256, 1, 1}));
+  EXPECT_EQ(g.smem, 0);
+  EXPECT_EQ(g.str(), "grid=(245,1,1) block=(256,1,1) smem=0");
+  // Grid-stride: min(sms x 2, ceil(1000003 / 128)) = min(264, 7813) blocks on an H200 (132 SMs).
+  ASSERT_EQ(h200.sms, 132);
+  g = eval_geometry(v.launch, s.bind(s.parse_key(
+                                  "BLOCK=128,VEC=1,EPT=1,GRID_STRIDE=1,BLOCKS_PER_SM=2,FAST_TANH=0,CACHE_HINT=0")));
+  EXPECT_EQ(g.grid[0], 264);
+  EXPECT_EQ(g.block[0], 128);
+  EXPECT_EQ(g.threads(), 264 * 128);
+  // Grid-stride, but fewer tiles than SM slots: the tile count wins. 1024 x 4 x 8 = 32768 -> 31.
+  g = eval_geometry(v.launch, s.bind(s.parse_key(
+                                  "BLOCK=1024,VEC=4,EPT=8,GRID_STRIDE=1,BLOCKS_PER_SM=16,FAST_TANH=0,CACHE_HINT=0")));
+  EXPECT_EQ(g.grid[0], 31);
+  // The reference and the baseline launches.
+  g = eval_geometry(p.reference, t.fixed(h200));
+  EXPECT_EQ(g.grid[0], 3907);  // ceil(1000003 / 256)
+  EXPECT_EQ(g.block[0], 256);
+  // A zero-sized grid is refused.
+  Task empty{&p, &v, DType::f32, Shape{{{"n", 0}}}};
+  EXPECT_THROW(eval_geometry(p.reference, empty.fixed(h200)), Error);
+}
+
+TEST(Problem, NameExpression) {
+  const auto p = load_problem(kTemplates, "gelu");
+  const auto& v = p.variant("vectorized");
+  Task t{&p, &v, DType::f32, Shape{{{"n", 1000003}}}};
+  const Space s(v, t.fixed(*find_known_gpu("H200")));
+  const auto b = s.bind(s.parse_key("BLOCK=256,VEC=4,EPT=2,GRID_STRIDE=1,BLOCKS_PER_SM=8,FAST_TANH=0,CACHE_HINT=1"));
+  EXPECT_EQ(name_expression(v.launch, DType::f32, b), "gelu_tanh<float, 256, 4, 2, 1, 0, 1>");
+  EXPECT_EQ(name_expression(v.launch, DType::bf16, b), "gelu_tanh<__nv_bfloat16, 256, 4, 2, 1, 0, 1>");
+  EXPECT_EQ(name_expression(p.reference, DType::bf16, {}), "gelu_reference<__nv_bfloat16>");
+  EXPECT_EQ(name_expression(p.baseline[1], DType::f32, {}), "op_scale<float, 0>");
+  EXPECT_EQ(name_expression(p.baseline[3], DType::f32, {}), "op_scale<float, 1>");
+  LaunchSpec plain;
+  plain.kernel = "k";
+  EXPECT_EQ(name_expression(plain, DType::f32, {}), "k");
+}
+
+}  // namespace
+}  // namespace soltune

@@ -1,0 +1,48 @@
+#pragma once
+// Shared by the GPU tests: skip with the driver's reason where no device is present, and build
+// template folders holding deliberately broken variants next to a copy of a shipped problem.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "eval/cuda_devices.hpp"
+
+namespace soltune::test {
+
+// The source tree: $SOLTUNE_SOURCE_DIR when set (a packed test binary run on another machine),
+// else where this test was built.
+inline std::filesystem::path source_dir() {
+  if (const char* env = std::getenv("SOLTUNE_SOURCE_DIR")) return env;
+  return SOLTUNE_SOURCE_DIR;
+}
+
+inline bool skip_without_gpu() {
+  static const DeviceList list = cuda_devices();
+  if (list.devices.empty()) {
+    std::printf("[  SKIPPED ] %s\n", list.why_none.c_str());
+    return true;
+  }
+  return false;
+}
+
+#define SOLTUNE_REQUIRE_GPU() \
+  if (::soltune::test::skip_without_gpu()) GTEST_SKIP() << "no CUDA device on this machine"
+
+// A copy of templates/<problem> in a fresh temp folder, to which a test adds variants.
+inline std::filesystem::path copy_problem(const std::string& problem, const std::string& tag) {
+  const auto root = std::filesystem::temp_directory_path() / ("soltune-" + tag + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::copy(source_dir() / "templates" / problem, root / problem,
+                        std::filesystem::copy_options::recursive);
+  return root;
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+}  // namespace soltune::test

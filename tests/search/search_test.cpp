@@ -1,0 +1,342 @@
+// The evolutionary searcher and the per-task tuning loop, against a fake evaluator: a synthetic
+// landscape time = f(knobs) on a small hand-made space (and the real gelu space for legality).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "core/device.hpp"
+#include "search/strategy.hpp"
+#include "search/tune_task.hpp"
+
+namespace soltune {
+namespace {
+
+using Landscape = std::function<double(const Bindings&)>;
+
+// Predicts time = f(knobs) for legal configurations; illegal ones come back with status illegal.
+// A landscape value <= 0 is reported as a compile error (a failing candidate).
+class FakeEvaluator final : public Evaluator {
+ public:
+  FakeEvaluator(Landscape f, double t_ref_us, double t_sol_us)
+      : f_(std::move(f)), t_ref_(t_ref_us), t_sol_(t_sol_us), dev_(*find_known_gpu("H200")) {}
+  const DeviceInfo& device() const override { return dev_; }
+  std::string backend_name() const override { return "fake"; }
+  TimeKind kind() const override { return TimeKind::predicted; }
+  TaskBaseline baseline(const Task& t) override {
+    TaskBaseline b;
+    b.t_ref_us = t_ref_;
+    b.t_sol_us = t_sol_;
+    b.kind = TimeKind::predicted;
+    baselines.push_back(t.id());
+    return b;
+  }
+  std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override {
+    const Space space(*t.variant, t.fixed(dev_));
+    batches.push_back(configs.size());
+    std::vector<EvalResult> out;
+    for (const auto& c : configs) {
+      EvalResult r;
+      r.config = c;
+      r.key = space.key(c);
+      r.kind = TimeKind::predicted;
+      if (!space.legal(c)) {
+        r.status = Status::illegal;
+        r.log = space.why_illegal(c);
+      } else if (const double us = f_(space.bind(c)); us <= 0) {
+        r.status = Status::compile_error;
+        r.log = "synthetic compile error";
+      } else {
+        r.status = Status::ok;
+        r.time.median_us = r.time.min_us = r.time.max_us = r.time.q1_us = r.time.q3_us = us;
+      }
+      evaluated.push_back(r.key);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  std::vector<std::string> evaluated, baselines;
+  std::vector<size_t> batches;
+
+ private:
+  Landscape f_;
+  double t_ref_, t_sol_;
+  DeviceInfo dev_;
+};
+
+class Recorder final : public TaskObserver {
+ public:
+  void on_result(const Task&, const EvalResult& r, const SolScore& s) override {
+    results.push_back(r);
+    scores.push_back(s);
+  }
+  std::vector<EvalResult> results;
+  std::vector<SolScore> scores;
+};
+
+KnobSpec knob(const std::string& name, std::vector<int64_t> values) { return KnobSpec{name, std::move(values), ""}; }
+
+// A: 1..8, B: 1..32 (powers of two), C: 0..2, with A * B <= 64: 38 x 3 = 114 legal configurations.
+class SmallSpace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    problem_.name = "synthetic";
+    problem_.sizes = {"n"};
+    VariantSpec v;
+    v.name = "v";
+    v.knobs = {knob("A", {1, 2, 3, 4, 5, 6, 7, 8}), knob("B", {1, 2, 4, 8, 16, 32}), knob("C", {0, 1, 2})};
+    v.constraints = {Expr("A * B <= 64", SourceLoc{"v.yaml", 5, 5})};
+    problem_.variants.push_back(std::move(v));
+    task_ = Task{&problem_, &problem_.variants[0], DType::f32, Shape{{{"n", 1024}}}};
+  }
+  Space space() const { return Space(*task_.variant, task_.fixed(*find_known_gpu("H200"))); }
+
+  // A smooth bowl with its minimum (10 us) at A=5, B=8, C=0.
+  static double bowl(const Bindings& b) {
+    const double a = b.at("A"), lb = std::log2(b.at("B")), c = b.at("C");
+    return 10 + (a - 5) * (a - 5) + 2 * (lb - 3) * (lb - 3) + 3 * c;
+  }
+  static constexpr size_t kLegal = 114;
+  const std::string kOptimum = "A=5,B=8,C=0";
+
+  // Runs propose/observe until the searcher has nothing left; returns every proposed key in order.
+  std::vector<std::string> drain(EvolutionarySearch& s, FakeEvaluator& ev, uint64_t seed, size_t batch = 8) {
+    Rng rng(seed);
+    std::vector<std::string> keys;
+    for (int round = 0; round < 1000; ++round) {
+      const auto proposals = s.propose(batch, rng);
+      if (proposals.empty()) return keys;
+      EXPECT_LE(proposals.size(), batch);
+      const auto results = ev.evaluate(task_, proposals);
+      for (const auto& r : results) keys.push_back(r.key);
+      s.observe(results);
+    }
+    ADD_FAILURE() << "the searcher never ran out of proposals";
+    return keys;
+  }
+
+  ProblemSpec problem_;
+  Task task_;
+};
+
+TEST_F(SmallSpace, SpaceIsAsDescribed) {
+  const auto s = space();
+  EXPECT_EQ(s.enumerate_legal(1000).size(), kLegal);
+  EXPECT_TRUE(s.legal(s.parse_key(kOptimum)));
+  double best = 1e9;
+  std::string best_key;
+  for (const auto& c : s.enumerate_legal(1000))
+    if (bowl(s.bind(c)) < best) best = bowl(s.bind(c)), best_key = s.key(c);
+  EXPECT_EQ(best_key, kOptimum);
+  EXPECT_EQ(best, 10);
+}
+
+TEST_F(SmallSpace, NeverProposesTwiceAndOnlyLegal) {
+  const auto sp = space();
+  FakeEvaluator ev(bowl, 1000, 1);
+  for (uint64_t seed : {1, 2, 3}) {
+    EvolutionarySearch s(sp, SearchOptions{});
+    const auto keys = drain(s, ev, seed);
+    std::set<std::string> unique(keys.begin(), keys.end());
+    EXPECT_EQ(unique.size(), keys.size()) << "a key was proposed twice (seed " << seed << ")";
+    EXPECT_EQ(keys.size(), kLegal) << "the space was not finished (seed " << seed << ")";
+    for (const auto& k : keys) EXPECT_TRUE(sp.legal(sp.parse_key(k))) << k;
+  }
+}
+
+TEST_F(SmallSpace, KnownKeysAreNeverProposed) {
+  const auto sp = space();
+  FakeEvaluator ev(bowl, 1000, 1);
+  EvolutionarySearch s(sp, SearchOptions{});
+  std::set<std::string> known;
+  const auto all = sp.enumerate_legal(1000);
+  for (size_t i = 0; i < all.size(); i += 3) known.insert(sp.key(all[i]));
+  for (const auto& k : known) s.mark_seen(k);
+  const auto keys = drain(s, ev, 9);
+  EXPECT_EQ(keys.size(), kLegal - known.size());
+  for (const auto& k : keys) EXPECT_EQ(known.count(k), 0u) << k;
+}
+
+TEST_F(SmallSpace, EvolutionPhaseStaysLegalWithFailures) {
+  // Every config with C == 2 fails to compile; the evolutionary phase (after 4 random samples) keeps
+  // proposing legal, new configurations from an elite that only holds successes.
+  const auto sp = space();
+  FakeEvaluator ev([](const Bindings& b) { return b.at("C") == 2 ? -1.0 : bowl(b); }, 1000, 1);
+  SearchOptions o;
+  o.initial = 4;
+  o.population = 4;
+  EvolutionarySearch s(sp, o);
+  const auto keys = drain(s, ev, 17, 5);
+  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), kLegal);
+  for (const auto& r : s.elite()) EXPECT_EQ(r.status, Status::ok);
+  EXPECT_LE(s.elite().size(), 4u);
+  ASSERT_FALSE(s.elite().empty());
+  EXPECT_EQ(s.elite().front().key, kOptimum);  // fastest first
+}
+
+TEST_F(SmallSpace, SameSeedSameProposals) {
+  const auto sp = space();
+  FakeEvaluator ev1(bowl, 1000, 1), ev2(bowl, 1000, 1), ev3(bowl, 1000, 1);
+  SearchOptions o;
+  o.initial = 8;
+  EvolutionarySearch a(sp, o), b(sp, o), c(sp, o);
+  const auto ka = drain(a, ev1, 42), kb = drain(b, ev2, 42), kc = drain(c, ev3, 43);
+  EXPECT_EQ(ka, kb);
+  EXPECT_NE(ka, kc);  // the same set (the whole space) in another order
+  EXPECT_EQ(std::set<std::string>(ka.begin(), ka.end()), std::set<std::string>(kc.begin(), kc.end()));
+}
+
+TEST(GeluSearch, ProposalsOnTheRealSpaceAreLegalAndNew) {
+  const auto p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "gelu");
+  const auto& v = p.variant("vectorized");
+  const auto dev = *find_known_gpu("H200");
+  for (auto dt : {DType::f32, DType::bf16}) {
+    const Task t{&p, &v, dt, Shape{{{"n", 1000003}}}};
+    const Space sp(v, t.fixed(dev));
+    FakeEvaluator ev([](const Bindings& b) { return 100 + std::abs(b.at("BLOCK") - 256) / 64 + 16 / b.at("VEC"); },
+                     1000, 1);
+    EvolutionarySearch s(sp, SearchOptions{});
+    Rng rng(5);
+    std::set<std::string> keys;
+    for (int round = 0; round < 20; ++round) {
+      const auto batch = s.propose(8, rng);
+      ASSERT_EQ(batch.size(), 8u);
+      for (const auto& c : batch) {
+        EXPECT_TRUE(sp.legal(c)) << sp.key(c) << ": " << sp.why_illegal(c);
+        EXPECT_TRUE(keys.insert(sp.key(c)).second) << "proposed twice: " << sp.key(c);
+      }
+      s.observe(ev.evaluate(t, batch));
+    }
+    EXPECT_EQ(keys.size(), 160u);
+  }
+}
+
+TEST_F(SmallSpace, TuneTaskFindsTheOptimumWithinBudget) {
+  // 60 evaluations of a 114-configuration space, for several seeds.
+  for (uint64_t seed = 1; seed <= (getenv("NSEEDS") ? std::stoul(getenv("NSEEDS")) : 5); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const auto sp = space();
+    FakeEvaluator ev(bowl, 1000, 1);
+    SearchOptions o;
+    o.initial = 12;
+    o.population = 8;
+    EvolutionarySearch s(sp, o);
+    Recorder rec;
+    Rng rng(seed);
+    const auto out = tune_task(task_, ev, s, TaskBudget{60, std::nullopt}, 6, rng, rec, ev.baseline(task_));
+    EXPECT_EQ(out.evaluated, 60);
+    EXPECT_EQ(out.failed, 0);
+    EXPECT_FALSE(out.exhausted);
+    ASSERT_TRUE(out.best.has_value());
+    EXPECT_EQ(out.best->key, kOptimum);
+    EXPECT_EQ(out.best->time.median_us, 10);
+    EXPECT_TRUE(out.best_sol.valid);
+    EXPECT_NEAR(out.best_sol.score, 0.5 * (1 + std::log(100.0) / std::log(1000.0)), 1e-12);
+    EXPECT_EQ(out.baseline.t_ref_us, 1000);
+  }
+}
+
+TEST_F(SmallSpace, BudgetAccounting) {
+  const auto sp = space();
+  {
+    // 21 evaluations in batches of 8: 8 + 8 + 5, each reported to the observer once.
+    FakeEvaluator ev(bowl, 1000, 1);
+    EvolutionarySearch s(sp, SearchOptions{});
+    Recorder rec;
+    Rng rng(1);
+    const auto out = tune_task(task_, ev, s, TaskBudget{21, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+    EXPECT_EQ(out.evaluated, 21);
+    EXPECT_EQ(ev.evaluated.size(), 21u);
+    EXPECT_EQ(ev.batches, (std::vector<size_t>{8, 8, 5}));
+    EXPECT_EQ(rec.results.size(), 21u);
+    EXPECT_FALSE(out.exhausted);
+  }
+  {
+    // More budget than configurations: every legal one once, then the task stops as exhausted,
+    // and the best is the true optimum.
+    FakeEvaluator ev(bowl, 1000, 1);
+    EvolutionarySearch s(sp, SearchOptions{});
+    Recorder rec;
+    Rng rng(2);
+    const auto out = tune_task(task_, ev, s, TaskBudget{500, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+    EXPECT_EQ(out.evaluated, static_cast<int64_t>(kLegal));
+    EXPECT_TRUE(out.exhausted);
+    EXPECT_EQ(std::set<std::string>(ev.evaluated.begin(), ev.evaluated.end()).size(), kLegal);
+    ASSERT_TRUE(out.best);
+    EXPECT_EQ(out.best->key, kOptimum);
+  }
+  {
+    // Failures count against the budget and as failed, and never become the best.
+    FakeEvaluator ev([](const Bindings& b) { return b.at("C") == 0 ? -1.0 : bowl(b); }, 1000, 1);
+    EvolutionarySearch s(sp, SearchOptions{});
+    Recorder rec;
+    Rng rng(3);
+    const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+    EXPECT_TRUE(out.exhausted);  // no evaluation limit: runs until the space is done
+    EXPECT_EQ(out.evaluated, static_cast<int64_t>(kLegal));
+    EXPECT_EQ(out.failed, static_cast<int64_t>(kLegal / 3));
+    ASSERT_TRUE(out.best);
+    EXPECT_EQ(out.best->key, "A=5,B=8,C=1");
+    for (size_t i = 0; i < rec.results.size(); ++i)
+      if (rec.results[i].status != Status::ok) {
+        EXPECT_FALSE(rec.scores[i].valid);
+      }
+  }
+  {
+    // A deadline already past: nothing is evaluated.
+    FakeEvaluator ev(bowl, 1000, 1);
+    EvolutionarySearch s(sp, SearchOptions{});
+    Recorder rec;
+    Rng rng(4);
+    const auto out = tune_task(task_, ev, s, TaskBudget{0, std::chrono::steady_clock::now()}, 8, rng, rec,
+                               ev.baseline(task_));
+    EXPECT_EQ(out.evaluated, 0);
+    EXPECT_TRUE(ev.evaluated.empty());
+    EXPECT_FALSE(out.best);
+  }
+}
+
+TEST_F(SmallSpace, BelowSpeedOfLightIsNeverBest) {
+  // T_SOL is 11 us: the optimum (10 us) is physically impossible, a measurement to distrust.
+  // Exhaustive, so every configuration is seen; the best is the fastest at or above T_SOL.
+  const auto sp = space();
+  FakeEvaluator ev(bowl, 1000, 11);
+  EvolutionarySearch s(sp, SearchOptions{});
+  Recorder rec;
+  Rng rng(6);
+  const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+  ASSERT_TRUE(out.best);
+  EXPECT_NE(out.best->key, kOptimum);
+  EXPECT_GE(out.best->time.median_us, 11);
+  EXPECT_EQ(out.best->time.median_us, 11);  // A=4 or 6 (B=8, C=0): 10 + 1
+  EXPECT_FALSE(out.best_sol.below_sol);
+  // The impossible result was still reported, flagged.
+  int flagged = 0;
+  for (size_t i = 0; i < rec.results.size(); ++i)
+    if (rec.results[i].key == kOptimum) {
+      ++flagged;
+      EXPECT_TRUE(rec.scores[i].below_sol);
+    } else {
+      EXPECT_FALSE(rec.scores[i].below_sol) << rec.results[i].key;
+    }
+  EXPECT_EQ(flagged, 1);
+}
+
+TEST_F(SmallSpace, ScoreOfAFailureIsEmpty) {
+  TaskBaseline b;
+  b.t_ref_us = 100;
+  b.t_sol_us = 10;
+  EvalResult r;
+  r.status = Status::ok;
+  r.time.median_us = 10;
+  EXPECT_NEAR(score(r, b).score, 1.0, 1e-12);
+  r.status = Status::wrong_answer;
+  EXPECT_FALSE(score(r, b).valid);
+  EXPECT_EQ(score(r, b).score, 0);
+}
+
+}  // namespace
+}  // namespace soltune

@@ -28,7 +28,12 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     const auto& t = all[i];
     const auto remaining = static_cast<int64_t>(all.size() - i);
     TaskBudget tb;
-    if (b.evals > 0) tb.evals = std::max<int64_t>(1, evals_left / remaining);
+    if (b.evals > 0) {
+      // Fewer evaluations than tasks: the budget is spent, and the tasks left are not started
+      // (a TaskBudget of 0 evaluations would mean no limit).
+      if (evals_left <= 0) break;
+      tb.evals = std::max<int64_t>(1, evals_left / remaining);
+    }
     if (b.seconds > 0) {
       const double used = std::chrono::duration<double>(clock::now() - start).count();
       const double share = std::max(0.0, b.seconds - used) / static_cast<double>(remaining);

@@ -3,7 +3,7 @@
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
 #include "eval/cuda_devices.hpp"
-#include "eval/cuda_evaluator.hpp"
+#include "eval/worker_evaluator.hpp"
 
 namespace po = boost::program_options;
 
@@ -28,8 +28,10 @@ int devices_command(const std::vector<std::string>& args) {
   for (size_t i = 0; i < list.devices.size(); ++i) {
     DeviceInfo d = list.devices[i];
     if (!vm.count("no-measure")) {
-      CudaEvalOptions o;
-      d = CudaEvaluator(static_cast<int>(i), compiler, d.arch(), o).device();
+      // Measured in a worker process, like every GPU run: this process holds no CUDA context.
+      auto o = worker_options(static_cast<int>(i));
+      o.templates = ".";
+      d = WorkerEvaluator(compiler, o).device();
     }
     std::printf("device %zu: %s (%s), %s\n", i, d.name.c_str(), d.arch().c_str(), d.uuid.c_str());
     std::printf("  %d SMs at %.0f MHz, %.1f GiB memory, %.0f MiB L2, %d KiB shared memory per block (opt-in)\n", d.sms,

@@ -5,7 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/options.hpp"
+#include <unistd.h>
+
 #include "cli/tune_command.hpp"
+#include "eval/worker.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -35,12 +39,27 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   const std::string cmd = args[0];
+  if (cmd == "worker") {
+    // The GPU worker (started by tune and devices): the protocol owns the original stdout; anything
+    // else printed goes to stderr.
+    const int protocol = dup(STDOUT_FILENO);
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+    try {
+      return soltune::worker_main(STDIN_FILENO, protocol);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "soltune worker: %s\n", e.what());
+      return 1;
+    }
+  }
   args.erase(args.begin());
   try {
     if (cmd == "tune") return soltune::cli::tune_command(args, line);
     if (cmd == "export") return soltune::cli::export_command(args);
     if (cmd == "devices") return soltune::cli::devices_command(args);
     std::fprintf(stderr, "soltune: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const soltune::cli::UsageError& e) {
+    std::fprintf(stderr, "soltune: error: %s\n", e.what());
     return 2;
   } catch (const soltune::Error& e) {
     std::fprintf(stderr, "soltune: error: %s\n", e.what());

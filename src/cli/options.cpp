@@ -23,6 +23,13 @@ po::variables_map parse_options(const po::options_description& desc, const std::
   return vm;
 }
 
+WorkerOptions worker_options(int device) {
+  WorkerOptions o;
+  o.command = {"/proc/self/exe", "worker"};
+  o.device = device;
+  return o;
+}
+
 std::string to_string(const po::options_description& desc) {
   std::ostringstream s;
   s << desc;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "eval/worker_evaluator.hpp"
 
 namespace soltune::cli {
 
@@ -20,5 +21,8 @@ boost::program_options::variables_map parse_options(const boost::program_options
                                                     const std::vector<std::string>& args,
                                                     std::vector<std::string>& positional, const std::string& command);
 std::string to_string(const boost::program_options::options_description& desc);
+
+// How to start a GPU worker: this very program, `soltune worker`.
+WorkerOptions worker_options(int device);
 
 }  // namespace soltune::cli

@@ -4,14 +4,16 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <sstream>
 
 #include "agents/dispatcher.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/content_hash.hpp"
 #include "eval/cuda_devices.hpp"
-#include "eval/cuda_evaluator.hpp"
+#include "eval/worker_evaluator.hpp"
 #include "eval/model_evaluator.hpp"
 #include "kb/knowledge_base.hpp"
 
@@ -30,8 +32,14 @@ class RunObserver final : public TaskObserver {
   }
   void on_result(const Task& t, const EvalResult& r, const SolScore& s) override {
     kb_.record(run_, t, content_hash(t.variant->source), r, s);
+    if (r.status == Status::compile_error) {
+      auto& [count, log] = compile_errors[t.id()];
+      if (count++ == 0) log = r.log;
+    }
     progress_.result(t, r, s);
   }
+  // Per task id: how many candidates failed to compile, and the first one's compile log.
+  std::map<std::string, std::pair<int64_t, std::string>> compile_errors;
 
  private:
   KnowledgeBase& kb_;
@@ -47,11 +55,11 @@ std::unique_ptr<Evaluator> make_evaluator(const std::string& backend, const RunC
       if (device < 0 || device >= static_cast<int>(list.devices.size()))
         throw Error("--device " + std::to_string(device) + ": there are " + std::to_string(list.devices.size()) +
                     " CUDA device(s)");
-      const auto& d = list.devices[static_cast<size_t>(device)];
-      const std::string arch = cfg.arch == "auto" ? d.arch() : cfg.arch;
-      CudaEvalOptions o;
-      o.seed = seed;
-      return std::make_unique<CudaEvaluator>(device, compiler, arch, o);
+      WorkerOptions o = worker_options(device);
+      o.templates = cfg.templates_dir;
+      o.arch = cfg.arch;
+      o.eval.seed = seed;
+      return std::make_unique<WorkerEvaluator>(compiler, o);
     }
     if (backend == "cuda") throw Error("--backend cuda: " + list.why_none);
     std::fprintf(stderr, "soltune: %s; using the model backend: times are predictions for %s, not measurements\n",
@@ -119,8 +127,27 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     kb.finish_run(run, "failed");
     throw;
   }
-  kb.finish_run(run, "finished");
+  // A template that does not compile at all is an error, not a result: a task whose every
+  // candidate was a compile error fails the run, naming the source and the start of the log.
+  const TaskReport* broken = nullptr;
+  for (const auto& r : reports) {
+    const auto it = obs.compile_errors.find(r.task.id());
+    if (r.outcome.evaluated > 0 && it != obs.compile_errors.end() && it->second.first == r.outcome.evaluated) {
+      broken = &r;
+      break;
+    }
+  }
+  kb.finish_run(run, broken ? "failed" : "finished");
   progress.summary(reports);
+  if (broken) {
+    std::string head;
+    std::istringstream log(obs.compile_errors[broken->task.id()].second);
+    std::string line;
+    for (int i = 0; i < 12 && std::getline(log, line); ++i) head += "  " + line + "\n";
+    std::fprintf(stderr, "soltune: error: %s: every candidate of task %s failed to compile; first compile log:\n%s",
+                 broken->task.variant->source_path.string().c_str(), broken->task.id().c_str(), head.c_str());
+    return 1;
+  }
   return 0;
 }
 

@@ -8,8 +8,8 @@
 
 namespace soltune {
 namespace {
-constexpr std::array<std::string_view, 7> kStatus = {"ok", "compile_error", "illegal", "launch_error",
-                                                     "wrong_answer", "fault", "timeout"};
+constexpr std::array<std::string_view, 8> kStatus = {"ok",           "compile_error", "illegal", "launch_error",
+                                                     "wrong_answer", "fault",         "timeout", "slow"};
 double quantile(const std::vector<double>& s, double q) {
   const double pos = q * static_cast<double>(s.size() - 1);
   const auto lo = static_cast<size_t>(pos);
@@ -42,13 +42,14 @@ Timing summarize(std::vector<double> s) {
 }
 
 std::string Accuracy::summary() const {
-  char buf[256];
+  char buf[400];
   std::snprintf(buf, sizeof buf,
                 "%s: %lld checked over %d round(s), %lld mismatches, %lld non-finite, %lld unwritten, "
-                "max abs err %.3g, max rel err %.3g, rel L2 %.3g",
+                "max abs err %.3g, max rel err %.3g, rel L2 %.3g%s%s",
                 pass ? "pass" : "FAIL", static_cast<long long>(checked), rounds, static_cast<long long>(mismatches),
                 static_cast<long long>(nonfinite), static_cast<long long>(unwritten), max_abs_err, max_rel_err,
-                rel_l2);
+                rel_l2, precision_ok ? "" : " (above the dtype's limit: lower precision than declared)",
+               out_of_bounds ? (", " + std::to_string(out_of_bounds) + " guard bytes written out of bounds").c_str() : "");
   return buf;
 }
 

@@ -19,6 +19,7 @@ enum class Status {
   wrong_answer,   // output differs from the reference beyond tolerance, NaN, or left unwritten
   fault,          // the kernel faulted (illegal address...): the context was lost and rebuilt
   timeout,        // exceeded its time limit
+  slow,           // correct, but clearly slower than the task's best after a few repetitions: not timed further
 };
 std::string_view status_name(Status s);
 Status parse_status(std::string_view s);
@@ -46,8 +47,10 @@ Timing summarize(std::vector<double> samples_us);
 
 struct Accuracy {
   int64_t checked = 0, mismatches = 0, nonfinite = 0, unwritten = 0;
+  int64_t out_of_bounds = 0;  // guard-zone bytes around the outputs that the kernel changed
   double max_abs_err = 0, max_rel_err = 0, rel_l2 = 0;
   int rounds = 0;
+  bool precision_ok = true;  // rel L2 within the dtype's limit: the declared compute precision was used
   bool pass = false;
   std::string summary() const;
 };

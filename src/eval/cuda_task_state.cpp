@@ -45,7 +45,7 @@ cudaKernel_t LoadedModule::at(const std::string& name_expr) const {
 }
 
 TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed)
-    : task_(&t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
+    : task_(t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
   cudaStream_t s;
   SOLTUNE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   stream_ = Handle<cudaStream_t, DestroyStream>(s);
@@ -56,7 +56,10 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
     if (a.is_buffer && a.role == Role::in)
       in_bytes += static_cast<double>(buffer_elements(a, bind_)) * dtype_bytes(a.resolve_dtype(t.dtype));
   const double l2 = static_cast<double>(d.l2_bytes);
-  sets_ = in_bytes < 2 * l2 ? static_cast<int>(std::clamp(std::ceil(4 * l2 / std::max(in_bytes, 1.0)), 2.0, 8.0)) : 1;
+  // At least two sets whatever the size (where memory allows): inputs change from one call to the
+  // next, so a kernel that replays a cached result is caught.
+  sets_ = in_bytes < 2 * l2 ? static_cast<int>(std::clamp(std::ceil(4 * l2 / std::max(in_bytes, 1.0)), 2.0, 8.0))
+                            : (4 * in_bytes < static_cast<double>(d.mem_bytes) ? 2 : 1);
 
   auto add_slot = [&](const ArgSpec& a) {
     auto s = std::make_unique<ArgSlot>();
@@ -66,7 +69,10 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
       s->elems = buffer_elements(a, bind_);
       const size_t bytes = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
       const int n = a.role == Role::in ? sets_ : 1;
-      for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes);
+      // Outputs and temporaries sit between two guard zones: a write past either end changes them.
+      const size_t guard = a.role == Role::in ? 0 : kGuardBytes;
+      for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes + 2 * guard);
+      s->guard = guard;
       if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
     } else {
       store_scalar(*s, a.value.eval(bind_));
@@ -76,8 +82,9 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   for (const auto& a : t.problem->args) add_slot(a);
   for (const auto& a : t.problem->baseline_temps) add_slot(a);
 
-  flush_ = DeviceBuffer(static_cast<size_t>(2 * d.l2_bytes));
+  flush_ = DeviceBuffer(static_cast<size_t>(2 * d.l2_bytes + 15) / 16 * 16);
   stats_ = DeviceBuffer(sizeof(CompareStats));
+  SOLTUNE_CUDA(cudaMemsetAsync(flush_.get(), 0x5A, flush_.bytes(), stream()));
 
   // The reference, baseline and builtin kernels: NVRTC-compiled (and disk-cached) like candidates.
   auto requests = support_requests(t, bind_, arch);
@@ -113,7 +120,7 @@ LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference) {
     }
     void* p = s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get()
               : (reference && s.spec->role == Role::out) ? s.ref.get()
-                                                         : s.sets[0].get();
+                                                         : s.data();
     a.values.push_back(p);
     a.ptrs.push_back(&a.values.back());
   }
@@ -126,40 +133,61 @@ void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> 
                                 dim3(256), args.data(), 0, stream()));
 }
 
-void TaskState::draw_inputs(int set) {
+std::string TaskState::distribution_name(int dist) {
+  switch (dist % 3) {
+    case 0: return "declared";
+    case 1: return "8x wider";
+    default: return "shifted negative";
+  }
+}
+
+void TaskState::draw_inputs(int set, int dist) {
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || s->spec->role != Role::in) continue;
     if (!dtype_is_float(s->dtype)) throw Error(s->spec->loc, "integer inputs are not supported yet");
     void* p = s->sets[static_cast<size_t>(set) % s->sets.size()].get();
     long long n = s->elems;
-    unsigned long long seed = Rng::mix(seed_, ++draws_);
-    int kind = s->spec->init.kind == InitSpec::Kind::normal ? 0 : 1;
+    unsigned long long seed = next_random();
+    const bool normal = s->spec->init.kind == InitSpec::Kind::normal;
+    int kind = normal ? 0 : 1;
     double a = s->spec->init.a, b = s->spec->init.b;
+    const double center = normal ? a : (a + b) / 2, spread = normal ? b : (b - a) / 2;
+    if (dist % 3 == 1) {  // same center, eight times the spread
+      if (normal) b *= 8;
+      else a = center - 8 * spread, b = center + 8 * spread;
+    } else if (dist % 3 == 2) {  // moved down by twice the spread
+      a -= 2 * spread;
+      if (!normal) b -= 2 * spread;
+    }
     launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
   }
 }
 
 void TaskState::run_reference(int set) {
-  const auto& l = task_->problem->reference;
+  const auto& l = task_.problem->reference;
   const auto g = eval_geometry(l, bind_);
   auto a = args(l, set, true);
-  SOLTUNE_CUDA(launch_kernel(reference_.at(name_expression(l, task_->dtype, bind_)), g, a.ptrs.data(), stream()));
+  SOLTUNE_CUDA(launch_kernel(reference_.at(name_expression(l, task_.dtype, bind_)), g, a.ptrs.data(), stream()));
 }
 
 void TaskState::poison_outputs() {
   for (auto& s : slots_)
-    if (s->spec->is_buffer && s->spec->role == Role::out)
-      SOLTUNE_CUDA(cudaMemsetAsync(s->sets[0].get(), 0xFF, s->sets[0].bytes(), stream()));
+    if (s->spec->is_buffer && s->spec->role == Role::out) {
+      SOLTUNE_CUDA(cudaMemsetAsync(s->sets[0].get(), kGuardByte, s->guard, stream()));
+      SOLTUNE_CUDA(cudaMemsetAsync(s->data(), 0xFF, s->sets[0].bytes() - 2 * s->guard, stream()));
+      SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s->data()) + s->sets[0].bytes() - 2 * s->guard, kGuardByte,
+                                   s->guard, stream()));
+    }
 }
 
 void TaskState::compare_outputs(Accuracy& acc) {
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || s->spec->role != Role::out) continue;
-    const auto tol_it = task_->problem->tolerance.find(s->dtype);
-    const Tolerance tol = tol_it != task_->problem->tolerance.end() ? tol_it->second
-                                                                     : task_->problem->tolerance.at(task_->dtype);
+    const auto tol_it = task_.problem->tolerance.find(s->dtype);
+    const Tolerance tol = tol_it != task_.problem->tolerance.end() ? tol_it->second
+                                                                     : task_.problem->tolerance.at(task_.dtype);
     SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(CompareStats), stream()));
-    void* out = s->sets[0].get();
+    void* out = s->data();
     void* ref = s->ref.get();
     long long n = s->elems;
     double atol = tol.atol, rtol = tol.rtol;
@@ -176,23 +204,41 @@ void TaskState::compare_outputs(Accuracy& acc) {
     acc.max_rel_err = std::max(acc.max_rel_err, cs.max_rel);
     const double rel = cs.sq_ref > 0 ? std::sqrt(cs.sq_err / cs.sq_ref) : std::sqrt(cs.sq_err);
     acc.rel_l2 = std::max(acc.rel_l2, rel);
+    if (!(rel <= tol.rel_l2)) acc.precision_ok = false;
+    acc.out_of_bounds += guard_damage(*s);
   }
-  acc.pass = acc.checked > 0 && acc.mismatches == 0 && acc.nonfinite == 0 && acc.unwritten == 0;
+  acc.pass = acc.checked > 0 && acc.mismatches == 0 && acc.nonfinite == 0 && acc.unwritten == 0 && acc.precision_ok &&
+             acc.out_of_bounds == 0;
+}
+
+int64_t TaskState::guard_damage(const ArgSlot& s) {
+  if (s.guard == 0) return 0;
+  std::vector<unsigned char> before(s.guard), after(s.guard);
+  const auto* base = static_cast<const char*>(s.sets[0].get());
+  SOLTUNE_CUDA(cudaMemcpyAsync(before.data(), base, s.guard, cudaMemcpyDeviceToHost, stream()));
+  SOLTUNE_CUDA(cudaMemcpyAsync(after.data(), base + s.sets[0].bytes() - s.guard, s.guard, cudaMemcpyDeviceToHost, stream()));
+  SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+  int64_t n = 0;
+  for (size_t i = 0; i < s.guard; ++i) n += (before[i] != kGuardByte) + (after[i] != kGuardByte);
+  return n;
 }
 
 cudaError_t TaskState::run_baseline(int set) {
-  for (const auto& l : task_->problem->baseline) {
+  for (const auto& l : task_.problem->baseline) {
     const auto g = eval_geometry(l, bind_);
     auto a = args(l, set, false);
-    auto e = launch_kernel(baseline_.at(name_expression(l, task_->dtype, bind_)), g, a.ptrs.data(), stream());
+    auto e = launch_kernel(baseline_.at(name_expression(l, task_.dtype, bind_)), g, a.ptrs.data(), stream());
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
 }
 
-void TaskState::flush_l2(int rep) {
-  // Writing twice the L2 evicts whatever the previous run left there (not timed).
-  SOLTUNE_CUDA(cudaMemsetAsync(flush_.get(), rep & 0xFF, flush_.bytes(), stream()));
+void TaskState::flush_l2() {
+  // Reading twice the L2 evicts whatever the previous run left there (not timed).
+  void* p = flush_.get();
+  long long n = static_cast<long long>(flush_.bytes() / 16);
+  void* sink = stats_.get();
+  launch_builtin("soltune_flush_read", {&p, &n, &sink}, n);
 }
 
 Event& TaskState::event(size_t i) {

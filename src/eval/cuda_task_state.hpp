@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/compiler.hpp"
+#include "core/rng.hpp"
 #include "core/task.hpp"
 #include "eval/builtin_kernels.hpp"
 #include "eval/cuda_raii.hpp"
@@ -30,7 +31,9 @@ struct ArgSlot {
   const ArgSpec* spec = nullptr;
   DType dtype = DType::f32;
   int64_t elems = 0;
-  std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs and temps: one
+  std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs and temps: one, guarded
+  size_t guard = 0;                // bytes of guard zone on each side (outputs and temps)
+  void* data() const { return static_cast<char*>(sets[0].get()) + guard; }
   DeviceBuffer ref;                // outputs only: the reference's double-precision result
   alignas(8) unsigned char scalar[8] = {};
 };
@@ -50,14 +53,17 @@ class TaskState {
 
   // Arguments for a launch: input set `set`; with `reference`, outputs are the double shadows.
   LaunchArgs args(const LaunchSpec& l, int set, bool reference);
-  // Draws fresh random inputs into input set `set` (a new seed each call).
-  void draw_inputs(int set);
+  // Draws fresh random inputs into input set `set` (a new seed each call). dist 0 is the problem's
+  // declared distribution, 1 the same eight times wider (large magnitudes), 2 shifted negative.
+  void draw_inputs(int set, int dist = 0);
+  static std::string distribution_name(int dist);
+  uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
   void run_reference(int set);
   void poison_outputs();
   // Compares every output with its reference (tolerance per dtype); accumulates into acc.
   void compare_outputs(Accuracy& acc);
   cudaError_t run_baseline(int set);
-  void flush_l2(int rep);
+  void flush_l2();
   Event& event(size_t i);  // a pool, grown on demand
 
   const LoadedModule& builtins() const { return builtin_; }
@@ -65,9 +71,12 @@ class TaskState {
 
  private:
   ArgSlot& slot(const std::string& name);
+  int64_t guard_damage(const ArgSlot& s);  // guard bytes a kernel changed (writes out of bounds)
+  static constexpr size_t kGuardBytes = 64 * 1024;  // a multiple of 256: data() keeps cudaMalloc's alignment
+  static constexpr unsigned char kGuardByte = 0xA5;
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
 
-  const Task* task_;
+  Task task_;  // a copy: callers pass temporaries (the worker builds a Task per request)
   const DeviceInfo* dev_;
   std::string id_;
   Bindings bind_;

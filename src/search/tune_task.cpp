@@ -24,9 +24,18 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
       break;
     }
     auto results = ev.evaluate(t, proposals);
-    for (const auto& r : results) {
+    for (auto& r : results) {
       ++out.evaluated;
-      const auto sol = score(r, baseline);
+      auto sol = score(r, baseline);
+      if (sol.below_sol) {
+        // Faster than the hardware allows: measure and check again before believing anything.
+        auto again = ev.evaluate(t, {r.config});
+        const auto first = r.time.median_us;
+        if (!again.empty()) r = std::move(again.front());
+        sol = score(r, baseline);
+        r.log = "first timed at " + std::to_string(first) + " us, under T_SOL " + std::to_string(baseline.t_sol_us) +
+                " us: re-measured and re-validated" + (sol.below_sol ? ", still under T_SOL: not counted; " : "; ") + r.log;
+      }
       if (r.status != Status::ok) ++out.failed;
       // A time under T_SOL is a red flag, never a win: it is recorded but cannot become the best.
       else if (!sol.below_sol && (!out.best || r.time.median_us < out.best->time.median_us)) {

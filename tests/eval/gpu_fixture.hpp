@@ -18,6 +18,12 @@ inline std::filesystem::path source_dir() {
   return SOLTUNE_SOURCE_DIR;
 }
 
+// The soltune program that serves as GPU worker: $SOLTUNE_BIN, else the one built with this test.
+inline std::string soltune_binary() {
+  if (const char* env = std::getenv("SOLTUNE_BIN")) return env;
+  return SOLTUNE_BIN;
+}
+
 inline bool skip_without_gpu() {
   static const DeviceList list = cuda_devices();
   if (list.devices.empty()) {

@@ -215,8 +215,11 @@ TEST(GeluSearch, ProposalsOnTheRealSpaceAreLegalAndNew) {
 }
 
 TEST_F(SmallSpace, TuneTaskFindsTheOptimumWithinBudget) {
-  // 60 evaluations of a 114-configuration space, for several seeds.
-  for (uint64_t seed = 1; seed <= (getenv("NSEEDS") ? std::stoul(getenv("NSEEDS")) : 5); ++seed) {
+  // 60 evaluations of a 114-configuration space. Random search would see the optimum with a chance
+  // of 60/114 (about 5 seeds in 10); the evolutionary search must find it for at least 9 seeds in
+  // 10, and come within one step of it (11 us) for every seed.
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const auto sp = space();
     FakeEvaluator ev(bowl, 1000, 1);
@@ -230,13 +233,19 @@ TEST_F(SmallSpace, TuneTaskFindsTheOptimumWithinBudget) {
     EXPECT_EQ(out.evaluated, 60);
     EXPECT_EQ(out.failed, 0);
     EXPECT_FALSE(out.exhausted);
-    ASSERT_TRUE(out.best.has_value());
-    EXPECT_EQ(out.best->key, kOptimum);
-    EXPECT_EQ(out.best->time.median_us, 10);
-    EXPECT_TRUE(out.best_sol.valid);
-    EXPECT_NEAR(out.best_sol.score, 0.5 * (1 + std::log(100.0) / std::log(1000.0)), 1e-12);
     EXPECT_EQ(out.baseline.t_ref_us, 1000);
+    ASSERT_TRUE(out.best.has_value());
+    EXPECT_LE(out.best->time.median_us, 11);
+    // The best is the fastest of what was evaluated.
+    for (const auto& r : rec.results) EXPECT_GE(r.time.median_us, out.best->time.median_us);
+    EXPECT_TRUE(out.best_sol.valid);
+    EXPECT_NEAR(out.best_sol.score, sol_score(out.best->time.median_us, 1000, 1).score, 1e-12);
+    if (out.best->key == kOptimum) {
+      ++found;
+      EXPECT_NEAR(out.best_sol.score, 0.5 * (1 + std::log(100.0) / std::log(1000.0)), 1e-12);
+    }
   }
+  EXPECT_GE(found, 9);
 }
 
 TEST_F(SmallSpace, BudgetAccounting) {

@@ -1,0 +1,272 @@
+#include "eval/cuda_runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "eval/candidates.hpp"
+#include "eval/cuda_devices.hpp"
+
+namespace soltune {
+namespace {
+constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on average
+}  // namespace
+
+CudaRunner::CudaRunner(int device, const Compiler& c, std::string arch, CudaEvalOptions o)
+    : index_(device), dev_(cuda_device(device)), compiler_(c), arch_(std::move(arch)), opt_(o) {
+  SOLTUNE_CUDA(cudaSetDevice(index_));
+  clock_ = std::make_unique<SmClock>(dev_.uuid);
+  if (opt_.measure_ceilings) measure_ceilings();
+}
+
+CudaRunner::~CudaRunner() = default;
+
+TaskState& CudaRunner::state_for(const Task& t) {
+  if (lost_) throw Error("the CUDA context was lost to an earlier fault; this worker must restart");
+  if (!state_ || state_->task_id() != t.id()) {
+    state_.reset();  // free the previous task's buffers before allocating this one's
+    state_ = std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed);
+  }
+  return *state_;
+}
+
+CudaRunner::TimingOutcome CudaRunner::time_it(TaskState& st, const std::function<cudaError_t(int)>& launch,
+                                              const TimingPlan& plan) {
+  TimingOutcome out;
+  int set = 0;
+  for (int i = 0; i < opt_.warmup; ++i)
+    if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
+  if ((out.err = cudaStreamSynchronize(st.stream())) != cudaSuccess) return out;
+
+  // Repetition `check_rep` (-1: none) has its output poisoned before and checked after: a kernel
+  // that only works while it is being checked, or replays a cached result, is caught here.
+  auto timed = [&](int reps, int check_rep, std::vector<double>& us) -> cudaError_t {
+    for (int r = 0; r < reps; ++r) {
+      const int s = set++ % st.sets();
+      st.flush_l2();
+      if (r == check_rep) st.poison_outputs();
+      SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
+      if (auto e = launch(s); e != cudaSuccess) return e;
+      SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
+      if (r == check_rep) {
+        if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
+        st.run_reference(s);
+        st.compare_outputs(out.loop_acc);
+        out.verified = out.loop_acc.pass;
+      }
+    }
+    if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
+    for (int r = 0; r < reps; ++r) {
+      float ms = 0;
+      SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(2 * r).get(), st.event(2 * r + 1).get()));
+      us.push_back(ms * 1000.0);
+    }
+    return cudaSuccess;
+  };
+  // A short first round sizes the real one so each candidate gets about target_ms of timed work,
+  // and stops a candidate that is clearly slower than the task's best (status slow).
+  std::vector<double> probe;
+  if ((out.err = timed(3, -1, probe)) != cudaSuccess) return out;
+  std::sort(probe.begin(), probe.end());
+  if (plan.incumbent_us > 0 && probe[0] > opt_.slow_factor * plan.incumbent_us) {
+    out.slow = true;
+    out.time = summarize(probe);
+    return out;
+  }
+  const double est_ms = std::max(probe[1] / 1000.0, 1e-3);
+  const int reps = static_cast<int>(std::clamp(std::ceil(opt_.target_ms / est_ms), double(opt_.min_reps), double(opt_.max_reps)));
+  const int check_rep = plan.verify ? static_cast<int>(plan.pick % static_cast<uint64_t>(reps)) : -1;
+  std::vector<double> us;
+  if ((out.err = timed(reps, check_rep, us)) != cudaSuccess) return out;
+  out.time = summarize(us);
+  out.checked_rep = check_rep;
+  return out;
+}
+
+TaskBaseline CudaRunner::baseline(const Task& t) {
+  auto& st = state_for(t);
+  TaskBaseline b;
+  b.kind = TimeKind::measured;
+  b.flops = t.flops();
+  b.bytes = t.bytes();
+  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().mem_bw);
+  // The baseline is checked too: a baseline that skips work would flatter every candidate.
+  st.draw_inputs(0);
+  st.run_reference(0);
+  st.poison_outputs();
+  SOLTUNE_CUDA(st.run_baseline(0));
+  Accuracy acc;
+  acc.rounds = 1;
+  st.compare_outputs(acc);
+  // The baseline rounds to the storage type after every operation, so it may miss a candidate's
+  // tolerance; it must still compute the same function: every element written, finite, and close.
+  if (acc.unwritten || acc.nonfinite || !(acc.rel_l2 <= kBaselineRelL2))
+    throw Error(t.problem->name + "'s baseline does not compute the reference's function for " + t.id() + ": " +
+                acc.summary());
+  char note[160];
+  std::snprintf(note, sizeof note, "baseline checked against the reference: rel L2 %.3g, max abs err %.3g", acc.rel_l2,
+                acc.max_abs_err);
+  b.note = note;
+  const auto clock_before = clock_->mhz();
+  const auto timed = time_it(st, [&](int set) { return st.run_baseline(set); }, TimingPlan{});
+  SOLTUNE_CUDA(timed.err);
+  b.ref_timing = timed.time;
+  b.note += "; " + clock_note(clock_before, clock_->mhz());
+  b.t_ref_us = b.ref_timing.median_us;
+  return b;
+}
+
+void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us) {
+  auto& res = c.result;
+  if (auto why = launch_limits(res.res, res.geo, dev_); !why.empty()) {
+    res.status = Status::illegal;
+    res.log = why;
+    return;
+  }
+  res.occupancy_blocks = occupancy_blocks_per_sm(res.res, res.geo, dev_);
+  auto& st = state_for(t);
+  LoadedModule mod;
+  if (LoadedModule::load(r, mod, res.log) != cudaSuccess) {
+    res.status = Status::launch_error;
+    return;
+  }
+  const cudaKernel_t k = mod.at(c.name_expr);
+  if (res.geo.smem > 48 * 1024) {
+    if (auto e = cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(res.geo.smem), index_);
+        e != cudaSuccess) {
+      res.status = Status::launch_error;
+      res.log = "cannot raise the dynamic shared memory limit: " + cuda_error_text(e);
+      return;
+    }
+  }
+  auto launch = [&](int set) {
+    auto a = st.args(t.variant->launch, set, false);
+    return launch_kernel(k, res.geo, a.ptrs.data(), st.stream());
+  };
+  // A failed launch is the candidate's: sticky errors (faults) also cost the device state.
+  auto failed = [&](cudaError_t e, const char* when) {
+    const bool sticky = cuda_error_is_sticky(e);
+    res.status = sticky ? Status::fault : Status::launch_error;
+    res.log = std::string(when) + ": " + cuda_error_text(e);
+    if (sticky) {
+      // The context is gone: release nothing (it would fail), and let the worker end.
+      mod.lib.abandon();
+      if (state_) state_->abandon_all();
+      lost_ = true;
+    } else {
+      (void)cudaGetLastError();
+    }
+  };
+
+  // Correctness first, each round on freshly drawn inputs from another distribution.
+  res.acc = Accuracy{};
+  for (int round = 0; round < opt_.check_rounds; ++round) {
+    st.draw_inputs(0, round);
+    st.run_reference(0);
+    st.poison_outputs();
+    if (auto e = launch(0); e != cudaSuccess) return failed(e, "launch");
+    if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return failed(e, "during the run");
+    st.compare_outputs(res.acc);
+    res.acc.rounds = round + 1;
+    if (!res.acc.pass) {
+      res.status = Status::wrong_answer;
+      res.log = "round " + std::to_string(round + 1) + " (" + TaskState::distribution_name(round) + " inputs): " + res.acc.summary();
+      return;
+    }
+  }
+  const auto clock_before = clock_->mhz();
+  TimingPlan plan;
+  plan.incumbent_us = incumbent_us;
+  plan.verify = true;
+  plan.pick = st.next_random();
+  const auto timed = time_it(st, launch, plan);
+  if (timed.err != cudaSuccess) return failed(timed.err, "while timing");
+  res.time = timed.time;
+  const auto clock = clock_note(clock_before, clock_->mhz());
+  if (!timed.verified) {
+    res.status = Status::wrong_answer;
+    res.log = "correct while checked, wrong inside the timed loop (repetition " + std::to_string(timed.checked_rep + 1) +
+              "): " + timed.loop_acc.summary();
+    return;
+  }
+  if (timed.slow) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "stopped after %d repetitions: %.1f us or more against the best %.1f us; ",
+                  timed.time.reps, timed.time.min_us, incumbent_us);
+    res.status = Status::slow;
+    res.log = buf + res.acc.summary();
+    return;
+  }
+  res.status = Status::ok;
+  res.log = res.acc.summary() + "; timed loop checked at repetition " + std::to_string(timed.checked_rep + 1) + "; " + clock;
+}
+
+namespace {
+
+// Median of `reps` timed runs of `launch` (after two untimed ones), in milliseconds.
+template <typename F>
+double median_ms(int reps, F launch) {
+  Event e0, e1;
+  std::vector<double> ms;
+  for (int i = 0; i < reps + 2; ++i) {
+    SOLTUNE_CUDA(cudaEventRecord(e0.get()));
+    launch();
+    SOLTUNE_CUDA(cudaEventRecord(e1.get()));
+    SOLTUNE_CUDA(cudaEventSynchronize(e1.get()));
+    float t = 0;
+    SOLTUNE_CUDA(cudaEventElapsedTime(&t, e0.get(), e1.get()));
+    if (i >= 2) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+void CudaRunner::measure_ceilings() {
+  // Bandwidth: the better of a 16-byte copy kernel and cudaMemcpy over 1 GiB (bytes read + written,
+  // far beyond L2); FP32: an FMA probe. The ceilings T_SOL is computed from; the datasheet stays beside.
+  const auto r = compiler_.compile(CompileRequest{builtin_kernels_source(), "soltune_builtins.cu", builtin_name_expressions(), arch_, {}});
+  if (!r.ok) throw Error("soltune's builtin kernels do not compile:\n" + r.log);
+  LoadedModule m;
+  std::string log;
+  if (LoadedModule::load(r, m, log) != cudaSuccess) throw Error(log);
+
+  const size_t bytes = size_t(1) << 30;
+  DeviceBuffer a(bytes), b(bytes);
+  SOLTUNE_CUDA(cudaMemset(a.get(), 1, bytes));
+  const double memcpy_ms = median_ms(20, [&] { SOLTUNE_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice)); });
+  void* src = a.get();
+  void* dst = b.get();
+  long long words = static_cast<long long>(bytes / 16);
+  void* copy_args[] = {&src, &dst, &words};
+  Geometry cg;
+  cg.grid = {static_cast<int64_t>(dev_.sms) * 8, 1, 1};
+  cg.block = {256, 1, 1};
+  const double copy_ms = median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_copy_probe"), cg, copy_args, nullptr)); });
+
+  const unsigned blocks = static_cast<unsigned>(dev_.sms) * 8, threads = 256;
+  DeviceBuffer out(size_t(blocks) * threads * sizeof(float));
+  void* p = out.get();
+  int iters = 8192;
+  float fa = 0.999f, fb = 1e-3f;
+  void* fma_args[] = {&p, &iters, &fa, &fb};
+  Geometry g;
+  g.grid = {blocks, 1, 1};
+  g.block = {threads, 1, 1};
+  const double fma_ms = median_ms(6, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_fma_probe"), g, fma_args, nullptr)); });
+
+  Ceilings c;
+  c.mem_bw = 2.0 * static_cast<double>(bytes) / (std::min(memcpy_ms, copy_ms) * 1e-3);
+  c.fp32 = 2.0 * 8 * iters * double(blocks) * threads / (fma_ms * 1e-3);
+  c.tensor_16 = dev_.datasheet.tensor_16;  // not probed yet: the datasheet figure
+  char src_text[200];
+  std::snprintf(src_text, sizeof src_text,
+                "measured: copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s (best kept), FP32 FMA; tensor rate from the datasheet",
+                2.0 * static_cast<double>(bytes) / (copy_ms * 1e6), 2.0 * static_cast<double>(bytes) / (memcpy_ms * 1e6));
+  c.source = src_text;
+  dev_.measured = c;
+}
+
+}  // namespace soltune

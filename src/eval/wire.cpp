@@ -1,0 +1,250 @@
+#include "eval/wire.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <limits>
+
+namespace soltune::wire {
+namespace {
+
+bool read_all(int fd, char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t got = ::read(fd, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+YAML::Node encode_ceilings(const Ceilings& c) {
+  YAML::Node n;
+  n["mem_bw"] = c.mem_bw;
+  n["fp32"] = c.fp32;
+  n["tensor_16"] = c.tensor_16;
+  n["source"] = c.source;
+  return n;
+}
+Ceilings decode_ceilings(const YAML::Node& n) {
+  return Ceilings{n["mem_bw"].as<double>(), n["fp32"].as<double>(), n["tensor_16"].as<double>(), n["source"].as<std::string>()};
+}
+YAML::Node encode_timing(const Timing& t) {
+  YAML::Node n;
+  n["median"] = t.median_us;
+  n["min"] = t.min_us;
+  n["q1"] = t.q1_us;
+  n["q3"] = t.q3_us;
+  n["max"] = t.max_us;
+  n["reps"] = t.reps;
+  return n;
+}
+Timing decode_timing(const YAML::Node& n) {
+  Timing t;
+  t.median_us = n["median"].as<double>();
+  t.min_us = n["min"].as<double>();
+  t.q1_us = n["q1"].as<double>();
+  t.q3_us = n["q3"].as<double>();
+  t.max_us = n["max"].as<double>();
+  t.reps = n["reps"].as<int>();
+  return t;
+}
+
+}  // namespace
+
+std::string frame(const std::string& payload) {
+  char head[kHeader + 1];
+  std::snprintf(head, sizeof head, "%016zx\n", payload.size());
+  return std::string(head, kHeader) + payload;
+}
+
+size_t frame_length(const std::string& header) {
+  if (header.size() != kHeader || header.back() != '\n') throw Error("worker protocol: malformed frame header");
+  size_t v = 0;
+  for (size_t i = 0; i + 1 < kHeader; ++i) {
+    const char c = header[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : (c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1);
+    if (d < 0) throw Error("worker protocol: malformed frame header");
+    v = v * 16 + static_cast<size_t>(d);
+  }
+  if (v > (size_t(1) << 32)) throw Error("worker protocol: frame of " + std::to_string(v) + " bytes refused");
+  return v;
+}
+
+bool read_frame(int fd, std::string& payload) {
+  std::string head(kHeader, '\0');
+  if (!read_all(fd, head.data(), kHeader)) return false;
+  payload.assign(frame_length(head), '\0');
+  return read_all(fd, payload.data(), payload.size());
+}
+
+bool write_frame(int fd, const std::string& payload) {
+  const auto bytes = frame(payload);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e.SetDoublePrecision(std::numeric_limits<double>::max_digits10);
+  e << n;
+  return e.c_str();
+}
+
+YAML::Node parse(const std::string& text) {
+  try {
+    auto n = YAML::Load(text);
+    if (!n.IsMap()) throw Error("worker protocol: expected a mapping");
+    return n;
+  } catch (const YAML::Exception& e) {
+    throw Error(std::string("worker protocol: malformed message: ") + e.what());
+  }
+}
+
+YAML::Node encode(const DeviceInfo& d) {
+  YAML::Node n;
+  n["name"] = d.name;
+  n["uuid"] = d.uuid;
+  n["cc"] = std::vector<int>{d.cc_major, d.cc_minor};
+  n["sms"] = d.sms;
+  n["l2"] = d.l2_bytes;
+  n["mem"] = d.mem_bytes;
+  n["smem"] = std::vector<int>{d.smem_per_sm, d.smem_per_block, d.smem_per_block_optin};
+  n["regs"] = std::vector<int>{d.regs_per_sm, d.regs_per_block};
+  n["threads"] = std::vector<int>{d.max_threads_per_sm, d.max_threads_per_block, d.max_blocks_per_sm, d.warp_size};
+  n["clock_khz"] = d.clock_khz;
+  n["versions"] = std::vector<int>{d.driver_version, d.runtime_version, d.nvrtc_version};
+  n["datasheet"] = encode_ceilings(d.datasheet);
+  if (d.measured) n["measured"] = encode_ceilings(*d.measured);
+  return n;
+}
+
+DeviceInfo decode_device(const YAML::Node& n) {
+  DeviceInfo d;
+  d.name = n["name"].as<std::string>();
+  d.uuid = n["uuid"].as<std::string>();
+  const auto cc = n["cc"].as<std::vector<int>>();
+  const auto smem = n["smem"].as<std::vector<int>>();
+  const auto regs = n["regs"].as<std::vector<int>>();
+  const auto th = n["threads"].as<std::vector<int>>();
+  const auto v = n["versions"].as<std::vector<int>>();
+  if (cc.size() != 2 || smem.size() != 3 || regs.size() != 2 || th.size() != 4 || v.size() != 3)
+    throw Error("worker protocol: malformed device description");
+  d.cc_major = cc[0];
+  d.cc_minor = cc[1];
+  d.sms = n["sms"].as<int>();
+  d.l2_bytes = n["l2"].as<int64_t>();
+  d.mem_bytes = n["mem"].as<int64_t>();
+  d.smem_per_sm = smem[0];
+  d.smem_per_block = smem[1];
+  d.smem_per_block_optin = smem[2];
+  d.regs_per_sm = regs[0];
+  d.regs_per_block = regs[1];
+  d.max_threads_per_sm = th[0];
+  d.max_threads_per_block = th[1];
+  d.max_blocks_per_sm = th[2];
+  d.warp_size = th[3];
+  d.clock_khz = n["clock_khz"].as<int>();
+  d.driver_version = v[0];
+  d.runtime_version = v[1];
+  d.nvrtc_version = v[2];
+  d.datasheet = decode_ceilings(n["datasheet"]);
+  if (n["measured"]) d.measured = decode_ceilings(n["measured"]);
+  return d;
+}
+
+YAML::Node encode(const TaskBaseline& b) {
+  YAML::Node n;
+  n["t_ref"] = b.t_ref_us;
+  n["t_sol"] = b.t_sol_us;
+  n["flops"] = b.flops;
+  n["bytes"] = b.bytes;
+  n["timing"] = encode_timing(b.ref_timing);
+  n["note"] = b.note;
+  return n;
+}
+
+TaskBaseline decode_baseline(const YAML::Node& n) {
+  TaskBaseline b;
+  b.kind = TimeKind::measured;
+  b.t_ref_us = n["t_ref"].as<double>();
+  b.t_sol_us = n["t_sol"].as<double>();
+  b.flops = n["flops"].as<double>();
+  b.bytes = n["bytes"].as<double>();
+  b.ref_timing = decode_timing(n["timing"]);
+  b.note = n["note"].as<std::string>();
+  return b;
+}
+
+YAML::Node encode(const Resources& r) {
+  YAML::Node n;
+  n = std::vector<int>{r.registers, r.spill_stores, r.spill_loads, r.stack, r.smem_static, r.cmem, r.parsed ? 1 : 0};
+  return n;
+}
+
+Resources decode_resources(const YAML::Node& n) {
+  const auto v = n.as<std::vector<int>>();
+  if (v.size() != 7) throw Error("worker protocol: malformed resources");
+  return Resources{v[0], v[1], v[2], v[3], v[4], v[5], v[6] != 0};
+}
+
+YAML::Node encode_outcome(const EvalResult& r) {
+  YAML::Node n;
+  n["status"] = std::string(status_name(r.status));
+  n["log"] = r.log;
+  n["time"] = encode_timing(r.time);
+  YAML::Node a;
+  a["counts"] = std::vector<int64_t>{r.acc.checked, r.acc.mismatches, r.acc.nonfinite, r.acc.unwritten, r.acc.out_of_bounds};
+  a["errors"] = std::vector<double>{r.acc.max_abs_err, r.acc.max_rel_err, r.acc.rel_l2};
+  a["rounds"] = r.acc.rounds;
+  a["pass"] = r.acc.pass;
+  a["precision_ok"] = r.acc.precision_ok;
+  n["acc"] = a;
+  n["occupancy"] = r.occupancy_blocks;
+  return n;
+}
+
+void decode_outcome(const YAML::Node& n, EvalResult& r) {
+  r.status = parse_status(n["status"].as<std::string>());
+  r.log = n["log"].as<std::string>();
+  r.time = decode_timing(n["time"]);
+  const auto c = n["acc"]["counts"].as<std::vector<int64_t>>();
+  const auto e = n["acc"]["errors"].as<std::vector<double>>();
+  if (c.size() != 5 || e.size() != 3) throw Error("worker protocol: malformed accuracy");
+  r.acc.checked = c[0];
+  r.acc.mismatches = c[1];
+  r.acc.nonfinite = c[2];
+  r.acc.unwritten = c[3];
+  r.acc.out_of_bounds = c[4];
+  r.acc.max_abs_err = e[0];
+  r.acc.max_rel_err = e[1];
+  r.acc.rel_l2 = e[2];
+  r.acc.rounds = n["acc"]["rounds"].as<int>();
+  r.acc.pass = n["acc"]["pass"].as<bool>();
+  r.acc.precision_ok = n["acc"]["precision_ok"].as<bool>();
+  r.occupancy_blocks = n["occupancy"].as<int>();
+}
+
+YAML::Node encode_task(const Task& t) {
+  YAML::Node n;
+  n["problem"] = t.problem->name;
+  n["variant"] = t.variant->name;
+  n["dtype"] = std::string(dtype_name(t.dtype));
+  for (const auto& [k, v] : t.shape.dims) {
+    YAML::Node d;
+    d.push_back(k);
+    d.push_back(v);
+    n["shape"].push_back(d);
+  }
+  return n;
+}
+
+}  // namespace soltune::wire

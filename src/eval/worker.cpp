@@ -1,0 +1,126 @@
+#include "eval/worker.hpp"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "eval/candidates.hpp"
+#include "eval/cuda_devices.hpp"
+#include "eval/cuda_runner.hpp"
+#include "eval/wire.hpp"
+
+namespace soltune {
+namespace {
+
+class Worker {
+ public:
+  Worker(int in, int out) : in_(in), out_(out) {}
+  int loop();
+
+ private:
+  YAML::Node hello(const YAML::Node& m);
+  Task task(const YAML::Node& m);
+  YAML::Node run(const YAML::Node& m, const std::string& cubin);
+
+  int in_, out_;
+  std::unique_ptr<Compiler> compiler_;
+  std::unique_ptr<CudaRunner> runner_;
+  std::filesystem::path templates_;
+  std::map<std::string, std::unique_ptr<ProblemSpec>> problems_;
+};
+
+YAML::Node Worker::hello(const YAML::Node& m) {
+  templates_ = m["templates"].as<std::string>();
+  const int device = m["device"].as<int>();
+  CudaEvalOptions o;
+  o.seed = m["seed"].as<uint64_t>();
+  o.check_rounds = m["check_rounds"].as<int>();
+  o.target_ms = m["target_ms"].as<double>();
+  o.min_reps = m["min_reps"].as<int>();
+  o.warmup = m["warmup"].as<int>();
+  o.slow_factor = m["slow_factor"].as<double>();
+  o.max_reps = m["max_reps"].as<int>();
+  o.measure_ceilings = m["measure_ceilings"].as<bool>();
+  compiler_ = std::make_unique<Compiler>(default_compiler_options());
+  auto arch = m["arch"].as<std::string>();
+  if (arch == "auto") arch = cuda_device(device).arch();
+  runner_ = std::make_unique<CudaRunner>(device, *compiler_, arch, o);
+  YAML::Node r;
+  r["ok"] = true;
+  r["device"] = wire::encode(runner_->device());
+  r["arch"] = arch;
+  return r;
+}
+
+Task Worker::task(const YAML::Node& m) {
+  const auto name = m["problem"].as<std::string>();
+  auto& spec = problems_[name];
+  if (!spec) spec = std::make_unique<ProblemSpec>(load_problem(templates_, name));
+  Task t{spec.get(), &spec->variant(m["variant"].as<std::string>()), parse_dtype(m["dtype"].as<std::string>()), {}};
+  for (const auto& d : m["shape"]) t.shape.dims.emplace_back(d[0].as<std::string>(), d[1].as<int64_t>());
+  return t;
+}
+
+YAML::Node Worker::run(const YAML::Node& m, const std::string& cubin) {
+  const Task t = task(m["task"]);
+  const Space space(*t.variant, t.fixed(runner_->device()));
+  Candidate c;
+  c.result.key = m["key"].as<std::string>();
+  c.result.config = space.parse_key(c.result.key);
+  c.bindings = space.bind(c.result.config);
+  c.result.geo = eval_geometry(t.variant->launch, c.bindings);
+  c.name_expr = name_expression(t.variant->launch, t.dtype, c.bindings);
+  c.result.res = wire::decode_resources(m["res"]);
+  CompileResult r;
+  r.ok = true;
+  r.cubin.assign(cubin.begin(), cubin.end());
+  r.kernels.push_back(CompiledKernel{c.name_expr, m["lowered"].as<std::string>(), c.result.res});
+  runner_->run(t, c, r, m["incumbent"].as<double>());
+  YAML::Node out;
+  out["ok"] = true;
+  out["outcome"] = wire::encode_outcome(c.result);
+  out["lost"] = runner_->lost();
+  return out;
+}
+
+int Worker::loop() {
+  std::string payload;
+  while (wire::read_frame(in_, payload)) {
+    YAML::Node reply;
+    try {
+      const auto m = wire::parse(payload);
+      const auto op = m["op"].as<std::string>();
+      if (op == "hello") {
+        reply = hello(m);
+      } else if (!runner_) {
+        throw Error("worker: '" + op + "' before hello");
+      } else if (op == "baseline") {
+        reply["ok"] = true;
+        reply["baseline"] = wire::encode(runner_->baseline(task(m["task"])));
+      } else if (op == "run") {
+        std::string cubin;
+        if (!wire::read_frame(in_, cubin)) return 1;
+        reply = run(m, cubin);
+      } else {
+        throw Error("worker: unknown request '" + op + "'");
+      }
+    } catch (const std::exception& e) {
+      reply = YAML::Node();
+      reply["ok"] = false;
+      reply["error"] = e.what();
+    }
+    if (!wire::write_frame(out_, wire::emit(reply))) return 1;
+    if (runner_ && runner_->lost()) return 3;  // the context is gone: the tuner starts a new worker
+  }
+  return 0;
+}
+
+}  // namespace
+
+int worker_main(int in, int out) {
+  // Anything printed by libraries must not corrupt the protocol on stdout: move it to stderr.
+  std::fflush(stdout);
+  return Worker(in, out).loop();
+}
+
+}  // namespace soltune

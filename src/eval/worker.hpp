@@ -1,0 +1,12 @@
+#pragma once
+// The GPU worker: the only process that holds a CUDA context. It reads requests from `in` and
+// answers on `out` (wire.hpp), one at a time:
+//   hello {device, arch, templates, seed, options}   -> {ok, device}
+//   baseline {task}                                   -> {ok, baseline} | {ok: false, error}
+//   run {task, key, lowered, res} + CUBIN frame       -> {ok, outcome, lost}
+// After a fault it answers, then exits: the context is unusable and the tuner starts a new worker.
+namespace soltune {
+
+int worker_main(int in, int out);
+
+}  // namespace soltune

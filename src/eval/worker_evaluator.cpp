@@ -1,0 +1,157 @@
+#include "eval/worker_evaluator.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "eval/candidates.hpp"
+#include "eval/wire.hpp"
+
+namespace soltune {
+
+double candidate_time_limit_s(double t_ref_us, const CudaEvalOptions& o, double cap_s) {
+  const double launches = o.check_rounds + o.warmup + 3 + o.max_reps;
+  return std::min(cap_s, 5.0 + launches * 20.0 * t_ref_us * 1e-6);
+}
+
+WorkerEvaluator::WorkerEvaluator(const Compiler& c, WorkerOptions o) : compiler_(c), opt_(std::move(o)) { start(); }
+
+WorkerEvaluator::~WorkerEvaluator() = default;
+
+void WorkerEvaluator::start() {
+  for (int attempt = 1;; ++attempt) {
+    proc_ = std::make_unique<ChildProcess>(opt_.command);
+    YAML::Node hello;
+    hello["op"] = "hello";
+    hello["templates"] = opt_.templates.string();
+    hello["device"] = opt_.device;
+    hello["arch"] = opt_.arch;
+    hello["seed"] = opt_.eval.seed + static_cast<uint64_t>(restarts_);  // fresh draws after a restart
+    hello["check_rounds"] = opt_.eval.check_rounds;
+    hello["target_ms"] = opt_.eval.target_ms;
+    hello["min_reps"] = opt_.eval.min_reps;
+    hello["warmup"] = opt_.eval.warmup;
+    hello["slow_factor"] = opt_.eval.slow_factor;
+    hello["max_reps"] = opt_.eval.max_reps;
+    hello["measure_ceilings"] = opt_.eval.measure_ceilings && !dev_.measured;
+    YAML::Node reply;
+    std::string why;
+    if (call(hello, nullptr, opt_.start_timeout_s, reply, why) == Outcome::ok) {
+      if (!reply["ok"].as<bool>()) throw Error("the GPU worker could not start: " + reply["error"].as<std::string>());
+      const auto d = wire::decode_device(reply["device"]);
+      if (dev_.measured) {
+        const auto measured = dev_.measured;  // measured once per run, kept across restarts
+        dev_ = d;
+        dev_.measured = measured;
+      } else {
+        dev_ = d;
+      }
+      arch_ = reply["arch"].as<std::string>();
+      return;
+    }
+    if (attempt >= opt_.max_restarts_in_a_row) throw Error("the GPU worker failed to start " + std::to_string(attempt) + " times: " + why);
+  }
+}
+
+WorkerEvaluator::Outcome WorkerEvaluator::call(const YAML::Node& req, const std::string* raw, double timeout_s,
+                                               YAML::Node& reply, std::string& why) {
+  const auto deadline = ChildProcess::Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  std::string msg = wire::frame(wire::emit(req));
+  if (raw) msg += wire::frame(*raw);
+  std::string head, body;
+  auto died = [&] {
+    why = "the worker died (" + proc_->exit_text() + ")";
+    return Outcome::died;
+  };
+  if (!proc_->write_all(msg)) return died();
+  auto st = proc_->read_exact(wire::kHeader, head, deadline);
+  if (st == ChildProcess::ReadStatus::ok) {
+    try {
+      st = proc_->read_exact(wire::frame_length(head), body, deadline);
+      if (st == ChildProcess::ReadStatus::ok) reply = wire::parse(body);
+    } catch (const Error& e) {
+      // A worker that answers garbage is as good as dead.
+      proc_->kill();
+      why = e.what();
+      return Outcome::died;
+    }
+  }
+  if (st == ChildProcess::ReadStatus::timeout) {
+    proc_->kill();
+    why = "no answer within " + std::to_string(timeout_s) + " s: the worker was killed";
+    return Outcome::timeout;
+  }
+  if (st == ChildProcess::ReadStatus::closed) return died();
+  return Outcome::ok;
+}
+
+TaskBaseline WorkerEvaluator::baseline(const Task& t) {
+  YAML::Node req, reply;
+  req["op"] = "baseline";
+  req["task"] = wire::encode_task(t);
+  std::string why;
+  if (call(req, nullptr, opt_.timeout_cap_s * 4, reply, why) != Outcome::ok) {
+    ++restarts_;
+    start();
+    throw Error("timing the baseline of " + t.id() + ": " + why);
+  }
+  if (!reply["ok"].as<bool>()) throw Error(reply["error"].as<std::string>());
+  auto b = wire::decode_baseline(reply["baseline"]);
+  t_ref_[t.id()] = b.t_ref_us;
+  return b;
+}
+
+void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& r) {
+  auto& res = c.result;
+  if (auto why = launch_limits(res.res, res.geo, dev_); !why.empty()) {
+    res.status = Status::illegal;  // statically impossible: never reaches the GPU
+    res.log = why;
+    return;
+  }
+  YAML::Node req, reply;
+  req["op"] = "run";
+  req["task"] = wire::encode_task(t);
+  req["key"] = res.key;
+  req["lowered"] = r.kernels.front().lowered_name;
+  req["res"] = wire::encode(res.res);
+  const auto best = best_us_.find(t.id());
+  req["incumbent"] = best == best_us_.end() ? 0.0 : best->second;
+  const std::string cubin(r.cubin.begin(), r.cubin.end());
+  const auto it = t_ref_.find(t.id());
+  const double limit = candidate_time_limit_s(it == t_ref_.end() ? 1e6 : it->second, opt_.eval, opt_.timeout_cap_s);
+  std::string why;
+  const auto out = call(req, &cubin, limit, reply, why);
+  if (out == Outcome::ok && reply["ok"].as<bool>()) {
+    wire::decode_outcome(reply["outcome"], res);
+    if (res.status == Status::ok && (best == best_us_.end() || res.time.median_us < best->second))
+      best_us_[t.id()] = res.time.median_us;
+    if (reply["lost"].as<bool>()) {
+      proc_->exit_text();  // the worker ends itself after a fault
+      ++restarts_;
+      start();
+    }
+    return;
+  }
+  if (out == Outcome::ok) throw Error("the GPU worker failed on " + t.id() + " " + res.key + ": " + reply["error"].as<std::string>());
+  res.status = out == Outcome::timeout ? Status::timeout : Status::fault;
+  res.log = why;
+  std::fprintf(stderr, "soltune: %s %s: %s; restarting the worker\n", t.id().c_str(), res.key.c_str(), why.c_str());
+  ++restarts_;
+  start();
+}
+
+std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
+  auto batch = prepare_candidates(t, dev_, arch_, configs);
+  const auto compiled = compiler_.compile_all(batch.requests);
+  std::vector<EvalResult> out;
+  for (auto& c : batch.candidates) {
+    c.result.kind = TimeKind::measured;
+    if (c.request >= 0 && take_compile_result(c, compiled[c.request])) {
+      c.result.occupancy_blocks = occupancy_blocks_per_sm(c.result.res, c.result.geo, dev_);
+      run_one(t, c, compiled[c.request]);
+    }
+    out.push_back(std::move(c.result));
+  }
+  return out;
+}
+
+}  // namespace soltune

@@ -1,0 +1,65 @@
+#pragma once
+// The cuda backend as the tuner sees it: candidates are legality-checked and compiled here (TBB,
+// every core), statically pruned against the device's limits, then sent one at a time to the GPU
+// worker process (worker.hpp). The tuner never holds a CUDA context. A candidate whose worker
+// dies (fault) or outlives its time limit (timeout; the worker is killed) costs itself only: the
+// worker is restarted and the run goes on.
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/compiler.hpp"
+#include "core/task.hpp"
+#include <yaml-cpp/yaml.h>
+
+#include "eval/child_process.hpp"
+#include "eval/cuda_runner.hpp"
+
+namespace soltune {
+
+struct WorkerOptions {
+  std::vector<std::string> command;  // the worker program: {"/proc/self/exe", "worker"}
+  std::filesystem::path templates;   // where the worker loads problems from (the run's templates)
+  int device = 0;
+  std::string arch = "auto";
+  CudaEvalOptions eval;
+  double timeout_cap_s = 60;      // per-candidate limit never exceeds this
+  double start_timeout_s = 120;   // worker start-up, ceilings included
+  int max_restarts_in_a_row = 3;  // workers that die before answering anything: infrastructure
+};
+
+// The time a candidate may take: generous for any kernel within 20x of the baseline per launch,
+// over all the launches the protocol makes, plus fixed overhead; never above the cap.
+double candidate_time_limit_s(double t_ref_us, const CudaEvalOptions& o, double cap_s);
+
+class WorkerEvaluator final : public Evaluator {
+ public:
+  WorkerEvaluator(const Compiler& c, WorkerOptions o);
+  ~WorkerEvaluator() override;
+  const DeviceInfo& device() const override { return dev_; }
+  std::string backend_name() const override { return "cuda"; }
+  TimeKind kind() const override { return TimeKind::measured; }
+  TaskBaseline baseline(const Task& t) override;
+  std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
+  int restarts() const { return restarts_; }
+
+ private:
+  void start();
+  // Sends one request (and an optional raw frame) and waits for the reply until the deadline.
+  enum class Outcome { ok, timeout, died };
+  Outcome call(const YAML::Node& req, const std::string* raw, double timeout_s, YAML::Node& reply, std::string& why);
+  void run_one(const Task& t, Candidate& c, const CompileResult& r);
+
+  const Compiler& compiler_;
+  WorkerOptions opt_;
+  DeviceInfo dev_;
+  std::string arch_;
+  std::unique_ptr<ChildProcess> proc_;
+  std::map<std::string, double> t_ref_;    // per task id, for the time limit
+  std::map<std::string, double> best_us_;  // per task id: the incumbent for the early stop
+  int restarts_ = 0;
+};
+
+}  // namespace soltune

@@ -1,0 +1,142 @@
+// The tuner's side of the worker protocol, on the CPU, against a fake worker that crashes, hangs
+// or answers garbage: each costs one candidate (fault or timeout), the worker is restarted, and
+// every other result comes through.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "eval/wire.hpp"
+#include "eval/worker_evaluator.hpp"
+
+namespace soltune {
+namespace {
+
+class WorkerProtocol : public ::testing::Test {
+ protected:
+  ProblemSpec p = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  Compiler compiler{default_compiler_options()};
+  std::string counter = (std::filesystem::temp_directory_path() /
+                         ("soltune-fake-" + std::to_string(getpid()) + "-" + safe_test_name()))
+                            .string();
+  static std::string safe_test_name() {
+    std::string s = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    for (auto& c : s)
+      if (c == '/') c = '_';
+    return s;
+  }
+  void TearDown() override { std::filesystem::remove(counter); }
+
+  WorkerOptions options(const std::string& mode, int nth) {
+    WorkerOptions o;
+    o.command = {FAKE_WORKER, mode, std::to_string(nth), counter};
+    o.templates = std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates";
+    o.timeout_cap_s = 1.5;
+    o.start_timeout_s = 1.5;
+    return o;
+  }
+  Task task() const { return Task{&p, &p.variant("vectorized"), DType::f32, Shape{{{"n", 1000003}}}}; }
+  std::vector<Config> configs(const DeviceInfo& d) const {
+    const Space s(p.variant("vectorized"), task().fixed(d));
+    std::vector<Config> out;
+    for (const char* k : {"BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0",
+                          "BLOCK=128,VEC=4,EPT=2,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0",
+                          "BLOCK=512,VEC=2,EPT=2,GRID_STRIDE=1,BLOCKS_PER_SM=2,FAST_TANH=0,CACHE_HINT=1",
+                          "BLOCK=64,VEC=1,EPT=4,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0"})
+      out.push_back(s.parse_key(k));
+    return out;
+  }
+};
+
+TEST_F(WorkerProtocol, HealthyWorkerAnswersEveryCandidate) {
+  WorkerEvaluator ev(compiler, options("ok", 0));
+  EXPECT_EQ(ev.device().uuid, "GPU-fake");
+  EXPECT_EQ(ev.baseline(task()).t_ref_us, 100);
+  const auto r = ev.evaluate(task(), configs(ev.device()));
+  ASSERT_EQ(r.size(), 4u);
+  for (const auto& x : r) {
+    EXPECT_EQ(x.status, Status::ok) << x.log;
+    EXPECT_EQ(x.time.median_us, 51);
+    EXPECT_NE(x.log.find(x.key), std::string::npos);
+  }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+struct Misbehaviour {
+  const char* mode;
+  Status status;
+  const char* why;
+};
+
+class WorkerFailures : public WorkerProtocol, public ::testing::WithParamInterface<Misbehaviour> {};
+
+TEST_P(WorkerFailures, CostOneCandidateAndRestartTheWorker) {
+  const auto m = GetParam();
+  WorkerEvaluator ev(compiler, options(m.mode, 2));
+  ev.baseline(task());
+  const auto r = ev.evaluate(task(), configs(ev.device()));
+  ASSERT_EQ(r.size(), 4u);
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (i == 1) {
+      EXPECT_EQ(r[i].status, m.status) << r[i].log;
+      EXPECT_NE(r[i].log.find(m.why), std::string::npos) << r[i].log;
+    } else {
+      EXPECT_EQ(r[i].status, Status::ok) << i << ": " << r[i].log;
+    }
+  }
+  EXPECT_EQ(ev.restarts(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, WorkerFailures,
+                         ::testing::Values(Misbehaviour{"crash", Status::fault, "signal 6"},
+                                           Misbehaviour{"hang", Status::timeout, "no answer within"},
+                                           Misbehaviour{"garbage", Status::fault, "malformed frame header"}),
+                         [](const auto& info) { return std::string(info.param.mode); });
+
+TEST_F(WorkerProtocol, WorkerThatCannotStartIsAnError) {
+  try {
+    WorkerEvaluator ev(compiler, options("start-crash", 0));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("failed to start 3 times"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exit code 7"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(WorkerProtocol, SilentWorkerAtStartIsAnError) {
+  auto o = options("ok", 0);
+  o.command = {"sleep", "30"};
+  EXPECT_THROW(WorkerEvaluator(compiler, o), Error);
+}
+
+TEST(Wire, FramesAndValuesRoundTrip) {
+  EXPECT_EQ(wire::frame_length(wire::frame("hello").substr(0, wire::kHeader)), 5u);
+  EXPECT_THROW(wire::frame_length("garbage garbage!\n"), Error);
+  EXPECT_THROW(wire::frame_length("0000000000000005"), Error);
+  auto d = *find_known_gpu("H100");
+  d.measured = Ceilings{4.2e12, 6e13, 9e14, "measured"};
+  const auto back = wire::decode_device(wire::parse(wire::emit(wire::encode(d))));
+  EXPECT_EQ(back.name, d.name);
+  EXPECT_EQ(back.sms, d.sms);
+  EXPECT_EQ(back.l2_bytes, d.l2_bytes);
+  ASSERT_TRUE(back.measured.has_value());
+  EXPECT_DOUBLE_EQ(back.measured->mem_bw, 4.2e12);
+  EvalResult e;
+  e.status = Status::wrong_answer;
+  e.log = "multi\nline: log";
+  e.time = summarize({1.5, 2.25, 3.125});
+  e.acc.checked = 1000003;
+  e.acc.mismatches = 7;
+  e.acc.rel_l2 = 1.0 / 3;
+  EvalResult f;
+  wire::decode_outcome(wire::parse(wire::emit(wire::encode_outcome(e))), f);
+  EXPECT_EQ(f.status, Status::wrong_answer);
+  EXPECT_EQ(f.log, e.log);
+  EXPECT_DOUBLE_EQ(f.time.median_us, 2.25);
+  EXPECT_EQ(f.acc.mismatches, 7);
+  EXPECT_DOUBLE_EQ(f.acc.rel_l2, 1.0 / 3);
+  EXPECT_THROW(wire::parse("[not, a, map]"), Error);
+}
+
+}  // namespace
+}  // namespace soltune

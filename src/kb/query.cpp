@@ -46,6 +46,8 @@ ResultRecord read_result(const sqlite::Stmt& st) {
   r.acc.mismatches = st.i64("acc_mismatches");
   r.acc.nonfinite = st.i64("acc_nonfinite");
   r.acc.unwritten = st.i64("acc_unwritten");
+  r.acc.out_of_bounds = st.i64("acc_out_of_bounds");
+  r.acc.precision_ok = st.i64("acc_precision_ok") != 0;
   r.acc.max_abs_err = st.real("acc_max_abs_err");
   r.acc.max_rel_err = st.real("acc_max_rel_err");
   r.acc.rel_l2 = st.real("acc_rel_l2");

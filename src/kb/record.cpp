@@ -55,7 +55,7 @@ int64_t KnowledgeBase::record(int64_t run_id, const Task& t, const std::string& 
        "min_us", "q1_us", "q3_us", "max_us", "reps", "t_ref_us", "t_sol_us", "sol_score", "sol_execbench",
        "sol_valid", "below_sol", "registers", "spill_stores", "spill_loads", "stack", "smem_static", "cmem",
        "res_parsed", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "smem", "acc_checked",
-       "acc_mismatches", "acc_nonfinite", "acc_unwritten", "acc_max_abs_err", "acc_max_rel_err", "acc_rel_l2",
+       "acc_mismatches", "acc_nonfinite", "acc_unwritten", "acc_out_of_bounds", "acc_precision_ok", "acc_max_abs_err", "acc_max_rel_err", "acc_rel_l2",
        "acc_rounds", "acc_pass", "accuracy", "compile_ms", "cache_hit", "occupancy_blocks", "log"});
   // evaluated_keys() and best() match on the key: a result without one could never be found again.
   if (r.key.empty()) throw Error("record: result of " + t.id() + " has no configuration key");
@@ -81,6 +81,7 @@ int64_t KnowledgeBase::record(int64_t run_id, const Task& t, const std::string& 
   const Accuracy& a = r.acc;
   st.bind("acc_checked", a.checked).bind("acc_mismatches", a.mismatches);
   st.bind("acc_nonfinite", a.nonfinite).bind("acc_unwritten", a.unwritten);
+  st.bind("acc_out_of_bounds", a.out_of_bounds).bind("acc_precision_ok", a.precision_ok);
   st.bind("acc_max_abs_err", a.max_abs_err).bind("acc_max_rel_err", a.max_rel_err).bind("acc_rel_l2", a.rel_l2);
   st.bind("acc_rounds", a.rounds).bind("acc_pass", a.pass);
   // A summary of a check that never ran would read "FAIL: 0 checked"; an empty text says so instead.

@@ -160,6 +160,9 @@ bool has_sqlite_magic(const std::filesystem::path& path) {
 const std::vector<std::string>& migrations() {
   static const std::vector<std::string> steps = {
       "PRAGMA application_id = " + std::to_string(kApplicationId) + ";\n" + kV1,
+      // v2: the validator's guard zones and precision check.
+      "ALTER TABLE results ADD COLUMN acc_out_of_bounds INTEGER NOT NULL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN acc_precision_ok INTEGER NOT NULL DEFAULT 1;\n",
   };
   return steps;
 }

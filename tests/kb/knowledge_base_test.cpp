@@ -134,7 +134,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "1");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "2");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -148,7 +148,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "1");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "2");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -164,7 +164,17 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   r.geo.grid = {1024, 2, 3};
   r.geo.block = {256, 1, 4};
   r.geo.smem = 49152;
-  r.acc = {1000000, 3, 1, 2, 0.25, 0.5, 1e-3, 2, false};
+  r.acc.checked = 1000000;
+  r.acc.mismatches = 3;
+  r.acc.nonfinite = 1;
+  r.acc.unwritten = 2;
+  r.acc.out_of_bounds = 5;
+  r.acc.max_abs_err = 0.25;
+  r.acc.max_rel_err = 0.5;
+  r.acc.rel_l2 = 1e-3;
+  r.acc.rounds = 2;
+  r.acc.precision_ok = false;
+  r.acc.pass = false;
   r.compile_ms = 812.5;
   r.cache_hit = true;
   r.occupancy_blocks = 6;
@@ -212,6 +222,8 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   EXPECT_EQ(g.acc.mismatches, 3);
   EXPECT_EQ(g.acc.nonfinite, 1);
   EXPECT_EQ(g.acc.unwritten, 2);
+  EXPECT_EQ(g.acc.out_of_bounds, 5);
+  EXPECT_FALSE(g.acc.precision_ok);
   EXPECT_EQ(g.acc.max_abs_err, 0.25);
   EXPECT_EQ(g.acc.max_rel_err, 0.5);
   EXPECT_EQ(g.acc.rel_l2, 1e-3);
@@ -319,6 +331,30 @@ TEST_F(kb, BestPicksFastestOkPerGroupAndPrefersMeasured) {
   EXPECT_TRUE(store.best("gelu", "V100").empty());
   EXPECT_EQ(store.best("softmax").size(), 1u);
   EXPECT_TRUE(store.best("nosuch").empty());
+}
+
+TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
+  int64_t run = 0;
+  const Task t = task("scalar", DType::f32, 4096);
+  {
+    auto store = KnowledgeBase::open(file());
+    run = store.begin_run(run_info(), store.gpu_id(real_, TimeKind::measured));
+    store.record(run, t, "hash-1", result("B=64", 42.5), {});
+  }
+  // Turn the file back into a version-1 knowledge base, as an older soltune wrote it.
+  raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
+                   "PRAGMA user_version = 1;");
+  auto store = KnowledgeBase::open(file());
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "2");
+  const auto rs = store.results(run);
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].config_key, "B=64");
+  EXPECT_EQ(rs[0].acc.out_of_bounds, 0);
+  EXPECT_TRUE(rs[0].acc.precision_ok);
+  auto r = result("B=128", 40);
+  r.acc.out_of_bounds = 3;
+  store.record(run, t, "hash-1", r, {});
+  EXPECT_EQ(store.results(run).back().acc.out_of_bounds, 3);
 }
 
 TEST_F(kb, ReopenKeepsEverything) {

@@ -12,6 +12,9 @@ echo "== gpu tests"
 for t in .gpu/bin/*_test; do "$t" --gtest_brief=1 2>&1 | tail -n 25; done | tee "$out/tests.log"
 echo "== tune"
 soltune tune configs/gelu.yaml --kb "$out/h200.sqlite" "$@" 2>&1 | tee "$out/tune.log" | grep -v '^\[' 
+echo "== repeat bench"
+repeat_timing .gpu/bin/soltune configs/gelu.yaml f32 268435456 \
+  "BLOCK=128,VEC=4,EPT=2,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=1" 5 2>&1 | tee "$out/repeat.log"
 echo "== export"
 soltune export --kb "$out/h200.sqlite" --problem gelu -o "$out/gelu_h200.cuh" &&
   nvcc -std=c++17 -O2 -arch=sm_90 -DEXPORTED="\"$out/gelu_h200.cuh\"" tests/export/gelu_export_check.cu -o /tmp/export_check &&

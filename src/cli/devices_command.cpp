@@ -24,7 +24,7 @@ int devices_command(const std::vector<std::string>& args) {
     std::printf("%s\nthe model backend can predict for: %s\n", list.why_none.c_str(), known_gpu_names().c_str());
     return 0;
   }
-  Compiler compiler(default_compiler_options());
+  Compiler compiler(compiler_options());
   for (size_t i = 0; i < list.devices.size(); ++i) {
     DeviceInfo d = list.devices[i];
     if (!vm.count("no-measure")) {

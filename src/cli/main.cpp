@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/tune_command.hpp"
+#include "codegen/nvrtc_worker.hpp"
 #include "eval/worker.hpp"
 #include "core/error.hpp"
 
@@ -39,15 +40,16 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   const std::string cmd = args[0];
-  if (cmd == "worker") {
-    // The GPU worker (started by tune and devices): the protocol owns the original stdout; anything
-    // else printed goes to stderr.
+  if (cmd == "worker" || cmd == "nvrtc-worker") {
+    // The GPU worker and the NVRTC compile helper (started by tune and devices): the protocol owns
+    // the original stdout; anything else printed goes to stderr.
     const int protocol = dup(STDOUT_FILENO);
     dup2(STDERR_FILENO, STDOUT_FILENO);
     try {
-      return soltune::worker_main(STDIN_FILENO, protocol);
+      return cmd == "worker" ? soltune::worker_main(STDIN_FILENO, protocol)
+                             : soltune::nvrtc_worker_main(STDIN_FILENO, protocol);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "soltune worker: %s\n", e.what());
+      std::fprintf(stderr, "soltune %s: %s\n", cmd.c_str(), e.what());
       return 1;
     }
   }

@@ -1,5 +1,7 @@
 #include "cli/options.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -27,6 +29,19 @@ WorkerOptions worker_options(int device) {
   WorkerOptions o;
   o.command = {"/proc/self/exe", "worker"};
   o.device = device;
+  return o;
+}
+
+CompilerOptions compiler_options() {
+  CompilerOptions o = default_compiler_options();
+  o.timeout_s = 60;
+  if (const char* v = std::getenv("SOLTUNE_COMPILE_TIMEOUT"); v && *v) {
+    char* end = nullptr;
+    o.timeout_s = std::strtod(v, &end);
+    if (*end != '\0' || !std::isfinite(o.timeout_s) || o.timeout_s < 0)
+      throw UsageError(std::string("SOLTUNE_COMPILE_TIMEOUT: expected seconds (0 = no limit), got '") + v + "'");
+  }
+  o.isolate_command = {"/proc/self/exe", "nvrtc-worker"};
   return o;
 }
 

@@ -25,4 +25,8 @@ std::string to_string(const boost::program_options::options_description& desc);
 // How to start a GPU worker: this very program, `soltune worker`.
 WorkerOptions worker_options(int device);
 
+// default_compiler_options() with a 60 s limit per compile (env SOLTUNE_COMPILE_TIMEOUT: seconds,
+// 0 disables), each compile in `soltune nvrtc-worker`. Throws UsageError on a malformed value.
+CompilerOptions compiler_options();
+
 }  // namespace soltune::cli

@@ -1,5 +1,6 @@
 #include "cli/progress.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace soltune::cli {
@@ -32,6 +33,10 @@ void Progress::baseline(const Task& t, const TaskBaseline& b) {
 
 void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
   ++done_;
+  if (r.kind == TimeKind::measured && r.wall_ms > 0 && (r.status == Status::ok || r.status == Status::slow)) {
+    wall_ms_.push_back(r.wall_ms);
+    overhead_ms_.push_back(r.wall_ms - r.time.median_us * r.time.reps / 1000.0);
+  }
   auto& best = best_us_[t.id()];
   if (r.status == Status::ok && !s.below_sol && (best == 0 || r.time.median_us < best)) best = r.time.median_us;
   if (!verbose_) return;
@@ -63,6 +68,23 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     std::printf("%-36s %10.1f %8.0f %10.1f %10.1f %6.3f %6.3f %6lld  %s\n", r.task.id().c_str(), t,
                 o.baseline.bytes / (t * 1e-6) / 1e9, o.baseline.t_ref_us, o.baseline.t_sol_us, o.best_sol.score,
                 o.best_sol.execbench, static_cast<long long>(o.evaluated), o.best->key.c_str());
+  }
+  if (!wall_ms_.empty()) {
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    std::printf("evaluation overhead: median %.1f ms per measured candidate on the GPU side, of which %.1f ms outside "
+                "its timed runs (checks, L2 flushes, input draws, transfers); %zu candidates\n",
+                median(wall_ms_), median(overhead_ms_), wall_ms_.size());
+    double worker = 0, kernels = 0;
+    for (size_t i = 0; i < wall_ms_.size(); ++i) {
+      worker += wall_ms_[i];
+      kernels += wall_ms_[i] - overhead_ms_[i];
+    }
+    const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    std::printf("GPU use over the run's %.1f s: worker busy with candidates %.0f%%, in timed kernel runs %.0f%%\n",
+                total / 1000, 100 * worker / total, 100 * kernels / total);
   }
   std::fflush(stdout);
 }

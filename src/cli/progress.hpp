@@ -1,6 +1,7 @@
 #pragma once
 // What the terminal shows while tuning: one line per evaluation (evaluations done, the candidate's
 // time, bandwidth and SOL score, the task's best so far) and a summary table at the end.
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -24,6 +25,8 @@ class Progress {
   int64_t done_ = 0, total_ = 0;
   std::map<std::string, double> best_us_;  // per task id
   std::map<std::string, double> bytes_;    // per task id
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::vector<double> overhead_ms_, wall_ms_;  // per measured candidate: GPU-side time not in timed kernels
 };
 
 }  // namespace soltune::cli

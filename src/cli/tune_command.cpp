@@ -103,7 +103,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   if (seed >= 0) cfg.seed = static_cast<uint64_t>(seed);
   if (cfg.budget.evals == 0 && cfg.budget.seconds == 0) throw UsageError("the budget is empty: give --evals or --seconds");
 
-  Compiler compiler(default_compiler_options());
+  Compiler compiler(compiler_options());
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed);
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here

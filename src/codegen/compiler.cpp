@@ -11,6 +11,7 @@
 
 #include "codegen/nvrtc_cache.hpp"
 #include "codegen/nvrtc_program.hpp"
+#include "codegen/nvrtc_worker.hpp"
 #include "codegen/ptxas_report.hpp"
 #include "core/error.hpp"
 
@@ -63,8 +64,7 @@ std::vector<std::string> Compiler::nvrtc_options(const CompileRequest& r) const 
   return o;
 }
 
-CompileResult Compiler::compile_uncached(const CompileRequest& r,
-                                         const std::vector<std::string>& options) const {
+CompileResult nvrtc_compile(const CompileRequest& r, const std::vector<std::string>& options) {
   CompileResult res;
   NvrtcProgram prog(r.source, r.source_name.empty() ? "source.cu" : r.source_name);
   for (const auto& n : r.name_expressions) prog.add_name_expression(n);
@@ -111,10 +111,18 @@ CompileResult Compiler::compile(const CompileRequest& r) const {
         return std::move(*hit);
       }
     }
-    CompileResult res = compile_uncached(r, options);
+    CompileResult res;
+    bool cacheable = true;  // a killed or crashed compile says nothing about the source
+    if (opts_.timeout_s > 0 && !opts_.isolate_command.empty()) {
+      auto iso = nvrtc_compile_isolated(opts_.isolate_command, opts_.timeout_s, r, options);
+      res = std::move(iso.res);
+      cacheable = iso.cacheable;
+    } else {
+      res = nvrtc_compile(r, options);
+    }
     res.key = key;
     res.ms = ms_since(t0);
-    if (cache_) {
+    if (cache_ && cacheable) {
       cache_->store(res);
       if (const std::string note = cache_->take_note(); !note.empty()) append_line(res.log, note);
     }

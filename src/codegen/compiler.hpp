@@ -37,11 +37,16 @@ struct CompileResult {
 struct CompilerOptions {
   std::vector<std::string> include_dirs;  // default: <cuda>/include and <cuda>/include/cccl
   std::filesystem::path cache_dir;        // empty = no disk cache
+  // NVRTC can hang (or take minutes) on pathological code. With a limit and a helper command, each
+  // cache miss compiles in a fresh child process (nvrtc_worker.hpp), killed at the limit: the
+  // result is ok=false with a log that says so, and is not cached. Otherwise NVRTC runs in-process.
+  double timeout_s = 0;                            // 0 = no limit
+  std::vector<std::string> isolate_command = {};  // e.g. {"/proc/self/exe", "nvrtc-worker"}
 };
 
 // Include dirs from env CUDA_HOME / CUDA_PATH, else the toolkit found at build time, else
 // /usr/local/cuda/include. Cache dir from env SOLTUNE_CACHE_DIR ("off" disables), else
-// $XDG_CACHE_HOME/soltune/nvrtc, else $HOME/.cache/soltune/nvrtc.
+// $XDG_CACHE_HOME/soltune/nvrtc, else $HOME/.cache/soltune/nvrtc. No time limit.
 CompilerOptions default_compiler_options();
 
 class NvrtcCache;
@@ -68,8 +73,6 @@ class Compiler {
   static std::vector<std::string> supported_archs();  // "sm_75", ..., "sm_90", ...
 
  private:
-  CompileResult compile_uncached(const CompileRequest& r, const std::vector<std::string>& options) const;
-
   CompilerOptions opts_;
   std::unique_ptr<NvrtcCache> cache_;  // null without a cache dir
 };

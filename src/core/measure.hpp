@@ -77,6 +77,7 @@ struct EvalResult {
   double compile_ms = 0;
   bool cache_hit = false;
   int occupancy_blocks = 0;  // active blocks per SM (occupancy calculator)
+  double wall_ms = 0;        // wall time the evaluation took on the GPU side (checks, timing, transfers)
 };
 
 }  // namespace soltune

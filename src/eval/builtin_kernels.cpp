@@ -104,15 +104,45 @@ __global__ void soltune_flush_read(const uint4* p, long long n, unsigned int* si
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-// Bandwidth ceiling probe: a copy with 16-byte accesses, four in flight per thread.
+// Bandwidth ceiling probe: a copy with 16-byte accesses, four in flight per thread, each block
+// moving a contiguous chunk per step (DRAM pages are read whole).
 __global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restrict__ dst, long long n) {
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
-    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
+  const long long chunk = 4LL * blockDim.x;
+  for (long long base = blockIdx.x * chunk; base < n; base += (long long)gridDim.x * chunk) {
+    if (base + chunk <= n) {
+      uint4 v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = __ldcs(src + base + k * blockDim.x + threadIdx.x);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) __stcs(dst + base + k * blockDim.x + threadIdx.x, v[k]);
+    } else {
+      for (long long i = base + threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+    }
   }
-  for (; i < n; i += stride) dst[i] = src[i];
+}
+
+// 16-bit tensor-core probe: mma.sync m16n8k16 with f32 accumulation, four independent chains per
+// warp (4096 FLOP each per step). A floor for the tensor rate: wgmma (sm_90a) can go higher.
+template <int BF16>
+__global__ void soltune_mma_probe(float* out, int iters) {
+  unsigned a0 = 0x3c003c00u ^ threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, b0 = a0 ^ 7u, b1 = a0 ^ 11u;
+  float c[4][4] = {};
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (BF16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+      else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+  }
+  float s = 0;
+  for (int k = 0; k < 4; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
 // FP32 ceiling probe: 8 independent FMA chains per thread; the result is stored so nothing folds.
@@ -135,7 +165,8 @@ std::vector<std::string> builtin_name_expressions() {
   return {"soltune_fill<float>",    "soltune_fill<__nv_bfloat16>",    "soltune_fill<__half>",
           "soltune_fill<double>",   "soltune_compare<float>",         "soltune_compare<__nv_bfloat16>",
           "soltune_compare<__half>", "soltune_compare<double>",       "soltune_fma_probe",
-          "soltune_flush_read",     "soltune_copy_probe"};
+          "soltune_flush_read",     "soltune_copy_probe",             "soltune_mma_probe<1>",
+          "soltune_mma_probe<0>"};
 }
 
 }  // namespace soltune

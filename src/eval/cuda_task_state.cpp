@@ -46,9 +46,9 @@ cudaKernel_t LoadedModule::at(const std::string& name_expr) const {
 
 TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed)
     : task_(t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
-  cudaStream_t s;
-  SOLTUNE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  stream_ = Handle<cudaStream_t, DestroyStream>(s);
+  cudaStream_t created;
+  SOLTUNE_CUDA(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+  stream_ = Handle<cudaStream_t, DestroyStream>(created);
 
   // Inputs that fit in L2 are rotated among several sets, so repeated runs do not read from cache.
   double in_bytes = 0;

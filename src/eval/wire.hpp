@@ -1,22 +1,14 @@
 #pragma once
-// The tuner <-> worker protocol: length-prefixed frames ("%016zx\n" then the bytes) holding YAML
-// messages, plus raw frames for CUBINs. Encoders and decoders for the values that cross it.
+// The tuner <-> worker protocol: frames (core/frames.hpp) holding YAML messages, plus raw frames
+// for CUBINs. Encoders and decoders for the values that cross it.
 #include <yaml-cpp/yaml.h>
 
 #include <string>
 
+#include "core/frames.hpp"
 #include "core/task.hpp"
 
 namespace soltune::wire {
-
-std::string frame(const std::string& payload);
-constexpr size_t kHeader = 17;
-// Parses a frame header; throws Error on garbage (a worker that answers nonsense).
-size_t frame_length(const std::string& header);
-
-// Blocking frame I/O on file descriptors (the worker's side). False at end of input.
-bool read_frame(int fd, std::string& payload);
-bool write_frame(int fd, const std::string& payload);
 
 std::string emit(const YAML::Node& n);
 YAML::Node parse(const std::string& text);  // throws Error on malformed YAML

@@ -119,7 +119,9 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
   const auto it = t_ref_.find(t.id());
   const double limit = candidate_time_limit_s(it == t_ref_.end() ? 1e6 : it->second, opt_.eval, opt_.timeout_cap_s);
   std::string why;
+  const auto started = ChildProcess::Clock::now();
   const auto out = call(req, &cubin, limit, reply, why);
+  res.wall_ms = std::chrono::duration<double, std::milli>(ChildProcess::Clock::now() - started).count();
   if (out == Outcome::ok && reply["ok"].as<bool>()) {
     wire::decode_outcome(reply["outcome"], res);
     if (res.status == Status::ok && (best == best_us_.end() || res.time.median_us < best->second))

@@ -14,7 +14,7 @@
 #include "core/task.hpp"
 #include <yaml-cpp/yaml.h>
 
-#include "eval/child_process.hpp"
+#include "core/child_process.hpp"
 #include "eval/cuda_runner.hpp"
 
 namespace soltune {

@@ -55,6 +55,9 @@ TEST(Sol, BelowSpeedOfLightIsFlagged) {
   EXPECT_GT(s.score, 1.0);  // the number is kept, but flagged: a red flag, never a win
   EXPECT_FALSE(sol_score(100, 800, 100).below_sol);
   EXPECT_FALSE(sol_score(100.0001, 800, 100).below_sol);
+  // Within the ceilings' own noise: not a red flag; beyond it: flagged.
+  EXPECT_FALSE(sol_score(100 * (1 - kSolNoise / 2), 800, 100).below_sol);
+  EXPECT_TRUE(sol_score(100 * (1 - 2 * kSolNoise), 800, 100).below_sol);
 }
 
 TEST(Sol, InvalidWithoutScale) {

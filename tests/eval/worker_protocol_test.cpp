@@ -91,7 +91,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, WorkerFailures,
                          ::testing::Values(Misbehaviour{"crash", Status::fault, "signal 6"},
                                            Misbehaviour{"hang", Status::timeout, "no answer within"},
                                            Misbehaviour{"garbage", Status::fault, "malformed frame header"}),
-                         [](const auto& info) { return std::string(info.param.mode); });
+                         [](const auto& test) { return std::string(test.param.mode); });
 
 TEST_F(WorkerProtocol, WorkerThatCannotStartIsAnError) {
   try {

@@ -1,7 +1,7 @@
 #pragma once
 // A child process with pipes to its stdin and stdout (RAII: killed and reaped on destruction).
 // The GPU worker runs in one, so that a kernel that faults, hangs or corrupts its context costs
-// that process only: the tuner kills it and starts another.
+// that process only: the tuner kills it and starts another. So does an isolated NVRTC compile.
 #include <sys/types.h>
 
 #include <chrono>
@@ -19,9 +19,13 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
+  enum class IoStatus { ok, timeout, closed };
+  using ReadStatus = IoStatus;
   // Writes everything; false when the child has gone (broken pipe).
   bool write_all(const std::string& bytes);
-  enum class ReadStatus { ok, timeout, closed };
+  // The same, giving up at the deadline: a child that stopped reading cannot block us.
+  IoStatus write_all(const std::string& bytes, Clock::time_point deadline);
+  void close_input();  // the child reads end of input
   // Reads exactly n bytes before the deadline.
   ReadStatus read_exact(size_t n, std::string& out, Clock::time_point deadline);
   void kill();                 // SIGKILL and reap

@@ -1,4 +1,4 @@
-#include "eval/child_process.hpp"
+#include "core/child_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -22,6 +23,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
     ::close(to_child[1]);
     throw Error(std::string("pipe: ") + std::strerror(errno));
   }
+  const std::string cannot = "soltune: cannot start " + argv[0] + "\n";  // built before fork
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -32,14 +34,14 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
     dup2(to_child[0], STDIN_FILENO);
     dup2(from_child[1], STDOUT_FILENO);
     execvp(args[0], args.data());
-    const char msg[] = "soltune: cannot start the worker program\n";
-    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)!::write(STDERR_FILENO, cannot.data(), cannot.size());
     _exit(127);
   }
   ::close(to_child[0]);
   ::close(from_child[1]);
   in_ = to_child[1];
   out_ = from_child[0];
+  fcntl(in_, F_SETFL, fcntl(in_, F_GETFL) | O_NONBLOCK);  // so that writes can honour a deadline
   signal(SIGPIPE, SIG_IGN);  // a dead child must be an error value on write, not our death
 }
 
@@ -52,17 +54,38 @@ void ChildProcess::close_fds() {
 }
 
 bool ChildProcess::write_all(const std::string& bytes) {
+  return write_all(bytes, Clock::time_point::max()) == IoStatus::ok;
+}
+
+ChildProcess::IoStatus ChildProcess::write_all(const std::string& bytes, Clock::time_point deadline) {
+  if (in_ < 0) return IoStatus::closed;
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(in_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // the pipe is full: wait for room
+      int wait_ms = 1000;
+      if (deadline != Clock::time_point::max()) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) return IoStatus::timeout;
+        wait_ms = static_cast<int>(std::min<long long>(left, 1000));
+      }
+      pollfd p{in_, POLLOUT, 0};
+      if (::poll(&p, 1, wait_ms) < 0 && errno != EINTR) return IoStatus::closed;
+      continue;
+    }
+    if (n <= 0) return IoStatus::closed;
     done += static_cast<size_t>(n);
   }
-  return true;
+  return IoStatus::ok;
 }
 
-ChildProcess::ReadStatus ChildProcess::read_exact(size_t n, std::string& out, Clock::time_point deadline) {
+void ChildProcess::close_input() {
+  if (in_ >= 0) ::close(in_);
+  in_ = -1;
+}
+
+ChildProcess::IoStatus ChildProcess::read_exact(size_t n, std::string& out, Clock::time_point deadline) {
   out.clear();
   out.reserve(n);
   char buf[65536];

@@ -104,8 +104,14 @@ __global__ void soltune_flush_read(const uint4* p, long long n, unsigned int* si
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-// Bandwidth ceiling probe: a copy with 16-byte accesses, four in flight per thread, each block
-// moving a contiguous chunk per step (DRAM pages are read whole).
+// Bandwidth ceiling probes: copies with 16-byte accesses. The first moves one 16-byte word per
+// thread over a grid covering the buffer; the second four per thread, grid-stride, each block
+// moving a contiguous chunk per step. The faster one counts.
+__global__ void soltune_copy_probe_flat(const uint4* __restrict__ src, uint4* __restrict__ dst, long long n) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = src[i];
+}
+
 __global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restrict__ dst, long long n) {
   const long long chunk = 4LL * blockDim.x;
   for (long long base = blockIdx.x * chunk; base < n; base += (long long)gridDim.x * chunk) {
@@ -166,6 +172,7 @@ std::vector<std::string> builtin_name_expressions() {
           "soltune_fill<double>",   "soltune_compare<float>",         "soltune_compare<__nv_bfloat16>",
           "soltune_compare<__half>", "soltune_compare<double>",       "soltune_fma_probe",
           "soltune_flush_read",     "soltune_copy_probe",             "soltune_mma_probe<1>",
+          "soltune_copy_probe_flat",
           "soltune_mma_probe<0>"};
 }
 

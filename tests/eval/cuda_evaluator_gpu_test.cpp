@@ -85,7 +85,7 @@ TEST_F(CudaEvaluatorGpu, EveryGeluVariantIsCorrectOnFreshInputs) {
           EXPECT_EQ(r.status, Status::ok) << t.id() << " " << r.key << ": " << r.log;
           EXPECT_TRUE(r.acc.pass) << r.acc.summary();
           EXPECT_EQ(r.acc.rounds, 3);
-          EXPECT_EQ(r.acc.checked, 4 * n);  // three rounds, and one repetition inside the timed loop
+          EXPECT_EQ(r.acc.checked, 3 * n);  // three rounds (the timed-loop check is kept apart)
           EXPECT_GT(r.time.median_us, 0);
           EXPECT_LE(r.time.q1_us, r.time.q3_us);
         }
@@ -198,9 +198,11 @@ void add_broken_variants(const std::filesystem::path& root) {
 template <typename T, int BLOCK>
 __global__ void gelu_oob(const T* x, T* y, long long n) {
   const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;
-  // A misaligned 4-byte store: the hardware faults (a far out-of-bounds store is not reliably
-  // caught: on this machine one into unmapped space went unreported; near ones hit the guards).
-  if (i < n) *reinterpret_cast<volatile float*>(reinterpret_cast<char*>(y + i) + 1) = 1.0f;
+  // A trap: the context is lost, as after an illegal address. (Seen on the H200 here: a store
+  // 2^40 elements past y went unreported, and a misaligned one was split into byte stores by
+  // the compiler; near out-of-bounds writes are caught by the guard zones instead.)
+  if (i == n / 2) __trap();
+  if (i < n) y[i] = x[i];
 }
 )");
   test::write_file(root / "gelu" / "oob.yaml",

@@ -48,7 +48,14 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
     if (s.below_sol) std::printf("  BELOW T_SOL: re-validate, not counted");
   }
   if (best > 0) std::printf("  | best %.1f us", best);
+  if (r.log.find("(moved during the measurement)") != std::string::npos) std::printf("  WARNING: SM clock moved");
   std::printf("\n");
+  std::fflush(stdout);
+}
+
+void Progress::retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s) {
+  std::printf("task %s re-timed interleaved: T_ref %.1f us, best %.1f us (%s), SOL %.3f / %.3f\n", t.id().c_str(),
+              b.t_ref_us, best.time.median_us, best.key.c_str(), s.score, s.execbench);
   std::fflush(stdout);
 }
 

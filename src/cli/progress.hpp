@@ -17,6 +17,7 @@ class Progress {
   void header(const RunConfig& cfg, const std::filesystem::path& kb);
   void baseline(const Task& t, const TaskBaseline& b);
   void result(const Task& t, const EvalResult& r, const SolScore& s);
+  void retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s);
   void summary(const std::vector<TaskReport>& reports);
 
  private:

@@ -30,6 +30,10 @@ class RunObserver final : public TaskObserver {
     kb_.record_baseline(run_, t, b);
     progress_.baseline(t, b);
   }
+  void on_retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s) override {
+    kb_.record_baseline(run_, t, b);  // the re-timed T_ref, noted as such
+    progress_.retime(t, b, best, s);
+  }
   void on_result(const Task& t, const EvalResult& r, const SolScore& s) override {
     kb_.record(run_, t, content_hash(t.variant->source), r, s);
     if (r.status == Status::compile_error) {

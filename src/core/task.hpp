@@ -2,6 +2,7 @@
 // A tuning task: one variant of one problem at one shape and dtype, and the evaluator interface that
 // turns configurations of a task into results. src/eval implements it; search and agents use it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,12 @@ struct TaskBaseline {
   std::string note;        // e.g. the baseline's own accuracy check
 };
 
+// Medians from an interleaved re-timing: the baseline's and each configuration's, one per round.
+struct Retimed {
+  std::vector<double> baseline_us;
+  std::vector<std::vector<double>> config_us;
+};
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
@@ -61,6 +68,12 @@ class Evaluator {
   // Compiles the configurations in parallel, then checks and times them one after another.
   // A candidate's failure is a status in its result; only infrastructure failures throw.
   virtual std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) = 0;
+  // Times the baseline and the given configurations interleaved (baseline, each config; again, for
+  // `rounds` rounds), so their ratios hold on a noisy machine. nullopt where the backend cannot.
+  virtual std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) {
+    (void)t, (void)configs, (void)rounds;
+    return std::nullopt;
+  }
 };
 
 }  // namespace soltune

@@ -19,6 +19,8 @@ namespace soltune {
 struct CudaEvalOptions {
   int check_rounds = 3;      // correctness rounds, each on fresh inputs of another distribution
   double slow_factor = 1.5;  // stop timing a candidate this much slower than the task's best
+  double target_cv = 0.02;   // repeat the timed batch while (q3 - q1) / median is wider than this
+  int extra_batches = 2;     // at most this many more batches
   double target_ms = 100;    // timed work per candidate
   int min_reps = 10, max_reps = 100;
   int warmup = 3;
@@ -36,6 +38,9 @@ class CudaRunner {
   // Checks and times one compiled candidate; its outcome is written into c.result. incumbent_us:
   // the task's best time so far (0: none), for the early stop of clearly slower candidates.
   void run(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us = 0);
+  // Times the baseline and the candidates (which passed before) interleaved, `rounds` times.
+  // Throws Error if any of them fails now.
+  Retimed retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs, int rounds);
   // True once a sticky error destroyed the context: nothing more can run in this process.
   bool lost() const { return lost_; }
 

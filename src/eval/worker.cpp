@@ -21,6 +21,9 @@ class Worker {
   YAML::Node hello(const YAML::Node& m);
   Task task(const YAML::Node& m);
   YAML::Node run(const YAML::Node& m, const std::string& cubin);
+  YAML::Node retime(const YAML::Node& m);
+  // A candidate from a request: configuration, geometry and kernel name recomputed from the task.
+  Candidate candidate(const Task& t, const YAML::Node& item) const;
 
   int in_, out_;
   std::unique_ptr<Compiler> compiler_;
@@ -61,20 +64,50 @@ Task Worker::task(const YAML::Node& m) {
   return t;
 }
 
-YAML::Node Worker::run(const YAML::Node& m, const std::string& cubin) {
-  const Task t = task(m["task"]);
+Candidate Worker::candidate(const Task& t, const YAML::Node& item) const {
   const Space space(*t.variant, t.fixed(runner_->device()));
   Candidate c;
-  c.result.key = m["key"].as<std::string>();
+  c.result.key = item["key"].as<std::string>();
   c.result.config = space.parse_key(c.result.key);
   c.bindings = space.bind(c.result.config);
   c.result.geo = eval_geometry(t.variant->launch, c.bindings);
   c.name_expr = name_expression(t.variant->launch, t.dtype, c.bindings);
-  c.result.res = wire::decode_resources(m["res"]);
+  c.result.res = wire::decode_resources(item["res"]);
+  return c;
+}
+
+namespace {
+CompileResult compiled(const Candidate& c, const YAML::Node& item, const std::string& cubin) {
   CompileResult r;
   r.ok = true;
   r.cubin.assign(cubin.begin(), cubin.end());
-  r.kernels.push_back(CompiledKernel{c.name_expr, m["lowered"].as<std::string>(), c.result.res});
+  r.kernels.push_back(CompiledKernel{c.name_expr, item["lowered"].as<std::string>(), c.result.res});
+  return r;
+}
+}  // namespace
+
+YAML::Node Worker::retime(const YAML::Node& m) {
+  const Task t = task(m["task"]);
+  std::vector<Candidate> cs;
+  std::vector<CompileResult> rs;
+  for (const auto& item : m["items"]) {
+    std::string cubin;
+    if (!wire::read_frame(in_, cubin)) throw Error("worker: input ended inside a retime request");
+    cs.push_back(candidate(t, item));
+    rs.push_back(compiled(cs.back(), item, cubin));
+  }
+  const auto r = runner_->retime(t, cs, rs, m["rounds"].as<int>());
+  YAML::Node out;
+  out["ok"] = true;
+  out["baseline"] = r.baseline_us;
+  for (const auto& v : r.config_us) out["configs"].push_back(v);
+  return out;
+}
+
+YAML::Node Worker::run(const YAML::Node& m, const std::string& cubin) {
+  const Task t = task(m["task"]);
+  Candidate c = candidate(t, m);
+  const CompileResult r = compiled(c, m, cubin);
   runner_->run(t, c, r, m["incumbent"].as<double>());
   YAML::Node out;
   out["ok"] = true;
@@ -97,6 +130,8 @@ int Worker::loop() {
       } else if (op == "baseline") {
         reply["ok"] = true;
         reply["baseline"] = wire::encode(runner_->baseline(task(m["task"])));
+      } else if (op == "retime") {
+        reply = retime(m);
       } else if (op == "run") {
         std::string cubin;
         if (!wire::read_frame(in_, cubin)) return 1;

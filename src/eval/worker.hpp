@@ -4,6 +4,7 @@
 //   hello {device, arch, templates, seed, options}   -> {ok, device}
 //   baseline {task}                                   -> {ok, baseline} | {ok: false, error}
 //   run {task, key, lowered, res} + CUBIN frame       -> {ok, outcome, lost}
+//   retime {task, rounds, items} + a CUBIN frame each -> {ok, baseline: [us], configs: [[us]]}
 // After a fault it answers, then exits: the context is unusable and the tuner starts a new worker.
 namespace soltune {
 

@@ -35,7 +35,7 @@ void WorkerEvaluator::start() {
     hello["measure_ceilings"] = opt_.eval.measure_ceilings && !dev_.measured;
     YAML::Node reply;
     std::string why;
-    if (call(hello, nullptr, opt_.start_timeout_s, reply, why) == Outcome::ok) {
+    if (call(hello, "", opt_.start_timeout_s, reply, why) == Outcome::ok) {
       if (!reply["ok"].as<bool>()) throw Error("the GPU worker could not start: " + reply["error"].as<std::string>());
       const auto d = wire::decode_device(reply["device"]);
       if (dev_.measured) {
@@ -52,11 +52,10 @@ void WorkerEvaluator::start() {
   }
 }
 
-WorkerEvaluator::Outcome WorkerEvaluator::call(const YAML::Node& req, const std::string* raw, double timeout_s,
+WorkerEvaluator::Outcome WorkerEvaluator::call(const YAML::Node& req, const std::string& trailing, double timeout_s,
                                                YAML::Node& reply, std::string& why) {
   const auto deadline = ChildProcess::Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-  std::string msg = wire::frame(wire::emit(req));
-  if (raw) msg += wire::frame(*raw);
+  const std::string msg = wire::frame(wire::emit(req)) + trailing;
   std::string head, body;
   auto died = [&] {
     why = "the worker died (" + proc_->exit_text() + ")";
@@ -89,7 +88,7 @@ TaskBaseline WorkerEvaluator::baseline(const Task& t) {
   req["op"] = "baseline";
   req["task"] = wire::encode_task(t);
   std::string why;
-  if (call(req, nullptr, opt_.timeout_cap_s * 4, reply, why) != Outcome::ok) {
+  if (call(req, "", opt_.timeout_cap_s * 4, reply, why) != Outcome::ok) {
     ++restarts_;
     start();
     throw Error("timing the baseline of " + t.id() + ": " + why);
@@ -120,7 +119,7 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
   const double limit = candidate_time_limit_s(it == t_ref_.end() ? 1e6 : it->second, opt_.eval, opt_.timeout_cap_s);
   std::string why;
   const auto started = ChildProcess::Clock::now();
-  const auto out = call(req, &cubin, limit, reply, why);
+  const auto out = call(req, wire::frame(cubin), limit, reply, why);
   res.wall_ms = std::chrono::duration<double, std::milli>(ChildProcess::Clock::now() - started).count();
   if (out == Outcome::ok && reply["ok"].as<bool>()) {
     wire::decode_outcome(reply["outcome"], res);
@@ -139,6 +138,41 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
   std::fprintf(stderr, "soltune: %s %s: %s; restarting the worker\n", t.id().c_str(), res.key.c_str(), why.c_str());
   ++restarts_;
   start();
+}
+
+std::optional<Retimed> WorkerEvaluator::retime(const Task& t, const std::vector<Config>& configs, int rounds) {
+  auto batch = prepare_candidates(t, dev_, arch_, configs);
+  const auto compiled = compiler_.compile_all(batch.requests);  // cache hits: these ran before
+  YAML::Node req, reply;
+  req["op"] = "retime";
+  req["task"] = wire::encode_task(t);
+  req["rounds"] = rounds;
+  std::string cubins;
+  for (auto& c : batch.candidates) {
+    if (c.request < 0 || !take_compile_result(c, compiled[c.request]))
+      throw Error("re-timing " + t.id() + ": " + c.result.key + " no longer compiles: " + c.result.log);
+    YAML::Node item;
+    item["key"] = c.result.key;
+    item["lowered"] = compiled[c.request].kernels.front().lowered_name;
+    item["res"] = wire::encode(c.result.res);
+    req["items"].push_back(item);
+    cubins += wire::frame(std::string(compiled[c.request].cubin.begin(), compiled[c.request].cubin.end()));
+  }
+  std::string why;
+  const auto it = t_ref_.find(t.id());
+  const double limit = rounds * (1.0 + static_cast<double>(configs.size())) *
+                       candidate_time_limit_s(it == t_ref_.end() ? 1e6 : it->second, opt_.eval, opt_.timeout_cap_s);
+  if (call(req, cubins, limit, reply, why) != Outcome::ok) {
+    ++restarts_;
+    start();
+    throw Error("re-timing " + t.id() + ": " + why);
+  }
+  if (!reply["ok"].as<bool>()) throw Error(reply["error"].as<std::string>());
+  Retimed r;
+  r.baseline_us = reply["baseline"].as<std::vector<double>>();
+  for (const auto& v : reply["configs"]) r.config_us.push_back(v.as<std::vector<double>>());
+  if (r.config_us.size() != configs.size()) throw Error("worker protocol: retime answered for the wrong number of configurations");
+  return r;
 }
 
 std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {

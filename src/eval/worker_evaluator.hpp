@@ -43,13 +43,15 @@ class WorkerEvaluator final : public Evaluator {
   TimeKind kind() const override { return TimeKind::measured; }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
+  std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override;
   int restarts() const { return restarts_; }
 
  private:
   void start();
-  // Sends one request (and an optional raw frame) and waits for the reply until the deadline.
+  // Sends one request (followed by `trailing`: already framed bytes, e.g. CUBINs) and waits for the
+  // reply until the deadline.
   enum class Outcome { ok, timeout, died };
-  Outcome call(const YAML::Node& req, const std::string* raw, double timeout_s, YAML::Node& reply, std::string& why);
+  Outcome call(const YAML::Node& req, const std::string& trailing, double timeout_s, YAML::Node& reply, std::string& why);
   void run_one(const Task& t, Candidate& c, const CompileResult& r);
 
   const Compiler& compiler_;

@@ -17,6 +17,8 @@ class TaskObserver {
   virtual ~TaskObserver() = default;
   virtual void on_baseline(const Task&, const TaskBaseline&) {}
   virtual void on_result(const Task&, const EvalResult&, const SolScore&) {}
+  // After the search: the baseline and the best configurations re-timed interleaved.
+  virtual void on_retime(const Task&, const TaskBaseline&, const EvalResult& /*best*/, const SolScore&) {}
 };
 
 struct TaskBudget {
@@ -31,11 +33,18 @@ struct TaskOutcome {
   int64_t evaluated = 0;
   int64_t failed = 0;
   bool exhausted = false;  // every legal configuration was evaluated
+  bool retimed = false;    // best and baseline re-timed interleaved at the end
+};
+
+// How the task's end re-times its best candidates against the baseline.
+struct RetimePolicy {
+  int top = 3;     // best configurations re-timed
+  int rounds = 5;  // interleaved rounds (baseline, then each configuration)
 };
 
 SolScore score(const EvalResult& r, const TaskBaseline& b);
 
 TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudget& budget, int batch, Rng& rng,
-                      TaskObserver& obs, const TaskBaseline& baseline);
+                      TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime = {});
 
 }  // namespace soltune

@@ -61,7 +61,7 @@ TEST(Problem, GeluConfigContents) {
   ASSERT_EQ(c.shapes.size(), 2u);
   EXPECT_EQ(c.shapes[0].key(), "n=268435456");
   EXPECT_EQ(c.shapes[1].at("n"), 1000003);
-  EXPECT_EQ(c.budget.evals, 160);
+  EXPECT_EQ(c.budget.evals, 320);
   EXPECT_EQ(c.budget.seconds, 900);
   EXPECT_EQ(c.seed, 42u);
   EXPECT_EQ(c.model_gpu, "H200");

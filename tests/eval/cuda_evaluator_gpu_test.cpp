@@ -254,6 +254,7 @@ TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {
   ASSERT_EQ(reports.size(), cfg.dtypes.size());
   for (const auto& r : reports) {
     ASSERT_TRUE(r.outcome.best.has_value()) << r.task.id();
+    EXPECT_TRUE(r.outcome.retimed) << r.task.id() << ": best and baseline re-timed interleaved";
     EXPECT_TRUE(r.outcome.best->acc.pass);
     EXPECT_GT(r.outcome.best_sol.score, 0.5) << r.task.id() << " should beat the unfused baseline";
   }

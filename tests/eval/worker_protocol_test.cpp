@@ -62,6 +62,20 @@ TEST_F(WorkerProtocol, HealthyWorkerAnswersEveryCandidate) {
   EXPECT_EQ(ev.restarts(), 0);
 }
 
+TEST_F(WorkerProtocol, RetimeSendsEveryCubinAndReadsTheMedians) {
+  WorkerEvaluator ev(compiler, options("ok", 0));
+  ev.baseline(task());
+  auto cs = configs(ev.device());
+  cs.resize(3);
+  const auto r = ev.retime(task(), cs, 4);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->baseline_us, std::vector<double>(4, 100.0));
+  ASSERT_EQ(r->config_us.size(), 3u);
+  EXPECT_EQ(r->config_us[2], std::vector<double>(4, 12.0));
+  // The worker is still in step: the next request is answered normally.
+  EXPECT_EQ(ev.evaluate(task(), {cs[0]}).front().status, Status::ok);
+}
+
 struct Misbehaviour {
   const char* mode;
   Status status;

@@ -58,8 +58,16 @@ class FakeEvaluator final : public Evaluator {
     return out;
   }
 
+  std::optional<Retimed> retime(const Task&, const std::vector<Config>& configs, int rounds) override {
+    if (!retimer) return std::nullopt;
+    retimed.push_back(configs);
+    return retimer(configs, rounds);
+  }
+
   std::vector<std::string> evaluated, baselines;
   std::vector<size_t> batches;
+  std::function<std::optional<Retimed>(const std::vector<Config>&, int)> retimer;
+  std::vector<std::vector<Config>> retimed;
 
  private:
   Landscape f_;
@@ -73,6 +81,10 @@ class Recorder final : public TaskObserver {
     results.push_back(r);
     scores.push_back(s);
   }
+  void on_retime(const Task&, const TaskBaseline& b, const EvalResult& best, const SolScore&) override {
+    retimes.emplace_back(b.t_ref_us, best.key);
+  }
+  std::vector<std::pair<double, std::string>> retimes;
   std::vector<EvalResult> results;
   std::vector<SolScore> scores;
 };
@@ -332,6 +344,34 @@ TEST_F(SmallSpace, BelowSpeedOfLightIsNeverBest) {
       EXPECT_FALSE(rec.scores[i].below_sol) << rec.results[i].key;
     }
   EXPECT_EQ(flagged, 1);
+}
+
+TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
+  const auto sp = space();
+  FakeEvaluator ev(bowl, 1000, 1);
+  // The re-timing says the machine was slower than during the search, and that the second-best
+  // configuration of the search is in fact the fastest.
+  ev.retimer = [](const std::vector<Config>& configs, int rounds) {
+    Retimed r;
+    r.baseline_us = {1300, 1200, 1250};
+    for (size_t i = 0; i < configs.size(); ++i) r.config_us.push_back(std::vector<double>(rounds, i == 1 ? 14.0 : 16.0 + i));
+    return r;
+  };
+  EvolutionarySearch s(sp, SearchOptions{});
+  Recorder rec;
+  Rng rng(3);
+  const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_), RetimePolicy{3, 3});
+  ASSERT_EQ(ev.retimed.size(), 1u);
+  ASSERT_EQ(ev.retimed[0].size(), 3u);
+  EXPECT_EQ(sp.key(ev.retimed[0][0]), kOptimum);  // the search's three fastest, fastest first
+  ASSERT_TRUE(out.retimed);
+  ASSERT_TRUE(out.best);
+  EXPECT_EQ(out.best->key, sp.key(ev.retimed[0][1]));
+  EXPECT_EQ(out.best->time.median_us, 14.0);
+  EXPECT_EQ(out.baseline.t_ref_us, 1250);  // the median of the interleaved baseline timings
+  EXPECT_NEAR(out.best_sol.score, score(*out.best, out.baseline).score, 1e-12);
+  ASSERT_EQ(rec.retimes.size(), 1u);
+  EXPECT_EQ(rec.retimes[0].first, 1250);
 }
 
 TEST_F(SmallSpace, ScoreOfAFailureIsEmpty) {

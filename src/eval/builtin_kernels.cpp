@@ -127,20 +127,28 @@ __global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restr
   }
 }
 
-// 16-bit tensor-core probe: mma.sync m16n8k16 with f32 accumulation, four independent chains per
-// warp (4096 FLOP each per step). A floor for the tensor rate: wgmma (sm_90a) can go higher.
-template <int BF16>
+// Tensor-core probes: mma.sync with f32 accumulation, four independent chains per warp. MODE 0:
+// f16 m16n8k16, 1: bf16 m16n8k16 (4096 FLOP per mma), 2: fp8 e4m3 m16n8k32 (8192, sm_89 and
+// later). Floors for the tensor rates: wgmma (sm_90a) can go higher.
+template <int MODE>
 __global__ void soltune_mma_probe(float* out, int iters) {
   unsigned a0 = 0x3c003c00u ^ threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, b0 = a0 ^ 7u, b1 = a0 ^ 11u;
   float c[4][4] = {};
   for (int i = 0; i < iters; ++i) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      if (BF16)
+      if (MODE == 1)
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                      : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
                      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-      else
+      else if (MODE == 2) {
+#if __CUDA_ARCH__ >= 890
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+                     : "r"(a0 & 0x3f3f3f3fu), "r"(a1 & 0x3f3f3f3fu), "r"(a2 & 0x3f3f3f3fu), "r"(a3 & 0x3f3f3f3fu),
+                       "r"(b0 & 0x3f3f3f3fu), "r"(b1 & 0x3f3f3f3fu));
+#endif
+      } else
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                      : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
                      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
@@ -172,7 +180,7 @@ std::vector<std::string> builtin_name_expressions() {
           "soltune_fill<double>",   "soltune_compare<float>",         "soltune_compare<__nv_bfloat16>",
           "soltune_compare<__half>", "soltune_compare<double>",       "soltune_fma_probe",
           "soltune_flush_read",     "soltune_copy_probe",             "soltune_mma_probe<1>",
-          "soltune_copy_probe_flat",
+          "soltune_copy_probe_flat",        "soltune_mma_probe<2>",
           "soltune_mma_probe<0>"};
 }
 

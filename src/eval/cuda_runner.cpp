@@ -306,22 +306,26 @@ void CudaRunner::measure_ceilings() {
 
   int mma_iters = 256;
   void* mma_args[] = {&p, &mma_iters};
-  const double bf16_ms = median_ms(6, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_mma_probe<1>"), g, mma_args, nullptr)); });
-  const double mma_flops = 4096.0 * 4 * mma_iters * (double(blocks) * threads / 32);
+  auto mma_rate_of = [&](const char* probe, double flops_per_mma) {
+    const double ms = median_ms(6, [&] { SOLTUNE_CUDA(launch_kernel(m.at(probe), g, mma_args, nullptr)); });
+    return flops_per_mma * 4 * mma_iters * (double(blocks) * threads / 32) / (ms * 1e-3);
+  };
+  const double mma_rate = mma_rate_of("soltune_mma_probe<1>", 4096);
+  const double f16_rate = mma_rate_of("soltune_mma_probe<0>", 4096);
+  const double fp8_rate = dev_.cc() >= 89 ? mma_rate_of("soltune_mma_probe<2>", 8192) : 0;
 
   Ceilings c;
   c.mem_bw = 2.0 * static_cast<double>(bytes) / (std::min(memcpy_ms, copy_ms) * 1e-3);
   c.fp32 = 2.0 * 8 * iters * double(blocks) * threads / (fma_ms * 1e-3);
   // T_SOL must never be too fast to reach: the mma.sync probe is a floor (wgmma goes higher), so
   // the tensor ceiling stays the datasheet's unless the probe beats it.
-  const double mma_rate = mma_flops / (bf16_ms * 1e-3);
   c.tensor_16 = std::max(mma_rate, dev_.datasheet.tensor_16);
-  char src_text[300];
+  char src_text[400];
   std::snprintf(src_text, sizeof src_text,
-                "measured: copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s (best kept), FP32 FMA; bf16 mma.sync probe %.0f "
-                "TFLOP/s (the tensor ceiling stays the datasheet's)",
+                "measured: copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s (best kept), FP32 FMA; mma.sync probes bf16 %.0f, "
+                "f16 %.0f, fp8 %.0f TFLOP/s (the tensor ceiling stays the datasheet's)",
                 2.0 * static_cast<double>(bytes) / (copy_ms * 1e6), 2.0 * static_cast<double>(bytes) / (memcpy_ms * 1e6),
-                mma_rate / 1e12);
+                mma_rate / 1e12, f16_rate / 1e12, fp8_rate / 1e12);
   c.source = src_text;
   dev_.measured = c;
 }

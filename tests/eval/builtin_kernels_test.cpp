@@ -1,0 +1,25 @@
+// soltune's own device kernels (input draws, comparison, L2 flush, ceiling probes) must compile for
+// every architecture soltune targets, or no GPU run can start.
+#include <gtest/gtest.h>
+
+#include "codegen/compiler.hpp"
+#include "eval/builtin_kernels.hpp"
+
+namespace soltune {
+namespace {
+
+TEST(BuiltinKernels, CompileForSm80AndSm90) {
+  const Compiler c(default_compiler_options());
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const auto r = c.compile(CompileRequest{builtin_kernels_source(), "soltune_builtins.cu", builtin_name_expressions(), arch, {}});
+    ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
+    ASSERT_EQ(r.kernels.size(), builtin_name_expressions().size());
+    for (const auto& k : r.kernels) {
+      EXPECT_FALSE(k.lowered_name.empty()) << k.name_expression;
+      EXPECT_EQ(k.res.spill_stores, 0) << arch << " " << k.name_expression << " spills";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace soltune

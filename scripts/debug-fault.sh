@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Debug aid: does a trapping kernel show up as a fault in the GPU worker? Runs soltune on a copy of
+# Debug aid: do faulting kernels (trap, late trap, far out-of-bounds store) show up as faults through
+# `soltune tune`? Runs on a copy of
 # the gelu problem with deliberately faulting variants. Writes under $OUT.
 set -u
 out=${OUT:-gpu-out}; mkdir -p "$out"

@@ -21,16 +21,9 @@ CudaRunner::CudaRunner(int device, const Compiler& c, std::string arch, CudaEval
 
 CudaRunner::~CudaRunner() = default;
 
-LoadedModule& CudaRunner::keep_loaded(LoadedModule m) {
-  loaded_.push_back(std::make_unique<LoadedModule>(std::move(m)));
-  return *loaded_.back();
-}
-
 TaskState& CudaRunner::state_for(const Task& t) {
   if (lost_) throw Error("the CUDA context was lost to an earlier fault; this worker must restart");
   if (!state_ || state_->task_id() != t.id()) {
-    if (state_)
-      for (auto& m : state_->take_modules()) keep_loaded(std::move(m));
     state_.reset();  // free the previous task's buffers before allocating this one's
     state_ = std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed);
   }
@@ -137,7 +130,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
   }
   res.occupancy_blocks = occupancy_blocks_per_sm(res.res, res.geo, dev_);
   auto& st = state_for(t);
-  LoadedModule& mod = keep_loaded(LoadedModule{});
+  LoadedModule mod;
   if (LoadedModule::load(r, mod, res.log) != cudaSuccess) {
     res.status = Status::launch_error;
     return;
@@ -217,12 +210,12 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
 Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs,
                            int rounds) {
   auto& st = state_for(t);
+  std::vector<LoadedModule> mods(cs.size());
   std::vector<cudaKernel_t> kernels;
   for (size_t i = 0; i < cs.size(); ++i) {
     std::string log;
-    auto& mod = keep_loaded(LoadedModule{});
-    if (LoadedModule::load(rs[i], mod, log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
-    kernels.push_back(mod.at(cs[i].name_expr));
+    if (LoadedModule::load(rs[i], mods[i], log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
+    kernels.push_back(mods[i].at(cs[i].name_expr));
     if (cs[i].result.geo.smem > 48 * 1024)
       SOLTUNE_CUDA(cudaKernelSetAttributeForDevice(kernels.back(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    static_cast<int>(cs[i].result.geo.smem), index_));

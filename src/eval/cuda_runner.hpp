@@ -67,11 +67,6 @@ class CudaRunner {
   const Compiler& compiler_;
   std::string arch_;
   CudaEvalOptions opt_;
-  // Every module loaded stays loaded for the worker's life (a few KiB each): launching a kernel
-  // handle through cudaLaunchKernel after other libraries were unloaded was seen, on the H200,
-  // to run nothing and report success (the handle's address reused, we suspect).
-  LoadedModule& keep_loaded(LoadedModule m);
-  std::vector<std::unique_ptr<LoadedModule>> loaded_;
   std::unique_ptr<TaskState> state_;
   std::unique_ptr<SmClock> clock_;
   bool lost_ = false;

@@ -246,14 +246,6 @@ Event& TaskState::event(size_t i) {
   return *events_[i];
 }
 
-std::vector<LoadedModule> TaskState::take_modules() {
-  std::vector<LoadedModule> out;
-  out.push_back(std::move(builtin_));
-  out.push_back(std::move(reference_));
-  out.push_back(std::move(baseline_));
-  return out;
-}
-
 void TaskState::abandon_all() {
   for (auto& s : slots_) {
     for (auto& b : s->sets) b.abandon();

@@ -68,8 +68,6 @@ class TaskState {
 
   const LoadedModule& builtins() const { return builtin_; }
   void abandon_all();  // after a device reset: forget every handle without releasing it
-  // Hands the loaded support modules over (the runner keeps every module loaded; see cuda_runner.hpp).
-  std::vector<LoadedModule> take_modules();
 
  private:
   ArgSlot& slot(const std::string& name);

@@ -1,6 +1,9 @@
 #include "eval/worker.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 
@@ -118,8 +121,10 @@ YAML::Node Worker::run(const YAML::Node& m, const std::string& cubin) {
 
 int Worker::loop() {
   std::string payload;
+  const bool trace = std::getenv("SOLTUNE_WORKER_TRACE") != nullptr;  // requests and answers on stderr
   while (wire::read_frame(in_, payload)) {
     YAML::Node reply;
+    if (trace) std::fprintf(stderr, "worker %d <- %s\n", static_cast<int>(getpid()), payload.substr(0, 200).c_str());
     try {
       const auto m = wire::parse(payload);
       const auto op = m["op"].as<std::string>();
@@ -144,6 +149,7 @@ int Worker::loop() {
       reply["ok"] = false;
       reply["error"] = e.what();
     }
+    if (trace) std::fprintf(stderr, "worker %d -> %s\n", static_cast<int>(getpid()), wire::emit(reply).substr(0, 300).c_str());
     if (!wire::write_frame(out_, wire::emit(reply))) return 1;
     if (runner_ && runner_->lost()) return 3;  // the context is gone: the tuner starts a new worker
   }

@@ -211,8 +211,10 @@ __global__ void gelu_oob(const T* x, T* y, long long n) {
   test::write_file(root / "gelu" / "hang.cu", R"(
 template <typename T, int BLOCK>
 __global__ void gelu_hang(const T* x, T* y, long long n) {
-  volatile int spin = 1;
-  while (spin) {}  // never ends
+  // Spins on the SM clock: the compiler cannot prove this ends (a loop on a volatile local was
+  // compiled into one that returned at once).
+  const long long t0 = clock64();
+  while (clock64() - t0 >= 0) {}
 }
 )");
   test::write_file(root / "gelu" / "hang.yaml",

@@ -192,21 +192,28 @@ TEST_F(CudaEvaluatorGpu, BadKernelsAreCaughtWithTheRightStatus) {
   EXPECT_EQ(ev->restarts(), 0);
 }
 
-// Broken kernels that must each cost one candidate, never the run: a fault and a hang.
+// Broken kernels that must each cost one candidate, never the run: two faults and a hang.
 void add_broken_variants(const std::filesystem::path& root) {
   test::write_file(root / "gelu" / "oob.cu", R"(
 template <typename T, int BLOCK>
 __global__ void gelu_oob(const T* x, T* y, long long n) {
   const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;
-  // A trap: the context is lost, as after an illegal address. (Seen on the H200 here: a store
-  // 2^40 elements past y went unreported, and a misaligned one was split into byte stores by
-  // the compiler; near out-of-bounds writes are caught by the guard zones instead.)
-  if (i == n / 2) __trap();
-  if (i < n) y[i] = x[i];
+  if (i < n) y[i + (1LL << 40)] = x[i];  // far out of bounds: an illegal address
 }
 )");
   test::write_file(root / "gelu" / "oob.yaml",
                    "kernel: gelu_oob\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
+                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
+  test::write_file(root / "gelu" / "trap.cu", R"(
+template <typename T, int BLOCK>
+__global__ void gelu_trap(const T* x, T* y, long long n) {
+  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;
+  if (i == n / 2) __trap();  // the context is lost, as after an illegal address
+  if (i < n) y[i] = x[i];
+}
+)");
+  test::write_file(root / "gelu" / "trap.yaml",
+                   "kernel: gelu_trap\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
                    "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
   test::write_file(root / "gelu" / "hang.cu", R"(
 template <typename T, int BLOCK>
@@ -231,16 +238,16 @@ TEST_F(CudaEvaluatorGpu, FaultAndHangCostOneCandidateEach) {
   const Space s(p.variant("vectorized"), good_task.fixed(ev->device()));
   const auto good_configs = covering_set(s, 3, 0);
   ev->baseline(good_task);
-  for (const char* broken : {"oob", "hang"}) {
+  for (const char* broken : {"oob", "trap", "hang"}) {
     const auto t = make_task(p, broken, DType::f32, 1000003);
     ev->baseline(t);
     const auto bad = ev->evaluate(t, {Config{{256}}});
     ASSERT_EQ(bad.size(), 1u);
-    EXPECT_EQ(bad[0].status, std::string(broken) == "oob" ? Status::fault : Status::timeout) << bad[0].log;
+    EXPECT_EQ(bad[0].status, std::string(broken) == "hang" ? Status::timeout : Status::fault) << broken << ": " << bad[0].log;
     // The worker was replaced and the next candidates run as if nothing happened.
     for (const auto& r : ev->evaluate(good_task, good_configs)) EXPECT_EQ(r.status, Status::ok) << r.key << ": " << r.log;
   }
-  EXPECT_EQ(ev->restarts(), 2);
+  EXPECT_EQ(ev->restarts(), 3);
 }
 
 TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {

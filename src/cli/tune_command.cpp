@@ -52,7 +52,7 @@ class RunObserver final : public TaskObserver {
 };
 
 std::unique_ptr<Evaluator> make_evaluator(const std::string& backend, const RunConfig& cfg, int device,
-                                          const Compiler& compiler, uint64_t seed) {
+                                          const Compiler& compiler, uint64_t seed, double timeout_cap) {
   if (backend == "cuda" || backend == "auto") {
     auto list = cuda_devices();
     if (!list.devices.empty()) {
@@ -63,6 +63,7 @@ std::unique_ptr<Evaluator> make_evaluator(const std::string& backend, const RunC
       o.templates = cfg.templates_dir;
       o.arch = cfg.arch;
       o.eval.seed = seed;
+      o.timeout_cap_s = timeout_cap;
       return std::make_unique<WorkerEvaluator>(compiler, o);
     }
     if (backend == "cuda") throw Error("--backend cuda: " + list.why_none);
@@ -82,6 +83,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   double seconds = -1;
   int64_t seed = -1;
   int device = 0;
+  double timeout_cap = 60;
   desc.add_options()("help,h", "this text")(
       "backend", po::value(&backend)->default_value("config"), "auto | cuda | model (default: the config's)")(
       "evals", po::value(&evals), "evaluation budget (overrides the config)")(
@@ -89,6 +91,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       "seed", po::value(&seed), "random seed (overrides the config)")(
       "kb", po::value(&kb_override), "knowledge base file (overrides the config)")(
       "device", po::value(&device)->default_value(0), "CUDA device index")(
+      "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
       "quiet,q", "print the summary only");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "tune");
@@ -108,7 +111,8 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   if (cfg.budget.evals == 0 && cfg.budget.seconds == 0) throw UsageError("the budget is empty: give --evals or --seconds");
 
   Compiler compiler(compiler_options());
-  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed);
+  if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
+  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap);
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here
   const auto gpu = kb.gpu_id(ev->device(), ev->kind());

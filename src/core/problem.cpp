@@ -254,14 +254,17 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   p.bytes = n.at("bytes").expr();
   p.bytes.check_names(size_dt, "bytes");
   for (const auto& [dt, tn] : n.at("tolerance").map_items()) {
-    tn.only_keys({"atol", "rtol", "rel_l2"});
+    tn.only_keys({"atol", "rtol", "rel_l2", "min_match"});
     DType t;
     try {
       t = parse_dtype(dt);
     } catch (const Error& e) {
       tn.fail(e.what());
     }
-    p.tolerance[t] = Tolerance{tn.at("atol").number(), tn.at("rtol").number(), tn.at("rel_l2").number()};
+    p.tolerance[t] = Tolerance{tn.at("atol").number(), tn.at("rtol").number(), tn.at("rel_l2").number(),
+                               tn.number_or("min_match", 1.0)};
+    if (!(p.tolerance[t].min_match > 0 && p.tolerance[t].min_match <= 1))
+      tn.at("min_match").fail("min_match must lie in (0, 1]");
   }
   for (auto t : p.dtypes)
     if (!p.tolerance.count(t)) n.at("tolerance").fail("no tolerance for dtype " + std::string(dtype_name(t)));

@@ -66,9 +66,12 @@ struct VariantSpec {
 
 // Per element: |out - ref| <= atol + rtol * |ref|. Over the output: ||out - ref|| / ||ref|| <= rel_l2,
 // the precision check: an f32 problem computed in bf16 fails it even inside a loose per-element band.
+// min_match: the fraction of elements that must lie within the per-element band (1 unless the
+// problem says otherwise); NaN, Inf and unwritten elements fail whatever it is.
 struct Tolerance {
   double atol = 0, rtol = 0;
   double rel_l2 = 1;
+  double min_match = 1;
 };
 
 struct ProblemSpec {

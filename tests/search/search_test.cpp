@@ -354,7 +354,7 @@ TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
   ev.retimer = [](const std::vector<Config>& configs, int rounds) {
     Retimed r;
     r.baseline_us = {1300, 1200, 1250};
-    for (size_t i = 0; i < configs.size(); ++i) r.config_us.push_back(std::vector<double>(rounds, i == 1 ? 14.0 : 16.0 + i));
+    for (size_t i = 0; i < configs.size(); ++i) r.config_us.push_back(std::vector<double>(rounds, i == 1 ? 14.0 : 16.0 + static_cast<double>(i)));
     return r;
   };
   EvolutionarySearch s(sp, SearchOptions{});

@@ -1,0 +1,65 @@
+// Statistics of timings and the accuracy summary: what every recorded measurement rests on.
+#include <gtest/gtest.h>
+
+#include "core/measure.hpp"
+
+namespace soltune {
+namespace {
+
+TEST(Measure, MedianAndQuartilesOfUnsortedSamples) {
+  const auto t = summarize({9, 1, 5, 3, 7});
+  EXPECT_EQ(t.reps, 5);
+  EXPECT_DOUBLE_EQ(t.median_us, 5);
+  EXPECT_DOUBLE_EQ(t.q1_us, 3);
+  EXPECT_DOUBLE_EQ(t.q3_us, 7);
+  EXPECT_DOUBLE_EQ(t.min_us, 1);
+  EXPECT_DOUBLE_EQ(t.max_us, 9);
+  EXPECT_DOUBLE_EQ(t.cv(), 4.0 / 5.0);
+}
+
+TEST(Measure, EvenCountsInterpolate) {
+  const auto t = summarize({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(t.median_us, 2.5);
+  EXPECT_DOUBLE_EQ(t.q1_us, 1.75);
+  EXPECT_DOUBLE_EQ(t.q3_us, 3.25);
+}
+
+TEST(Measure, OneOutlierDoesNotMoveTheMedian) {
+  std::vector<double> s(99, 500.0);
+  s.push_back(50000.0);  // one repetition hit by something else on the machine
+  const auto t = summarize(s);
+  EXPECT_DOUBLE_EQ(t.median_us, 500.0);
+  EXPECT_DOUBLE_EQ(t.cv(), 0.0);
+  EXPECT_DOUBLE_EQ(t.max_us, 50000.0);
+}
+
+TEST(Measure, EmptyInputGivesAnEmptyTiming) {
+  const auto t = summarize({});
+  EXPECT_EQ(t.reps, 0);
+  EXPECT_EQ(t.cv(), 0);
+}
+
+TEST(Measure, AccuracySummaryNamesEveryFailureKind) {
+  Accuracy a;
+  a.checked = 1000;
+  a.mismatches = 3;
+  a.unwritten = 2;
+  a.out_of_bounds = 8;
+  a.precision_ok = false;
+  a.rounds = 1;
+  const auto s = a.summary();
+  EXPECT_NE(s.find("FAIL"), std::string::npos);
+  EXPECT_NE(s.find("2 unwritten"), std::string::npos);
+  EXPECT_NE(s.find("8 guard bytes written out of bounds"), std::string::npos);
+  EXPECT_NE(s.find("lower precision than declared"), std::string::npos);
+}
+
+TEST(Measure, StatusNamesRoundTrip) {
+  for (auto s : {Status::ok, Status::compile_error, Status::illegal, Status::launch_error, Status::wrong_answer,
+                 Status::fault, Status::timeout, Status::slow})
+    EXPECT_EQ(parse_status(status_name(s)), s);
+  EXPECT_THROW(parse_status("fine"), Error);
+}
+
+}  // namespace
+}  // namespace soltune

@@ -18,7 +18,8 @@ std::vector<Task> Dispatcher::tasks() const {
 }
 
 std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
-                                        const std::function<std::set<std::string>(const Task&)>& known) {
+                                        const std::function<std::set<std::string>(const Task&)>& known,
+                                        const std::atomic<bool>* stop) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const auto all = tasks();
@@ -27,7 +28,9 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
   for (size_t i = 0; i < all.size(); ++i) {
     const auto& t = all[i];
     const auto remaining = static_cast<int64_t>(all.size() - i);
+    if (stop && stop->load()) break;
     TaskBudget tb;
+    tb.stop = stop;
     if (b.evals > 0) {
       // Fewer evaluations than tasks: the budget is spent, and the tasks left are not started
       // (a TaskBudget of 0 evaluations would mean no limit).

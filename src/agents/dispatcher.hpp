@@ -23,8 +23,10 @@ class Dispatcher {
   Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs);
   std::vector<Task> tasks() const;  // deterministic order: variant, dtype, shape
   // known(task): canonical keys already evaluated for the task (never proposed again).
+  // stop: when set (by a signal), the run ends after the batch in flight; tasks not started are skipped.
   std::vector<TaskReport> run(const Budget& b, uint64_t seed,
-                              const std::function<std::set<std::string>(const Task&)>& known);
+                              const std::function<std::set<std::string>(const Task&)>& known,
+                              const std::atomic<bool>* stop = nullptr);
 
  private:
   const RunConfig& cfg_;

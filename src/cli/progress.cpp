@@ -41,7 +41,7 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
   if (r.status == Status::ok && !s.below_sol && (best == 0 || r.time.median_us < best)) best = r.time.median_us;
   if (!verbose_) return;
   std::printf("[%4lld/%lld] %-28s %-13s", static_cast<long long>(done_), static_cast<long long>(total_), r.key.c_str(),
-              std::string(status_name(r.status)).c_str());
+              (std::string(status_name(r.status)) + (r.replayed ? "*" : "")).c_str());
   if (r.status == Status::ok) {
     std::printf(" %9.1f us %6.0f GB/s  SOL %.3f", r.time.median_us, bytes_[t.id()] / (r.time.median_us * 1e-6) / 1e9,
                 s.score);

@@ -2,6 +2,9 @@
 
 #include <boost/program_options.hpp>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -11,6 +14,7 @@
 #include "agents/dispatcher.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
+#include "cli/resume_loader.hpp"
 #include "codegen/content_hash.hpp"
 #include "eval/cuda_devices.hpp"
 #include "eval/worker_evaluator.hpp"
@@ -26,8 +30,9 @@ namespace {
 class RunObserver final : public TaskObserver {
  public:
   RunObserver(KnowledgeBase& kb, int64_t run, Progress& p) : kb_(kb), run_(run), progress_(p) {}
+  // Replayed baselines and results (a resumed run) are in the knowledge base already.
   void on_baseline(const Task& t, const TaskBaseline& b) override {
-    kb_.record_baseline(run_, t, b);
+    if (!b.replayed) kb_.record_baseline(run_, t, b);
     progress_.baseline(t, b);
   }
   void on_retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s) override {
@@ -35,7 +40,7 @@ class RunObserver final : public TaskObserver {
     progress_.retime(t, b, best, s);
   }
   void on_result(const Task& t, const EvalResult& r, const SolScore& s) override {
-    kb_.record(run_, t, content_hash(t.variant->source), r, s);
+    if (!r.replayed) kb_.record(run_, t, content_hash(t.variant->source), r, s);
     if (r.status == Status::compile_error) {
       auto& [count, log] = compile_errors[t.id()];
       if (count++ == 0) log = r.log;
@@ -92,6 +97,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       "kb", po::value(&kb_override), "knowledge base file (overrides the config)")(
       "device", po::value(&device)->default_value(0), "CUDA device index")(
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
+      "resume", "continue the last unfinished run of this config (same seed and budget)")(
       "quiet,q", "print the summary only");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "tune");
@@ -116,24 +122,60 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here
   const auto gpu = kb.gpu_id(ev->device(), ev->kind());
-  RunInfo info{cfg.path.string(), cfg.problem, cfg.seed, ev->backend_name(),
+  RunInfo info{std::filesystem::weakly_canonical(cfg.path).string(), cfg.problem, cfg.seed, ev->backend_name(),
                "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
                SOLTUNE_VERSION, command_line};
-  const auto run = kb.begin_run(info, gpu);
+  int64_t run = 0;
+  RecordedRun recorded;
+  Budget budget = cfg.budget;
+  if (vm.count("resume")) {
+    const auto last = kb.last_unfinished_run(info.config_path);
+    if (!last) throw Error("--resume: " + path.string() + " holds no unfinished run of " + info.config_path);
+    if (last->gpu_id != gpu || last->info.seed != info.seed || last->info.budget_text != info.budget_text ||
+        last->info.backend != info.backend)
+      throw Error("--resume: run " + std::to_string(last->id) + " was started on another GPU or backend, or with seed " +
+                  std::to_string(last->info.seed) + " and budget " + last->info.budget_text +
+                  ": resume it with the same settings");
+    run = last->id;
+    recorded = load_recorded(kb, run);
+    if (budget.seconds > 0) budget.seconds = std::max(1.0, budget.seconds - seconds_used(kb, *last));
+    kb.reopen_run(run);
+    std::printf("resuming run %lld: %zu task(s) with recorded results; they are replayed (marked *), not evaluated again\n",
+                static_cast<long long>(run), recorded.results.size());
+  } else {
+    run = kb.begin_run(info, gpu);
+  }
   for (const auto& v : cfg.spec.variants) kb.store_source(content_hash(v.source), v.source);
 
+  ResumeEvaluator resumed(*ev, recorded);  // answers recorded configurations; a plain pass-through otherwise
   Progress progress(*ev, vm.count("quiet") == 0);
   progress.header(cfg, path);
   RunObserver obs(kb, run, progress);
-  Dispatcher dispatcher(cfg, *ev, obs);
+  Dispatcher dispatcher(cfg, resumed, obs);
   std::vector<TaskReport> reports;
+  static std::atomic<bool> stop{false};
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { stop.store(true); };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   try {
-    reports = dispatcher.run(cfg.budget, cfg.seed, [&](const Task& t) {
-      return kb.evaluated_keys(gpu, t, content_hash(t.variant->source));
-    });
+    reports = dispatcher.run(budget, cfg.seed, [&](const Task& t) {
+      // Configurations of earlier runs are not proposed again; this run's own recorded ones are
+      // replayed instead, so that the search retraces its steps.
+      auto keys = kb.evaluated_keys(gpu, t, content_hash(t.variant->source));
+      if (auto it = recorded.results.find(t.id()); it != recorded.results.end())
+        for (const auto& [key, r] : it->second) keys.erase(key);
+      return keys;
+    }, &stop);
   } catch (...) {
     kb.finish_run(run, "failed");
     throw;
+  }
+  if (stop.load()) {
+    kb.finish_run(run, "interrupted");
+    progress.summary(reports);
+    std::fprintf(stderr, "soltune: interrupted; continue with: soltune tune %s --resume\n", cfg.path.string().c_str());
+    return 130;
   }
   // A template that does not compile at all is an error, not a result: a task whose every
   // candidate was a compile error fails the run, naming the source and the start of the log.

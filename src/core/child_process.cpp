@@ -116,11 +116,11 @@ void ChildProcess::kill() {
   }
 }
 
-std::string ChildProcess::exit_text() {
+std::string ChildProcess::exit_text(double grace_s) {
   if (pid_ > 0 && !status_) {
     int st = 0;
     // Give a child that closed its pipe a moment to finish exiting, then force it.
-    for (int i = 0; i < 50; ++i) {
+    for (int i = 0; i < static_cast<int>(grace_s * 50); ++i) {
       if (waitpid(pid_, &st, WNOHANG) == pid_) {
         status_ = st;
         break;

@@ -29,7 +29,8 @@ class ChildProcess {
   // Reads exactly n bytes before the deadline.
   ReadStatus read_exact(size_t n, std::string& out, Clock::time_point deadline);
   void kill();                 // SIGKILL and reap
-  std::string exit_text();     // "exit code 3", "killed by signal 9 (Killed)"; reaps if needed
+  // "exit code 3", "killed by signal 9 (Killed)"; waits up to grace_s for the child to end, then kills it.
+  std::string exit_text(double grace_s = 1.0);
   pid_t pid() const { return pid_; }
 
  private:

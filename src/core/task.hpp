@@ -49,6 +49,7 @@ struct TaskBaseline {
   TimeKind kind = TimeKind::measured;
   Timing ref_timing;       // the baseline's timing, repetitions and spread
   std::string note;        // e.g. the baseline's own accuracy check
+  bool replayed = false;   // taken from the knowledge base when a run resumes
 };
 
 // Medians from an interleaved re-timing: the baseline's and each configuration's, one per round.
@@ -68,6 +69,9 @@ class Evaluator {
   // Compiles the configurations in parallel, then checks and times them one after another.
   // A candidate's failure is a status in its result; only infrastructure failures throw.
   virtual std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) = 0;
+  // A result obtained elsewhere (replayed from the knowledge base): the evaluator's own state, such
+  // as the incumbent for early stops, learns it as if it had measured it.
+  virtual void note_result(const Task& t, const EvalResult& r) { (void)t, (void)r; }
   // Times the baseline and the given configurations interleaved (baseline, each config; again, for
   // `rounds` rounds), so their ratios hold on a noisy machine. nullopt where the backend cannot.
   virtual std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) {

@@ -123,8 +123,7 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
   res.wall_ms = std::chrono::duration<double, std::milli>(ChildProcess::Clock::now() - started).count();
   if (out == Outcome::ok && reply["ok"].as<bool>()) {
     wire::decode_outcome(reply["outcome"], res);
-    if (res.status == Status::ok && (best == best_us_.end() || res.time.median_us < best->second))
-      best_us_[t.id()] = res.time.median_us;
+    note_result(t, res);
     if (reply["lost"].as<bool>()) {
       proc_->exit_text();  // the worker ends itself after a fault
       ++restarts_;
@@ -138,6 +137,12 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
   std::fprintf(stderr, "soltune: %s %s: %s; restarting the worker\n", t.id().c_str(), res.key.c_str(), why.c_str());
   ++restarts_;
   start();
+}
+
+void WorkerEvaluator::note_result(const Task& t, const EvalResult& r) {
+  if (r.status != Status::ok) return;
+  auto [it, fresh] = best_us_.emplace(t.id(), r.time.median_us);
+  if (!fresh && r.time.median_us < it->second) it->second = r.time.median_us;
 }
 
 std::optional<Retimed> WorkerEvaluator::retime(const Task& t, const std::vector<Config>& configs, int rounds) {

@@ -44,6 +44,7 @@ class WorkerEvaluator final : public Evaluator {
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
   std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override;
+  void note_result(const Task& t, const EvalResult& r) override;
   int restarts() const { return restarts_; }
 
  private:

@@ -135,6 +135,21 @@ void KnowledgeBase::finish_run(int64_t run_id, const std::string& status) {
   if (db.changes() == 0) throw Error(db.path() + ": no run with id " + std::to_string(run_id));
 }
 
+void KnowledgeBase::reopen_run(int64_t run_id) {
+  std::lock_guard lock(impl_->mu);
+  auto& db = impl_->db;
+  auto st = db.prepare("UPDATE runs SET status = 'running', finished_at = NULL WHERE id = :id AND status != 'finished'");
+  st.bind("id", run_id).run();
+  if (db.changes() == 0) throw Error(db.path() + ": no unfinished run with id " + std::to_string(run_id));
+}
+
+std::optional<RunRecord> KnowledgeBase::last_unfinished_run(const std::string& config_path) const {
+  std::optional<RunRecord> last;
+  for (auto& r : runs())
+    if (r.info.config_path == config_path && (r.status == "running" || r.status == "interrupted")) last = std::move(r);
+  return last;
+}
+
 void KnowledgeBase::store_source(const std::string& hash, const std::string& text) {
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;

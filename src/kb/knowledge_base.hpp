@@ -37,6 +37,10 @@ class KnowledgeBase {
   int64_t gpu_id(const DeviceInfo& d, TimeKind kind);
   int64_t begin_run(const RunInfo& r, int64_t gpu_id);
   void finish_run(int64_t run_id, const std::string& status);  // finished, interrupted, failed
+  // Marks an unfinished run as running again (soltune tune --resume).
+  void reopen_run(int64_t run_id);
+  // The latest run of this config file that did not finish (running after a crash, or interrupted).
+  std::optional<RunRecord> last_unfinished_run(const std::string& config_path) const;
 
   // Template sources by hash, so an export needs nothing but the knowledge base. Storing a known
   // hash again is a no-op; a different text under a known hash throws.

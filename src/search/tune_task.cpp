@@ -47,7 +47,10 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
   TaskOutcome out;
   std::vector<EvalResult> ok;  // counted results, fastest first
   out.baseline = baseline;
-  auto time_left = [&] { return !budget.deadline || std::chrono::steady_clock::now() < *budget.deadline; };
+  auto time_left = [&] {
+    if (budget.stop && budget.stop->load()) return false;
+    return !budget.deadline || std::chrono::steady_clock::now() < *budget.deadline;
+  };
   while (time_left()) {
     size_t n = static_cast<size_t>(batch);
     if (budget.evals > 0) n = std::min<size_t>(n, static_cast<size_t>(budget.evals - out.evaluated));
@@ -83,7 +86,8 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
   }
   std::stable_sort(ok.begin(), ok.end(),
                    [](const EvalResult& a, const EvalResult& b) { return a.time.median_us < b.time.median_us; });
-  if (!ok.empty() && retime.top > 0 && retime.rounds > 0) retime_best(t, ev, ok, retime, out, obs);
+  const bool stopped = budget.stop && budget.stop->load();
+  if (!ok.empty() && retime.top > 0 && retime.rounds > 0 && !stopped) retime_best(t, ev, ok, retime, out, obs);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The single evaluation funnel for one task (Kernel Tuner's design): proposals -> evaluator ->
 // score -> observers, until the task's budget is spent or the space is exhausted.
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -24,6 +25,7 @@ class TaskObserver {
 struct TaskBudget {
   int64_t evals = 0;  // 0: unlimited
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* stop = nullptr;  // set (by a signal) to stop after the batch in flight
 };
 
 struct TaskOutcome {

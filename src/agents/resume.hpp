@@ -1,0 +1,38 @@
+#pragma once
+// Resuming a run: the search is re-run with the same seed and budget, and every configuration the
+// interrupted run already evaluated is answered from its recorded result instead of the GPU. The
+// strategies see exactly what they saw before, so they propose exactly what they proposed before:
+// their populations and statistics are rebuilt, nothing finished is evaluated twice, and the budget
+// ends where an uninterrupted run would have ended.
+#include <map>
+#include <string>
+
+#include "core/task.hpp"
+
+namespace soltune {
+
+struct RecordedRun {
+  std::map<std::string, std::map<std::string, EvalResult>> results;  // task id -> key -> result
+  std::map<std::string, TaskBaseline> baselines;                      // task id -> the search's baseline
+};
+
+class ResumeEvaluator final : public Evaluator {
+ public:
+  ResumeEvaluator(Evaluator& inner, RecordedRun recorded) : inner_(inner), rec_(std::move(recorded)) {}
+  const DeviceInfo& device() const override { return inner_.device(); }
+  std::string backend_name() const override { return inner_.backend_name(); }
+  TimeKind kind() const override { return inner_.kind(); }
+  TaskBaseline baseline(const Task& t) override;
+  std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
+  std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override {
+    return inner_.retime(t, configs, rounds);
+  }
+  int64_t replayed() const { return replayed_; }
+
+ private:
+  Evaluator& inner_;
+  RecordedRun rec_;
+  int64_t replayed_ = 0;
+};
+
+}  // namespace soltune

@@ -1,0 +1,116 @@
+// Kill-and-resume: a model-backend run is killed (SIGKILL) at several moments and resumed each time;
+// the final knowledge base must hold exactly what one uninterrupted run records: no duplicate, no
+// lost evaluation, the same budget and, the model backend being deterministic, the same sequence.
+// Ctrl-C (SIGINT) marks the run interrupted and --resume finishes it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "core/child_process.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace soltune {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kSoltune = SOLTUNE_BINARY_DIR "/src/cli/soltune";
+const std::string kConfig = SOLTUNE_SOURCE_DIR "/configs/gelu.yaml";
+constexpr int kEvals = 40;
+
+class Resume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("soltune-resume-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // No compile cache: each candidate then takes a real NVRTC compile, long enough to be killed in.
+    setenv("SOLTUNE_CACHE_DIR", "off", 1);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<std::string> args(const fs::path& kb, bool resume) const {
+    std::vector<std::string> a{kSoltune, "tune", kConfig, "--backend", "model", "--evals", std::to_string(kEvals),
+                               "--seed", "5", "--kb", kb.string(), "-q"};
+    if (resume) a.push_back("--resume");
+    return a;
+  }
+  static std::string run_to_end(const std::vector<std::string>& a) {
+    std::string cmd;
+    for (const auto& s : a) cmd += "'" + s + "' ";
+    return std::to_string(std::system((cmd + "> /dev/null 2>&1").c_str()));
+  }
+  static size_t count(const fs::path& kb) {
+    if (!fs::exists(kb)) return 0;
+    const auto store = KnowledgeBase::open(kb);
+    const auto runs = store.runs();
+    return runs.empty() ? 0 : store.results(runs.back().id).size();
+  }
+  // (task, key, status, time) in recording order.
+  static std::vector<std::string> sequence(const fs::path& kb) {
+    const auto store = KnowledgeBase::open(kb);
+    std::vector<std::string> out;
+    for (const auto& run : store.runs())
+      for (const auto& r : store.results(run.id))
+        out.push_back(r.dtype + "/" + r.shape_key + "/" + r.config_key + "/" + r.status + "/" + std::to_string(r.time_us));
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Resume, KilledAtRandomMomentsThenResumedEqualsOneUninterruptedRun) {
+  const auto a = dir_ / "a.sqlite", b = dir_ / "b.sqlite";
+  ASSERT_EQ(run_to_end(args(a, false)), "0");
+  const auto expected = sequence(a);
+  ASSERT_EQ(expected.size(), static_cast<size_t>(kEvals));
+
+  int killed_mid_run = 0;
+  for (size_t threshold : {3u, 13u, 24u}) {
+    ChildProcess p(args(b, fs::exists(b)));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (count(b) < threshold && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    const size_t at_kill = count(b);
+    p.kill();  // SIGKILL: no chance to tidy up
+    if (at_kill < static_cast<size_t>(kEvals)) ++killed_mid_run;
+  }
+  EXPECT_GE(killed_mid_run, 2) << "the run finished before it could be killed: the test proves little";
+  ASSERT_EQ(run_to_end(args(b, true)), "0");
+
+  const auto store = KnowledgeBase::open(b);
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 1u) << "a resume continues the run; it does not start another";
+  EXPECT_EQ(runs[0].status, "finished");
+  const auto got = sequence(b);
+  EXPECT_EQ(got.size(), static_cast<size_t>(kEvals)) << "same budget as one uninterrupted run";
+  EXPECT_EQ(std::set<std::string>(got.begin(), got.end()).size(), got.size()) << "no duplicate";
+  EXPECT_EQ(got, expected);
+}
+
+TEST_F(Resume, InterruptMarksTheRunAndResumeFinishesIt) {
+  const auto b = dir_ / "b.sqlite";
+  {
+    ChildProcess p(args(b, false));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (count(b) < 5 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    ASSERT_EQ(::kill(p.pid(), SIGINT), 0);
+    EXPECT_EQ(p.exit_text(60), "exit code 130");  // after the batch in flight
+  }
+  {
+    const auto store = KnowledgeBase::open(b);
+    ASSERT_EQ(store.runs().size(), 1u);
+    EXPECT_EQ(store.runs()[0].status, "interrupted");
+  }
+  ASSERT_EQ(run_to_end(args(b, true)), "0");
+  EXPECT_EQ(sequence(b).size(), static_cast<size_t>(kEvals));
+  // Nothing left to resume: a clear error, not a new run.
+  EXPECT_NE(run_to_end(args(b, true)), "0");
+}
+
+}  // namespace
+}  // namespace soltune

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
@@ -20,12 +21,20 @@ std::filesystem::path default_templates() {
   return SOLTUNE_TEMPLATES_DIR;
 }
 
-// The number of elements a shape key ("m=4096,n=1024") describes: larger shapes are exported first.
-double shape_volume(const std::string& key) {
-  double v = 1;
-  size_t pos = 0;
-  while ((pos = key.find('=', pos)) != std::string::npos) v *= std::strtod(key.c_str() + ++pos, nullptr);
-  return v;
+// "m=4096,n=1024" -> the problem's Shape, checked against its sizes.
+Shape parse_shape(const ProblemSpec& p, const std::string& key) {
+  Shape s;
+  std::istringstream in(key);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) throw Error("knowledge base: malformed shape '" + key + "'");
+    s.dims.emplace_back(part.substr(0, eq), std::stoll(part.substr(eq + 1)));
+  }
+  if (s.dims.size() != p.sizes.size()) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);
+  for (size_t i = 0; i < s.dims.size(); ++i)
+    if (s.dims[i].first != p.sizes[i]) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);
+  return s;
 }
 
 }  // namespace
@@ -58,24 +67,23 @@ int export_command(const std::vector<std::string>& args) {
     for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g;
     throw UsageError("the knowledge base holds results for several GPUs (" + names + "): choose one with --gpu");
   }
-  // Per dtype: the fastest result at the largest tuned shape (the sizes a kernel is tuned for first).
-  std::map<std::string, ResultRecord> pick;
+  // Every tuned (dtype, shape): the fastest result over the variants.
+  std::map<std::pair<std::string, std::string>, ResultRecord> pick;
   for (const auto& r : best) {
     if (r.time_kind == "predicted" && !vm.count("allow-predicted")) continue;
-    auto it = pick.find(r.dtype);
-    if (it == pick.end()) { pick.emplace(r.dtype, r); continue; }
-    const double a = shape_volume(r.shape_key), b = shape_volume(it->second.shape_key);
-    if (a > b || (a == b && r.time_us < it->second.time_us)) it->second = r;
+    auto [it, fresh] = pick.emplace(std::pair{r.dtype, r.shape_key}, r);
+    if (!fresh && r.time_us < it->second.time_us) it->second = r;
   }
   if (pick.empty()) throw Error("only model predictions for '" + problem + "' in " + kb_path + ": pass --allow-predicted to export them");
   std::vector<Specialization> specs;
-  for (const auto& [dt, r] : pick) {
+  for (const auto& [group, r] : pick) {
+    const auto& dt = group.first;
     const auto& v = spec.variant(r.variant);
     if (content_hash(v.source) != r.source_hash)
       throw Error("template " + v.source_path.string() + " changed since it was tuned (" + r.created_at +
                   "): re-tune, or export with the templates of that run");
     const Space space(v, Bindings{});
-    Specialization s{&v, parse_dtype(dt), space.parse_key(r.config_key), {}};
+    Specialization s{&v, parse_dtype(dt), space.parse_key(r.config_key), parse_shape(spec, r.shape_key), {}};
     char line[256];
     std::snprintf(line, sizeof line, "%s: %s %.1f us at %s on %s (%s), T_ref %.1f us, T_SOL %.1f us", dt.c_str(),
                   r.time_kind.c_str(), r.time_us, r.shape_key.c_str(), r.gpu_name.c_str(), r.created_at.c_str(),
@@ -95,6 +103,9 @@ int export_command(const std::vector<std::string>& args) {
   }
   std::filesystem::rename(tmp, out);
   std::printf("wrote %s: %zu specialization(s) for %s\n", out.c_str(), specs.size(), gpus.begin()->c_str());
+  for (const auto& s : specs)
+    std::printf("  %s at %s: %s\n", std::string(dtype_name(s.dtype)).c_str(), s.shape.key().c_str(),
+                s.comment.empty() ? "" : s.comment.front().c_str());
   return 0;
 }
 

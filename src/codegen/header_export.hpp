@@ -1,14 +1,17 @@
 #pragma once
 // Writes tuned kernels as one self-contained CUDA header: the variant sources (includes hoisted,
-// code in a namespace), the knob values baked into the template arguments, and per dtype a host
-// launch function that checks the variant's constraints for the sizes it is given (can_implement)
-// before it launches. Expressions are emitted as C++ over doubles, which is how soltune evaluates
-// them, so the header computes the same geometry soltune tuned.
+// code in a namespace), every tuned specialization with its knob values baked into the template
+// arguments, and per dtype a host function that dispatches on the sizes it is given:
+//   1. the specialization tuned for exactly these sizes, when its constraints hold here;
+//   2. else the tuned specialization nearest in log2 of the sizes whose constraints hold;
+//   3. else nothing is launched and cudaErrorInvalidValue is returned.
+// Expressions are emitted as C++ over doubles, which is how soltune evaluates them, so the header
+// computes the same geometry and legality soltune tuned with.
 #include <string>
 #include <vector>
 
-#include "core/problem.hpp"
 #include "core/space.hpp"
+#include "core/task.hpp"
 
 namespace soltune {
 
@@ -16,10 +19,11 @@ struct Specialization {
   const VariantSpec* variant = nullptr;
   DType dtype = DType::f32;
   Config config;
+  Shape shape;                       // the sizes it was tuned for
   std::vector<std::string> comment;  // lines: GPU, date, time, SOL score, knob values...
 };
 
-// One launch function per specialization, named <problem>_<dtype>; at most one per dtype.
+// Launch functions are named <problem>_<dtype>; at most one specialization per (dtype, shape).
 std::string export_header(const ProblemSpec& p, const std::vector<Specialization>& specs,
                           const std::string& banner);
 

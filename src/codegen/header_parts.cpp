@@ -1,0 +1,160 @@
+#include "codegen/header_parts.hpp"
+
+#include <cctype>
+#include <sstream>
+
+namespace soltune {
+namespace {
+
+std::string dims(const std::vector<Expr>& e) {
+  std::string d = "dim3(";
+  for (size_t k = 0; k < e.size(); ++k) d += (k ? ", " : "") + std::string("static_cast<unsigned>(") + e[k].text() + ")";
+  return d + ")";
+}
+
+std::string join_sizes(const ProblemSpec& p, const std::string& prefix, const std::string& suffix) {
+  std::string s;
+  for (const auto& sz : p.sizes) s += prefix + sz + suffix;
+  return s;
+}
+
+// plan_<j>: the specialization's constraints, geometry and scalar arguments for given sizes.
+void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const std::string& fn, size_t j) {
+  const auto& v = *s.variant;
+  for (const auto& c : s.comment) h << "// " << c << "\n";
+  h << "inline " << fn << "_plan " << fn << "_plan_" << j << "(" << join_sizes(p, "double ", ", ")
+    << "double sms, double cc, double smem_optin, double l2_bytes) {\n  using namespace detail;\n"
+    << "  (void)sms; (void)cc; (void)smem_optin; (void)l2_bytes;\n"
+    << "  [[maybe_unused]] const double dtype_bytes = " << dtype_bytes(dt) << ";\n";
+  for (size_t k = 0; k < v.knobs.size(); ++k)
+    h << "  [[maybe_unused]] const double " << v.knobs[k].name << " = " << s.config.values.at(k) << ";\n";
+  h << "  " << fn << "_plan p;\n  p.ok = true";
+  for (const auto& c : v.constraints) h << "\n      && (" << c.text() << ")";
+  h << ";\n  if (!p.ok) return p;\n  p.grid = " << dims(v.launch.grid) << ";\n  p.block = " << dims(v.launch.block)
+    << ";\n  p.smem = static_cast<size_t>(" << v.launch.smem.text() << ");\n";
+  for (const auto& a : p.args)
+    if (!a.is_buffer)
+      h << "  p." << a.name << " = static_cast<" << dtype_cpp(a.resolve_dtype(dt)) << ">(" << a.value.text() << ");\n";
+  h << "  return p;\n}\n\n";
+}
+
+// launch_<j>: the kernel launch with its knob values baked into the template arguments.
+void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const std::string& fn,
+            size_t j, const std::string& params) {
+  const auto& v = *s.variant;
+  Bindings b;
+  for (size_t k = 0; k < v.knobs.size(); ++k) b[v.knobs[k].name] = static_cast<double>(s.config.values[k]);
+  const std::string kernel = "v_" + export_ident(v.name) + "::" + name_expression(v.launch, dt, b);
+  std::string call_args;
+  for (const auto& name : v.launch.args) {
+    const auto* a = p.find_arg(name);
+    call_args += (call_args.empty() ? "" : ", ") + (a->is_buffer ? name : "p." + name);
+  }
+  h << "inline cudaError_t " << fn << "_launch_" << j << "(" << params << "const " << fn
+    << "_plan& p, cudaStream_t stream) {\n"
+    << "  if (p.smem > 48 * 1024) {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
+    << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem));\n    if (e != cudaSuccess) return e;\n  }\n"
+    << "  " << kernel << "<<<p.grid, p.block, p.smem, stream>>>(" << call_args << ");\n"
+    << "  return cudaGetLastError();\n}\n\n";
+}
+
+}  // namespace
+
+std::string export_ident(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return out;
+}
+
+std::string split_includes(const std::string& src, std::set<std::string>& includes) {
+  std::istringstream in(src);
+  std::string line, body;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line.compare(first, 8, "#include") == 0)
+      includes.insert(line.substr(first));
+    else
+      body += line + "\n";
+  }
+  return body;
+}
+
+std::string export_helpers() {
+  return "namespace detail {\n"
+         "// The functions soltune's expressions may call, over doubles as soltune evaluates them.\n"
+         "inline double cdiv(double a, double b) { return std::ceil(a / b); }\n"
+         "inline double fdiv(double a, double b) { return std::floor(a / b); }\n"
+         "inline double mod(double a, double b) { return a - b * std::floor(a / b); }\n"
+         "inline double pow(double a, double b) { return std::pow(a, b); }\n"
+         "inline double min(double a, double b) { return a < b ? a : b; }\n"
+         "inline double max(double a, double b) { return a > b ? a : b; }\n"
+         "inline double is_pow2(double a) { return a >= 1 && a == std::floor(a) && (static_cast<unsigned long long>(a) & "
+         "(static_cast<unsigned long long>(a) - 1)) == 0; }\n"
+         "}  // namespace detail\n";
+}
+
+std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const Specialization*>& specs) {
+  const std::string fn = export_ident(p.name) + "_" + std::string(dtype_name(dt));
+  std::ostringstream h;
+  h << "// ---- " << dtype_name(dt) << ": " << specs.size() << " tuned specialization(s)\n";
+  h << "struct " << fn << "_plan {\n  bool ok = false;\n  dim3 grid, block;\n  size_t smem = 0;\n";
+  for (const auto& a : p.args)
+    if (!a.is_buffer) h << "  " << dtype_cpp(a.resolve_dtype(dt)) << " " << a.name << "{};\n";
+  h << "};\n\n";
+  std::string params, checks;
+  for (const auto& a : p.args) {
+    if (!a.is_buffer) continue;
+    params += (a.role == Role::in ? "const " : "") + std::string(dtype_cpp(a.resolve_dtype(dt))) + "* " + a.name + ", ";
+    checks += "  if (reinterpret_cast<std::uintptr_t>(" + a.name + ") % 16 != 0) return cudaErrorInvalidValue;\n";
+  }
+  for (size_t j = 0; j < specs.size(); ++j) {
+    plan(h, p, dt, *specs[j], fn, j);
+    launch(h, p, dt, *specs[j], fn, j, params);
+  }
+  const std::string sizes_d = join_sizes(p, "double ", ", ");
+  const std::string size_args = join_sizes(p, "", ", ");
+  // choice: exact shape first, then nearest in log2 distance; the first whose plan holds.
+  h << "// The specialization a call with these sizes uses, or -1 when none is legal for them.\n"
+    << "inline int " << fn << "_choice(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes, "
+    << fn << "_plan* out = nullptr) {\n"
+    << "  constexpr int kCount = " << specs.size() << ";\n  const double tuned[kCount][" << p.sizes.size() << "] = {";
+  for (size_t j = 0; j < specs.size(); ++j) {
+    h << (j ? ", " : "") << "{";
+    for (size_t k = 0; k < p.sizes.size(); ++k) h << (k ? ", " : "") << specs[j]->shape.at(p.sizes[k]);
+    h << "}";
+  }
+  h << "};\n  const double here[] = {" << join_sizes(p, "", ", ") << "};\n"
+    << "  double dist[kCount];\n  int order[kCount];\n  for (int j = 0; j < kCount; ++j) {\n"
+    << "    dist[j] = 0;\n    for (int k = 0; k < " << p.sizes.size() << "; ++k)\n"
+    << "      dist[j] += std::fabs(std::log2(here[k] > 0 ? here[k] : 1) - std::log2(tuned[j][k]));\n"
+    << "    order[j] = j;\n  }\n"
+    << "  for (int a = 1; a < kCount; ++a)  // insertion sort: stable, so ties keep their order\n"
+    << "    for (int b = a; b > 0 && dist[order[b]] < dist[order[b - 1]]; --b) std::swap(order[b], order[b - 1]);\n"
+    << "  for (int r = 0; r < kCount; ++r) {\n    " << fn << "_plan p;\n    switch (order[r]) {\n";
+  for (size_t j = 0; j < specs.size(); ++j)
+    h << "      case " << j << ": p = " << fn << "_plan_" << j << "(" << size_args << "sms, cc, smem_optin, l2_bytes); break;\n";
+  h << "    }\n    if (p.ok) {\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
+  h << "inline bool " << fn << "_can_implement(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes) {\n"
+    << "  return " << fn << "_choice(" << size_args << "sms, cc, smem_optin, l2_bytes) >= 0;\n}\n\n";
+  h << "// Launches the tuned kernel for these sizes; cudaErrorInvalidValue (nothing launched) when no\n"
+    << "// specialization is legal for them or a pointer is misaligned, else the launch's own status.\n"
+    << "inline cudaError_t " << fn << "(" << params << join_sizes(p, "long long ", ", ") << "cudaStream_t stream = 0) {\n"
+    << checks << "  int dev = 0, sms = 0, ccM = 0, ccm = 0, optin = 0, l2 = 0;\n"
+    << "  cudaError_t e = cudaGetDevice(&dev);\n  if (e != cudaSuccess) return e;\n"
+    << "  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;\n"
+    << "  if ((e = cudaDeviceGetAttribute(&ccM, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess) return e;\n"
+    << "  if ((e = cudaDeviceGetAttribute(&ccm, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess) return e;\n"
+    << "  if ((e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess) return e;\n"
+    << "  if ((e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return e;\n"
+    << "  " << fn << "_plan p;\n  switch (" << fn << "_choice(" << join_sizes(p, "static_cast<double>(", "), ")
+    << "sms, ccM * 10.0 + ccm, optin, l2, &p)) {\n";
+  std::string args_only;
+  for (const auto& a : p.args)
+    if (a.is_buffer) args_only += a.name + ", ";
+  for (size_t j = 0; j < specs.size(); ++j)
+    h << "    case " << j << ": return " << fn << "_launch_" << j << "(" << args_only << "p, stream);\n";
+  h << "    default: return cudaErrorInvalidValue;\n  }\n}\n\n";
+  return h.str();
+}
+
+}  // namespace soltune

@@ -1,0 +1,85 @@
+// The exported header: it compiles with nvcc alone, and its host-side dispatch picks the tuned
+// specialization for tuned sizes, the nearest legal one for others, and none when nothing is legal.
+// The program built here runs without a GPU: choice and can_implement are host code.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "codegen/header_export.hpp"
+#include "core/space.hpp"
+
+namespace soltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string nvcc() {
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(env); v && fs::exists(fs::path(v) / "bin" / "nvcc")) return (fs::path(v) / "bin" / "nvcc").string();
+  return fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
+}
+
+TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto& v = p.variant("vectorized");
+  const Space s(v, Bindings{});
+  // f32: a one-pass kernel tuned at 2^40 and a grid-stride one tuned at 2^20; bf16: one kernel.
+  std::vector<Specialization> specs = {
+      {&v, DType::f32, s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0"),
+       Shape{{{"n", int64_t{1} << 40}}}, {"one pass"}},
+      {&v, DType::f32, s.parse_key("BLOCK=128,VEC=4,EPT=2,GRID_STRIDE=1,BLOCKS_PER_SM=4,FAST_TANH=0,CACHE_HINT=1"),
+       Shape{{{"n", 1 << 20}}}, {"grid-stride"}},
+      {&v, DType::bf16, s.parse_key("BLOCK=128,VEC=8,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=1,CACHE_HINT=1"),
+       Shape{{{"n", 1 << 28}}}, {"bf16"}}};
+  const auto dir = fs::temp_directory_path() / ("soltune-export-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "gelu.cuh") << export_header(p, specs, "test");
+  std::ofstream(dir / "main.cu") << R"SRC(
+#include "gelu.cuh"
+#include <cstdio>
+using namespace soltune_gelu;
+int main() {
+  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
+  int bad = 0;
+  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  expect(gelu_f32_choice(1099511627776.0, sms, cc, optin, l2), 0, "tuned 2^40");
+  expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2), 1, "tuned 2^20");
+  expect(gelu_f32_choice(549755813888.0, sms, cc, optin, l2), 0, "2^39: nearest 2^40");
+  expect(gelu_f32_choice(1 << 21, sms, cc, optin, l2), 1, "2^21: nearest 2^20");
+  expect(gelu_f32_choice(12345, sms, cc, optin, l2), 1, "odd size");
+  // 2^44 is nearest to 2^40, but one pass needs cdiv(n, 256 * 4) <= 2^31 - 1: the next one is used.
+  expect(gelu_f32_choice(17592186044416.0, sms, cc, optin, l2), 1, "nearest illegal: the next");
+  expect(gelu_bf16_choice(1000003, sms, cc, optin, l2), 0, "the only bf16");
+  expect(gelu_f32_can_implement(1, sms, cc, optin, l2), 1, "n = 1");
+  gelu_f32_plan p;
+  expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2, &p), 1, "plan");
+  expect(static_cast<int>(p.grid.x), 132 * 4, "grid-stride grid = min(sms * BLOCKS_PER_SM, tiles)");
+  expect(static_cast<int>(p.n), 1 << 20, "scalar argument n");
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  const auto cmd = nv + " -std=c++17 -arch=sm_90 -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
+                   " > " + (dir / "log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << std::ifstream(dir / "log").rdbuf();
+  EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
+      << std::ifstream(dir / "run").rdbuf();
+  fs::remove_all(dir);
+}
+
+TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto& v = p.variant("vectorized");
+  const Space s(v, Bindings{});
+  const auto c = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
+  EXPECT_THROW(export_header(p, {{&v, DType::f32, c, Shape{{{"n", 8}}}, {}}, {&v, DType::f32, c, Shape{{{"n", 8}}}, {}}}, "x"),
+               Error);
+}
+
+}  // namespace
+}  // namespace soltune

@@ -24,6 +24,7 @@ commands:
   export          write the best tuned kernels of a problem as a self-contained CUDA header
                   --kb PATH --problem NAME -o FILE [--gpu NAME] [--templates DIR]
   devices         list CUDA devices with their limits and ceilings
+  kb SUBCOMMAND   look into, carry and clean up results: list, best, show, export-json, import-json, gc
   help, --help    this text; `soltune COMMAND --help` for a command's options
 
 Without a CUDA device, `tune` falls back to the model backend (predicted times, labelled as such).
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     if (cmd == "tune") return soltune::cli::tune_command(args, line);
     if (cmd == "export") return soltune::cli::export_command(args);
     if (cmd == "devices") return soltune::cli::devices_command(args);
+    if (cmd == "kb") return soltune::cli::kb_command(args);
     std::fprintf(stderr, "soltune: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const soltune::cli::UsageError& e) {

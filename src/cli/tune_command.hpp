@@ -7,5 +7,6 @@ namespace soltune::cli {
 int tune_command(const std::vector<std::string>& args, const std::string& command_line);
 int export_command(const std::vector<std::string>& args);
 int devices_command(const std::vector<std::string>& args);
+int kb_command(const std::vector<std::string>& args);
 
 }  // namespace soltune::cli

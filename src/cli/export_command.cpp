@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/export_json.hpp"
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
 #include "codegen/content_hash.hpp"
@@ -41,12 +42,13 @@ Shape parse_shape(const ProblemSpec& p, const std::string& key) {
 
 int export_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune export options");
-  std::string kb_path, problem, out, gpu, templates;
+  std::string kb_path, problem, out, gpu, templates, format;
   desc.add_options()("help,h", "this text")("kb", po::value(&kb_path), "knowledge base file (required)")(
       "problem", po::value(&problem), "problem name (required)")("output,o", po::value(&out), "header to write (required)")(
       "gpu", po::value(&gpu)->default_value(""), "GPU name fragment (default: the only GPU in the knowledge base)")(
       "templates", po::value(&templates), "templates folder (default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
-      "allow-predicted", "export model predictions where nothing was measured");
+      "allow-predicted", "export model predictions where nothing was measured")(
+      "format", po::value(&format)->default_value("cuh"), "cuh (a self-contained header) or json (for frameworks)");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "export");
   if (vm.count("help")) {
@@ -55,6 +57,7 @@ int export_command(const std::vector<std::string>& args) {
   }
   if (kb_path.empty() || problem.empty() || out.empty() || !positional.empty())
     throw UsageError("export needs --kb, --problem and -o\n" + to_string(desc));
+  if (format != "cuh" && format != "json") throw UsageError("--format: expected cuh or json, got '" + format + "'");
   if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
   auto kb = KnowledgeBase::open(kb_path);
   const auto spec = load_problem(templates.empty() ? default_templates() : std::filesystem::path(templates), problem);
@@ -76,6 +79,7 @@ int export_command(const std::vector<std::string>& args) {
   }
   if (pick.empty()) throw Error("only model predictions for '" + problem + "' in " + kb_path + ": pass --allow-predicted to export them");
   std::vector<Specialization> specs;
+  std::vector<ResultRecord> records;
   for (const auto& [group, r] : pick) {
     const auto& dt = group.first;
     const auto& v = spec.variant(r.variant);
@@ -94,8 +98,10 @@ int export_command(const std::vector<std::string>& args) {
     s.comment.push_back(line);
     s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
     specs.push_back(std::move(s));
+    records.push_back(r);
   }
-  const auto text = export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");
+  const auto text = format == "json" ? export_json(spec, specs, records, *gpus.begin())
+                                     : export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");
   const auto tmp = out + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);

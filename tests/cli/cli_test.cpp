@@ -560,3 +560,29 @@ TEST_F(Cli, KbGcRemovesOnlyStaleCacheEntries) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+TEST_F(Cli, ExportAsJsonForFrameworks) {
+  ASSERT_EQ(tune_gelu().code, 0);
+  const auto out = tmp_ / "gelu.json";
+  const auto r = soltune("export --kb " + q(kb_) + " --problem gelu -o " + q(out) + " --allow-predicted --format json");
+  ASSERT_EQ(r.code, 0) << r;
+  const auto j = nlohmann::json::parse(read(out));
+  EXPECT_EQ(j["format"], "soltune-export");
+  EXPECT_EQ(j["problem"], "gelu");
+  ASSERT_EQ(j["specializations"].size(), 4u);  // f32 and bf16, two shapes each
+  for (const auto& s : j["specializations"]) {
+    EXPECT_EQ(s["time_kind"], "predicted");
+    EXPECT_GT(s["time_us"].get<double>(), 0);
+    EXPECT_NE(s["name_expression"].get<std::string>().find("gelu_tanh<"), std::string::npos);
+    EXPECT_EQ(s["knobs"].size(), 7u);
+  }
+  EXPECT_NE(j["variants"]["vectorized"]["source"].get<std::string>().find("__global__"), std::string::npos);
+  EXPECT_FALSE(j["variants"]["vectorized"]["constraints"].empty());
+  EXPECT_EQ(soltune("export --kb " + q(kb_) + " --problem gelu -o " + q(out) + " --format xml").code, 2);
+}
+
+}  // namespace
+}  // namespace soltune

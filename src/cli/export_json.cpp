@@ -1,0 +1,81 @@
+#include "cli/export_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace soltune::cli {
+namespace {
+
+nlohmann::json texts(const std::vector<Expr>& es) {
+  auto a = nlohmann::json::array();
+  for (const auto& e : es) a.push_back(e.text());
+  return a;
+}
+
+}  // namespace
+
+std::string export_json(const ProblemSpec& p, const std::vector<Specialization>& specs,
+                        const std::vector<ResultRecord>& records, const std::string& gpu) {
+  nlohmann::json j;
+  j["format"] = "soltune-export";
+  j["version"] = 1;
+  j["problem"] = p.name;
+  j["gpu"] = gpu;
+  j["soltune_version"] = SOLTUNE_VERSION;
+  j["sizes"] = p.sizes;
+  j["dispatch"] = "the specialization tuned for the sizes, else the nearest in log2 distance over the sizes whose "
+                  "constraints hold, else none";
+  j["expression_functions"] = "cdiv(a,b)=ceil(a/b), fdiv(a,b)=floor(a/b), mod(a,b)=a-b*floor(a/b), min, max, pow, "
+                              "is_pow2; evaluated over doubles";
+  for (const auto& a : p.args) {
+    nlohmann::json arg{{"name", a.name}, {"kind", a.is_buffer ? "buffer" : "scalar"}, {"dtype", a.dtype}};
+    if (a.is_buffer) {
+      arg["shape"] = texts(a.shape);
+      arg["role"] = a.role == Role::in ? "in" : "out";
+    } else {
+      arg["value"] = a.value.text();
+    }
+    j["args"].push_back(arg);
+  }
+  std::set<const VariantSpec*> variants;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto& s = specs[i];
+    const auto& r = records[i];
+    const auto& v = *s.variant;
+    variants.insert(&v);
+    nlohmann::json knobs, shape;
+    Bindings b;
+    for (size_t k = 0; k < v.knobs.size(); ++k) {
+      knobs[v.knobs[k].name] = s.config.values[k];
+      b[v.knobs[k].name] = static_cast<double>(s.config.values[k]);
+    }
+    for (const auto& [name, value] : s.shape.dims) shape[name] = value;
+    j["specializations"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
+                                    {"variant", v.name},
+                                    {"shape", shape},
+                                    {"knobs", knobs},
+                                    {"config_key", r.config_key},
+                                    {"name_expression", name_expression(v.launch, s.dtype, b)},
+                                    {"time_us", r.time_us},
+                                    {"time_kind", r.time_kind},
+                                    {"t_ref_us", r.t_ref_us},
+                                    {"t_sol_us", r.t_sol_us},
+                                    {"sol_score", r.sol_score},
+                                    {"sol_execbench", r.sol_execbench},
+                                    {"measured_at", r.created_at},
+                                    {"source_hash", r.source_hash}});
+  }
+  for (const auto* v : variants)
+    j["variants"][v->name] = {{"source", v->source},
+                              {"kernel", v->launch.kernel},
+                              {"template_args", v->launch.template_args},
+                              {"args", v->launch.args},
+                              {"grid", texts(v->launch.grid)},
+                              {"block", texts(v->launch.block)},
+                              {"smem", v->launch.smem.text()},
+                              {"constraints", texts(v->constraints)}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace soltune::cli

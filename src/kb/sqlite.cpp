@@ -162,4 +162,13 @@ void Transaction::commit() {
   done_ = true;
 }
 
+ReadSnapshot::ReadSnapshot(Db& db) : db_(db) { db_.exec("BEGIN"); }
+
+ReadSnapshot::~ReadSnapshot() {
+  try {
+    db_.exec("COMMIT");
+  } catch (...) {
+  }
+}
+
 }  // namespace soltune::sqlite

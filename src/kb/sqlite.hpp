@@ -107,4 +107,16 @@ class Transaction {
   bool done_ = false;
 };
 
+// A deferred read transaction: every query inside it reads one snapshot. Ends on destruction.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(Db& db);
+  ~ReadSnapshot();
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+ private:
+  Db& db_;
+};
+
 }  // namespace soltune::sqlite

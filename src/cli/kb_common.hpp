@@ -1,0 +1,48 @@
+#pragma once
+// What the `soltune kb` subcommands share (internal to src/cli): option parsing, opening an
+// existing knowledge base, and printing tables and JSON.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/options.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace soltune::cli::kb_commands {
+
+namespace po = boost::program_options;
+using json = nlohmann::ordered_json;
+
+// The subcommands, each given the arguments after its name; the exit code.
+int list_command(const std::vector<std::string>& args);
+int best_command(const std::vector<std::string>& args);
+int show_command(const std::vector<std::string>& args);
+int export_json_command(const std::vector<std::string>& args);
+int import_json_command(const std::vector<std::string>& args);
+int gc_command(const std::vector<std::string>& args);
+
+struct Parsed {
+  po::variables_map vm;
+  std::vector<std::string> positional;
+};
+
+// Parses a subcommand's options; --help prints them and returns nullopt.
+std::optional<Parsed> parse(po::options_description& desc, const std::vector<std::string>& args,
+                            const std::string& sub, const std::string& synopsis);
+
+// Reading commands never create a knowledge base: a missing file is an error naming it.
+KnowledgeBase open_existing(const std::string& path, const std::string& sub);
+
+void print_json(const json& j);
+// Rows of cells printed as left-aligned columns.
+void print_table(const std::vector<std::vector<std::string>>& rows, const char* indent = "  ");
+
+std::string fmt(double v, int prec = 2);                   // "-" for NaN
+std::string plural(int64_t n, const std::string& word);  // "1 run", "2 runs", "3 entries"
+json or_null(const std::string& s);                        // null for ""
+json result_json(const ResultRecord& r, bool with_log);
+
+}  // namespace soltune::cli::kb_commands

@@ -6,12 +6,12 @@ set -u
 out=${OUT:-gpu-out}; mkdir -p "$out"
 source .gpu/env
 export SOLTUNE_CACHE_DIR=/tmp/soltune-cache
-kb="$out/resume.sqlite"; evals=64
+kb="$out/resume.sqlite"; evals=96
 count() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from results').fetchone()[0])" "$kb" 2>/dev/null || echo 0; }
 soltune tune configs/gelu.yaml --kb "$kb" --evals $evals -q > "$out/resume1.log" 2>&1 & pid=$!
-sleep 12; kill -9 $pid; wait $pid 2>/dev/null; echo "killed after $(count) results"
+sleep 7; kill -9 $pid; wait $pid 2>/dev/null; echo "killed after $(count) results"
 soltune tune configs/gelu.yaml --kb "$kb" --evals $evals -q --resume > "$out/resume2.log" 2>&1 & pid=$!
-sleep 9; kill -9 $pid; wait $pid 2>/dev/null; echo "killed again after $(count) results"
+sleep 7; kill -9 $pid; wait $pid 2>/dev/null; echo "killed again after $(count) results"
 soltune tune configs/gelu.yaml --kb "$kb" --evals $evals --resume > "$out/resume3.log" 2>&1; echo "final resume exit $?"
 grep -c '\*  ' "$out/resume3.log" | sed 's/^/replayed lines in the final session: /'
 tail -8 "$out/resume3.log"

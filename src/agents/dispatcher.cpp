@@ -19,7 +19,8 @@ std::vector<Task> Dispatcher::tasks() const {
 
 std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
                                         const std::function<std::set<std::string>(const Task&)>& known,
-                                        const std::atomic<bool>* stop) {
+                                        const std::atomic<bool>* stop,
+                                        const std::function<std::vector<std::string>(const Task&)>& seeds) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const auto all = tasks();
@@ -45,6 +46,18 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     const Space space(*t.variant, t.fixed(ev_.device()));
     EvolutionarySearch search(space, cfg_.search);
     for (const auto& k : known(t)) search.mark_seen(k);
+    if (seeds) {
+      size_t used = 0;
+      for (const auto& key : seeds(t)) {
+        try {
+          search.add_seed(space.parse_key(key));
+          ++used;
+        } catch (const Error&) {
+          // A key that does not fit this variant's knobs: not a seed for it.
+        }
+      }
+      if (used) obs_.on_seeds(t, used);
+    }
     Rng rng(Rng::mix(seed, i));
     const auto baseline = ev_.baseline(t);
     obs_.on_baseline(t, baseline);

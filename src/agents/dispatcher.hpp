@@ -24,9 +24,11 @@ class Dispatcher {
   std::vector<Task> tasks() const;  // deterministic order: variant, dtype, shape
   // known(task): canonical keys already evaluated for the task (never proposed again).
   // stop: when set (by a signal), the run ends after the batch in flight; tasks not started are skipped.
+  // seeds(task): configuration keys that did well elsewhere, proposed first (may be empty).
   std::vector<TaskReport> run(const Budget& b, uint64_t seed,
                               const std::function<std::set<std::string>(const Task&)>& known,
-                              const std::atomic<bool>* stop = nullptr);
+                              const std::atomic<bool>* stop = nullptr,
+                              const std::function<std::vector<std::string>(const Task&)>& seeds = {});
 
  private:
   const RunConfig& cfg_;

@@ -53,6 +53,12 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
   std::fflush(stdout);
 }
 
+void Progress::seeds(const Task& t, size_t n) {
+  std::printf("task %s: seeded with %zu configuration(s) that did best at other shapes or on other GPUs\n",
+              t.id().c_str(), n);
+  std::fflush(stdout);
+}
+
 void Progress::retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s) {
   std::printf("task %s re-timed interleaved: T_ref %.1f us, best %.1f us (%s), SOL %.3f / %.3f\n", t.id().c_str(),
               b.t_ref_us, best.time.median_us, best.key.c_str(), s.score, s.execbench);

@@ -26,6 +26,8 @@ namespace po = boost::program_options;
 namespace soltune::cli {
 namespace {
 
+constexpr size_t kSeeds = 4;  // configurations from elsewhere proposed first in each task
+
 // Records every baseline and result in the knowledge base as it completes, and shows progress.
 class RunObserver final : public TaskObserver {
  public:
@@ -35,6 +37,7 @@ class RunObserver final : public TaskObserver {
     if (!b.replayed) kb_.record_baseline(run_, t, b);
     progress_.baseline(t, b);
   }
+  void on_seeds(const Task& t, size_t n) override { progress_.seeds(t, n); }
   void on_retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s) override {
     kb_.record_baseline(run_, t, b);  // the re-timed T_ref, noted as such
     progress_.retime(t, b, best, s);
@@ -166,7 +169,13 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       if (auto it = recorded.results.find(t.id()); it != recorded.results.end())
         for (const auto& [key, r] : it->second) keys.erase(key);
       return keys;
-    }, &stop);
+    }, &stop, [&](const Task& t) {
+      // Seeds: the best configurations of earlier runs at other shapes or on other GPUs.
+      std::vector<std::string> keys;
+      for (const auto& r : kb.seeds(t, ev->device().name, content_hash(t.variant->source), run, kSeeds))
+        keys.push_back(r.config_key);
+      return keys;
+    });
   } catch (...) {
     kb.finish_run(run, "failed");
     throw;

@@ -60,6 +60,12 @@ class KnowledgeBase {
   // Configuration keys already evaluated (any status) for the task on the GPU with the source.
   std::set<std::string> evaluated_keys(int64_t gpu_id, const Task& t, const std::string& source_hash) const;
 
+  // Results from elsewhere that may seed a search for the task, never stand in for a measurement:
+  // per (GPU name, shape) the fastest ok result of the same problem, variant, dtype and template
+  // source, from runs other than exclude_run; the task's own GPU name first, then by distance of
+  // shape (log2 over the sizes). At most `limit`.
+  std::vector<ResultRecord> seeds(const Task& t, const std::string& gpu_name, const std::string& source_hash,
+                                  int64_t exclude_run, size_t limit) const;
   std::vector<RunRecord> runs() const;
   std::vector<GpuRecord> gpus() const;
   std::vector<BaselineRecord> baselines(int64_t run_id) const;

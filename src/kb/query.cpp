@@ -1,5 +1,9 @@
 // Reading a knowledge base back: best results, a run's results, what a task has tried, and the
 // runs, GPUs and baselines behind them.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
 #include "core/error.hpp"
 #include "kb/kb_impl.hpp"
 
@@ -88,6 +92,47 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
   auto st = impl_->db.prepare(kSql);
   st.bind("problem", problem).bind("gpu", gpu_name_filter);
   return read_results(st);
+}
+
+std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string& gpu_name,
+                                               const std::string& source_hash, int64_t exclude_run,
+                                               size_t limit) const {
+  static const std::string kSql = R"sql(
+    SELECT * FROM (
+      SELECT r.*, g.name AS gpu_name,
+             row_number() OVER (PARTITION BY g.name, r.shape_key
+                                ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
+      FROM results r JOIN gpus g ON g.id = r.gpu_id
+      WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.source_hash = :source_hash
+        AND r.status = 'ok' AND r.time_us IS NOT NULL AND r.run_id != :exclude)
+    WHERE pos = 1 AND NOT (gpu_name = :gpu AND shape_key = :shape_key))sql";
+  std::vector<ResultRecord> rows;
+  {
+    std::lock_guard lock(impl_->mu);
+    auto st = impl_->db.prepare(kSql);
+    st.bind("problem", t.problem->name).bind("variant", t.variant->name).bind("dtype", std::string(dtype_name(t.dtype)));
+    st.bind("source_hash", source_hash).bind("exclude", exclude_run).bind("gpu", gpu_name).bind("shape_key", t.shape.key());
+    rows = read_results(st);
+  }
+  auto distance = [&](const ResultRecord& r) {
+    double d = 0;
+    std::istringstream in(r.shape_key);
+    std::string part;
+    while (std::getline(in, part, ',')) {
+      const auto eq = part.find('=');
+      if (eq == std::string::npos) continue;
+      const double v = std::stod(part.substr(eq + 1));
+      d += std::fabs(std::log2(std::max(v, 1.0)) - std::log2(static_cast<double>(std::max<int64_t>(t.shape.at(part.substr(0, eq)), 1))));
+    }
+    return d;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const ResultRecord& a, const ResultRecord& b) {
+    const bool ga = a.gpu_name == gpu_name, gb = b.gpu_name == gpu_name;
+    if (ga != gb) return ga;
+    return distance(a) < distance(b);
+  });
+  if (rows.size() > limit) rows.resize(limit);
+  return rows;
 }
 
 std::vector<ResultRecord> KnowledgeBase::results(int64_t run_id) const {

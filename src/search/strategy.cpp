@@ -22,6 +22,10 @@ std::optional<Config> EvolutionarySearch::child(Rng& rng) {
 
 std::vector<Config> EvolutionarySearch::propose(size_t n, Rng& rng) {
   std::vector<Config> out;
+  while (out.size() < n && next_seed_ < seeds_.size()) {
+    const auto& c = seeds_[next_seed_++];
+    if (space_.legal(c) && seen_.insert(space_.key(c)).second) out.push_back(c);
+  }
   // Bounded attempts: in a nearly exhausted space most draws are repeats.
   for (int attempts = 0; out.size() < n && attempts < 200 * static_cast<int>(n); ++attempts) {
     const bool explore = elite_.empty() || observed_ + out.size() < static_cast<size_t>(opt_.initial);

@@ -31,6 +31,9 @@ class EvolutionarySearch final : public Strategy {
   void observe(const std::vector<EvalResult>& results) override;
   // Configurations known already (from the knowledge base): never proposed again.
   void mark_seen(const std::string& key) { seen_.insert(key); }
+  // Configurations that did well elsewhere (other shapes, other GPUs): proposed first, in order,
+  // where legal here and not seen; they take the place of random samples.
+  void add_seed(const Config& c) { seeds_.push_back(c); }
   const std::vector<EvalResult>& elite() const { return elite_; }
 
  private:
@@ -40,6 +43,8 @@ class EvolutionarySearch final : public Strategy {
   const Space& space_;
   SearchOptions opt_;
   std::set<std::string> seen_;
+  std::vector<Config> seeds_;
+  size_t next_seed_ = 0;
   std::vector<EvalResult> elite_;  // fastest ok results, at most opt_.population
   size_t observed_ = 0;
 };

@@ -9,6 +9,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
 #include <thread>
 
 #include "core/child_process.hpp"
@@ -110,6 +113,40 @@ TEST_F(Resume, InterruptMarksTheRunAndResumeFinishesIt) {
   EXPECT_EQ(sequence(b).size(), static_cast<size_t>(kEvals));
   // Nothing left to resume: a clear error, not a new run.
   EXPECT_NE(run_to_end(args(b, true)), "0");
+}
+
+}  // namespace
+}  // namespace soltune
+
+namespace soltune {
+namespace {
+
+TEST_F(Resume, EarlierRunsAtOtherShapesSeedANewOne) {
+  const auto kb = dir_ / "kb.sqlite";
+  ASSERT_EQ(run_to_end({kSoltune, "tune", kConfig, "--backend", "model", "--evals", "8", "--kb", kb.string(), "-q"}), "0");
+  // The same problem at a shape never tuned: it starts from what did best at the other shapes.
+  const auto cfg = dir_ / "small.yaml";
+  std::ofstream(cfg) << "problem: gelu\ndtypes: [f32]\nshapes: [{n: 4096}]\nbudget: {evals: 4}\nseed: 1\n"
+                     << "templates: " << SOLTUNE_SOURCE_DIR << "/templates\n";
+  const auto log = dir_ / "log";
+  const std::string cmd = "'" + kSoltune + "' tune '" + cfg.string() + "' --backend model --kb '" + kb.string() + "' > '" +
+                          log.string() + "' 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(log);
+  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("gelu/vectorized/f32/n=4096: seeded with 2 configuration(s)"), std::string::npos) << out;
+  // The seeds are the other shapes' best configurations, evaluated first and for real here.
+  const auto store = KnowledgeBase::open(kb);
+  const auto best = store.best("gelu");
+  std::set<std::string> seeds;
+  for (const auto& r : best)
+    if (r.dtype == "f32" && r.shape_key != "n=4096") seeds.insert(r.config_key);
+  const auto runs = store.runs();
+  const auto results = store.results(runs.back().id);
+  ASSERT_GE(results.size(), 2u);
+  EXPECT_TRUE(seeds.count(results[0].config_key)) << results[0].config_key;
+  EXPECT_TRUE(seeds.count(results[1].config_key)) << results[1].config_key;
+  EXPECT_EQ(results[0].shape_key, "n=4096");
 }
 
 }  // namespace

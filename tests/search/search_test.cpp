@@ -389,3 +389,26 @@ TEST_F(SmallSpace, ScoreOfAFailureIsEmpty) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+TEST_F(SmallSpace, SeedsAreProposedFirstWhereLegalAndNew) {
+  const auto sp = space();
+  EvolutionarySearch s(sp, SearchOptions{});
+  s.mark_seen("A=2,B=2,C=0");
+  s.add_seed(sp.parse_key("A=8,B=8,C=1"));  // A * B = 64: legal
+  s.add_seed(sp.parse_key("A=8,B=16,C=0"));  // A * B = 128: illegal here, skipped
+  s.add_seed(sp.parse_key("A=2,B=2,C=0"));  // evaluated before: skipped
+  s.add_seed(sp.parse_key("A=1,B=1,C=2"));
+  Rng rng(1);
+  const auto first = s.propose(3, rng);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(sp.key(first[0]), "A=8,B=8,C=1");
+  EXPECT_EQ(sp.key(first[1]), "A=1,B=1,C=2");
+  for (const auto& c : first) EXPECT_TRUE(sp.legal(c));
+  EXPECT_NE(sp.key(first[2]), "A=2,B=2,C=0");
+}
+
+}  // namespace
+}  // namespace soltune

@@ -28,6 +28,15 @@ namespace {
 
 constexpr size_t kSeeds = 4;  // configurations from elsewhere proposed first in each task
 
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// What a measurement depends on besides the GPU and the source: results are reused only under it.
+std::string toolchain(const DeviceInfo& d) {
+  std::string s = "nvrtc " + version_text(Compiler::nvrtc_version());
+  if (d.driver_version) s += ", driver " + version_text(d.driver_version) + ", runtime " + version_text(d.runtime_version);
+  return s;
+}
+
 // Records every baseline and result in the knowledge base as it completes, and shows progress.
 class RunObserver final : public TaskObserver {
  public:
@@ -127,7 +136,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   const auto gpu = kb.gpu_id(ev->device(), ev->kind());
   RunInfo info{std::filesystem::weakly_canonical(cfg.path).string(), cfg.problem, cfg.seed, ev->backend_name(),
                "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
-               SOLTUNE_VERSION, command_line};
+               SOLTUNE_VERSION, command_line, toolchain(ev->device())};
   int64_t run = 0;
   RecordedRun recorded;
   Budget budget = cfg.budget;
@@ -135,8 +144,9 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     const auto last = kb.last_unfinished_run(info.config_path);
     if (!last) throw Error("--resume: " + path.string() + " holds no unfinished run of " + info.config_path);
     if (last->gpu_id != gpu || last->info.seed != info.seed || last->info.budget_text != info.budget_text ||
-        last->info.backend != info.backend)
-      throw Error("--resume: run " + std::to_string(last->id) + " was started on another GPU or backend, or with seed " +
+        last->info.backend != info.backend || last->info.toolchain != info.toolchain)
+      throw Error("--resume: run " + std::to_string(last->id) + " was started on another GPU, backend or toolchain (" +
+                  last->info.toolchain + "), or with seed " +
                   std::to_string(last->info.seed) + " and budget " + last->info.budget_text +
                   ": resume it with the same settings");
     run = last->id;
@@ -165,7 +175,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     reports = dispatcher.run(budget, cfg.seed, [&](const Task& t) {
       // Configurations of earlier runs are not proposed again; this run's own recorded ones are
       // replayed instead, so that the search retraces its steps.
-      auto keys = kb.evaluated_keys(gpu, t, content_hash(t.variant->source));
+      auto keys = kb.evaluated_keys(gpu, t, content_hash(t.variant->source), info.toolchain);
       if (auto it = recorded.results.find(t.id()); it != recorded.results.end())
         for (const auto& [key, r] : it->second) keys.erase(key);
       return keys;

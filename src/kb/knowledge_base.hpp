@@ -57,8 +57,10 @@ class KnowledgeBase {
   // gpu_name_filter: a case-insensitive fragment of the GPU name ("" = all).
   std::vector<ResultRecord> best(const std::string& problem, const std::string& gpu_name_filter = "") const;
   std::vector<ResultRecord> results(int64_t run_id) const;  // in recording order
-  // Configuration keys already evaluated (any status) for the task on the GPU with the source.
-  std::set<std::string> evaluated_keys(int64_t gpu_id, const Task& t, const std::string& source_hash) const;
+  // Configuration keys already evaluated (any status) for the task on the GPU with the source, under
+  // the toolchain (a run's RunInfo::toolchain; "" = any).
+  std::set<std::string> evaluated_keys(int64_t gpu_id, const Task& t, const std::string& source_hash,
+                                       const std::string& toolchain = "") const;
 
   // Results from elsewhere that may seed a search for the task, never stand in for a measurement:
   // per (GPU name, shape) the fastest ok result of the same problem, variant, dtype and template

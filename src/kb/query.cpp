@@ -144,13 +144,14 @@ std::vector<ResultRecord> KnowledgeBase::results(int64_t run_id) const {
   return read_results(st);
 }
 
-std::set<std::string> KnowledgeBase::evaluated_keys(int64_t gpu_id, const Task& t,
-                                                    const std::string& source_hash) const {
+std::set<std::string> KnowledgeBase::evaluated_keys(int64_t gpu_id, const Task& t, const std::string& source_hash,
+                                                    const std::string& toolchain) const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare(
-      "SELECT DISTINCT config_key FROM results WHERE gpu_id = :gpu_id AND problem = :problem AND "
-      "variant = :variant AND dtype = :dtype AND shape_key = :shape_key AND source_hash = :source_hash");
-  st.bind("gpu_id", gpu_id).bind("source_hash", source_hash);
+      "SELECT DISTINCT r.config_key FROM results r JOIN runs u ON u.id = r.run_id WHERE r.gpu_id = :gpu_id AND "
+      "r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.shape_key = :shape_key AND "
+      "r.source_hash = :source_hash AND (:toolchain = '' OR u.toolchain = :toolchain)");
+  st.bind("gpu_id", gpu_id).bind("source_hash", source_hash).bind("toolchain", toolchain);
   kb::bind_task(st, t);
   std::set<std::string> keys;
   while (st.step()) keys.insert(st.text("config_key"));
@@ -172,6 +173,7 @@ std::vector<RunRecord> KnowledgeBase::runs() const {
     r.info.budget_text = st.text("budget");
     r.info.soltune_version = st.text("soltune_version");
     r.info.command_line = st.text("command_line");
+    r.info.toolchain = st.text("toolchain");
     r.status = st.text("status");
     r.started_at = st.text("started_at");
     r.finished_at = st.text("finished_at");  // NULL reads as ""

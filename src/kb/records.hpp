@@ -17,6 +17,7 @@ struct RunInfo {
   std::string budget_text;
   std::string soltune_version;
   std::string command_line;
+  std::string toolchain;  // "nvrtc 13.0, driver 13.0, runtime 13.0": results apply under this one only
 };
 
 struct RunRecord {

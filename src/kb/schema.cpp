@@ -163,6 +163,8 @@ const std::vector<std::string>& migrations() {
       // v2: the validator's guard zones and precision check.
       "ALTER TABLE results ADD COLUMN acc_out_of_bounds INTEGER NOT NULL DEFAULT 0;\n"
       "ALTER TABLE results ADD COLUMN acc_precision_ok INTEGER NOT NULL DEFAULT 1;\n",
+      // v3: the toolchain of a run: results are reused only under the same one.
+      "ALTER TABLE runs ADD COLUMN toolchain TEXT NOT NULL DEFAULT '';\n",
   };
   return steps;
 }

@@ -134,7 +134,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "3");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -148,7 +148,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "3");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -343,9 +343,9 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   }
   // Turn the file back into a version-1 knowledge base, as an older soltune wrote it.
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
-                   "PRAGMA user_version = 1;");
+                   "ALTER TABLE runs DROP COLUMN toolchain; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "3");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -571,6 +571,23 @@ TEST_F(kb, EvaluatedKeysAreThoseOfTheTaskSourceAndGpu) {
   EXPECT_EQ(store.evaluated_keys(g1, t, "h2"), (std::set<std::string>{"B=4"}));
   EXPECT_EQ(store.evaluated_keys(g2, t, "h1"), (std::set<std::string>{"B=9"}));
   EXPECT_TRUE(store.evaluated_keys(g1, t, "h3").empty());
+}
+
+TEST_F(kb, EvaluatedKeysFollowTheToolchain) {
+  auto store = KnowledgeBase::open(file());
+  const int64_t g = store.gpu_id(real_, TimeKind::measured);
+  auto old_tools = run_info(), new_tools = run_info();
+  old_tools.toolchain = "nvrtc 12.8, driver 12.8, runtime 12.8";
+  new_tools.toolchain = "nvrtc 13.0, driver 13.0, runtime 13.0";
+  const Task t = task("scalar", DType::f32, 1024);
+  store.record(store.begin_run(old_tools, g), t, "h1", result("B=1", 10), {});
+  const int64_t now = store.begin_run(new_tools, g);
+  store.record(now, t, "h1", result("B=2", 10), {});
+  // A result measured under another toolchain does not stand for this one: it is tried again.
+  EXPECT_EQ(store.evaluated_keys(g, t, "h1", new_tools.toolchain), (std::set<std::string>{"B=2"}));
+  EXPECT_EQ(store.evaluated_keys(g, t, "h1", old_tools.toolchain), (std::set<std::string>{"B=1"}));
+  EXPECT_EQ(store.evaluated_keys(g, t, "h1"), (std::set<std::string>{"B=1", "B=2"}));
+  EXPECT_EQ(store.runs().back().info.toolchain, new_tools.toolchain);
 }
 
 TEST_F(kb, SourcesAreStoredOnceByHash) {

@@ -78,9 +78,10 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
       continue;
     }
     const double t = o.best->time.median_us;
-    std::printf("%-36s %10.1f %8.0f %10.1f %10.1f %6.3f %6.3f %6lld  %s\n", r.task.id().c_str(), t,
+    std::printf("%-36s %10.1f %8.0f %10.1f %10.1f %6.3f %6.3f %6lld  %s (found by %s)\n", r.task.id().c_str(), t,
                 o.baseline.bytes / (t * 1e-6) / 1e9, o.baseline.t_ref_us, o.baseline.t_sol_us, o.best_sol.score,
-                o.best_sol.execbench, static_cast<long long>(o.evaluated), o.best->key.c_str());
+                o.best_sol.execbench, static_cast<long long>(o.evaluated), o.best->key.c_str(),
+                o.best->proposer.empty() ? "?" : o.best->proposer.c_str());
   }
   if (!wall_ms_.empty()) {
     const auto median = [](std::vector<double> v) {

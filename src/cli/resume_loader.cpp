@@ -47,6 +47,7 @@ EvalResult to_eval_result(const ResultRecord& r) {
   e.compile_ms = r.compile_ms;
   e.cache_hit = r.cache_hit;
   e.occupancy_blocks = r.occupancy_blocks;
+  e.proposer = r.proposer;
   return e;
 }
 

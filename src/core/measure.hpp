@@ -79,6 +79,7 @@ struct EvalResult {
   int occupancy_blocks = 0;  // active blocks per SM (occupancy calculator)
   double wall_ms = 0;        // wall time the evaluation took on the GPU side (checks, timing, transfers)
   bool replayed = false;     // answered from the knowledge base when a run resumes: recorded already
+  std::string proposer;      // what proposed it: seed, random, evolution, enumeration
 };
 
 }  // namespace soltune

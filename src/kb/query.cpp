@@ -62,6 +62,7 @@ ResultRecord read_result(const sqlite::Stmt& st) {
   r.cache_hit = st.i64("cache_hit") != 0;
   r.occupancy_blocks = st.i32("occupancy_blocks");
   r.log = st.text("log");
+  r.proposer = st.text("proposer");
   r.created_at = st.text("created_at");
   return r;
 }

@@ -56,7 +56,7 @@ int64_t KnowledgeBase::record(int64_t run_id, const Task& t, const std::string& 
        "sol_valid", "below_sol", "registers", "spill_stores", "spill_loads", "stack", "smem_static", "cmem",
        "res_parsed", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "smem", "acc_checked",
        "acc_mismatches", "acc_nonfinite", "acc_unwritten", "acc_out_of_bounds", "acc_precision_ok", "acc_max_abs_err", "acc_max_rel_err", "acc_rel_l2",
-       "acc_rounds", "acc_pass", "accuracy", "compile_ms", "cache_hit", "occupancy_blocks", "log"});
+       "acc_rounds", "acc_pass", "accuracy", "compile_ms", "cache_hit", "occupancy_blocks", "log", "proposer"});
   // evaluated_keys() and best() match on the key: a result without one could never be found again.
   if (r.key.empty()) throw Error("record: result of " + t.id() + " has no configuration key");
   std::lock_guard lock(impl_->mu);
@@ -88,7 +88,7 @@ int64_t KnowledgeBase::record(int64_t run_id, const Task& t, const std::string& 
   const bool checked = a.rounds > 0 || a.checked > 0;
   st.bind("accuracy", checked ? a.summary() : std::string());
   st.bind("compile_ms", r.compile_ms).bind("cache_hit", r.cache_hit).bind("occupancy_blocks", r.occupancy_blocks);
-  st.bind("log", r.log);
+  st.bind("log", r.log).bind("proposer", r.proposer);
   return insert_committed(db, st, run_id, tx);
 }
 

@@ -62,6 +62,7 @@ struct ResultRecord {
   bool cache_hit = false;
   int occupancy_blocks = 0;
   std::string log, created_at;  // created_at: ISO-8601 UTC
+  std::string proposer;         // seed, random, evolution, enumeration ("" before schema v4)
 };
 
 }  // namespace soltune

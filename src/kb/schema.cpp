@@ -165,6 +165,8 @@ const std::vector<std::string>& migrations() {
       "ALTER TABLE results ADD COLUMN acc_precision_ok INTEGER NOT NULL DEFAULT 1;\n",
       // v3: the toolchain of a run: results are reused only under the same one.
       "ALTER TABLE runs ADD COLUMN toolchain TEXT NOT NULL DEFAULT '';\n",
+      // v4: what proposed each result (seed, random, evolution, enumeration).
+      "ALTER TABLE results ADD COLUMN proposer TEXT NOT NULL DEFAULT '';\n",
   };
   return steps;
 }

@@ -22,22 +22,32 @@ std::optional<Config> EvolutionarySearch::child(Rng& rng) {
 
 std::vector<Config> EvolutionarySearch::propose(size_t n, Rng& rng) {
   std::vector<Config> out;
+  proposers_.clear();
   while (out.size() < n && next_seed_ < seeds_.size()) {
     const auto& c = seeds_[next_seed_++];
-    if (space_.legal(c) && seen_.insert(space_.key(c)).second) out.push_back(c);
+    if (space_.legal(c) && seen_.insert(space_.key(c)).second) {
+      out.push_back(c);
+      proposers_.push_back("seed");
+    }
   }
   // Bounded attempts: in a nearly exhausted space most draws are repeats.
   for (int attempts = 0; out.size() < n && attempts < 200 * static_cast<int>(n); ++attempts) {
     const bool explore = elite_.empty() || observed_ + out.size() < static_cast<size_t>(opt_.initial);
     auto c = explore ? space_.sample(rng) : child(rng);
     if (!c) break;
-    if (seen_.insert(space_.key(*c)).second) out.push_back(std::move(*c));
+    if (seen_.insert(space_.key(*c)).second) {
+      out.push_back(std::move(*c));
+      proposers_.push_back(explore ? "random" : "evolution");
+    }
   }
   if (out.size() < n) {
     // Fall back to systematic enumeration so a small space is finished, not abandoned.
     for (auto& c : space_.enumerate_legal(1u << 20)) {
       if (out.size() >= n) break;
-      if (seen_.insert(space_.key(c)).second) out.push_back(std::move(c));
+      if (seen_.insert(space_.key(c)).second) {
+        out.push_back(std::move(c));
+        proposers_.push_back("enumeration");
+      }
     }
   }
   return out;

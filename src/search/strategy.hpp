@@ -19,6 +19,8 @@ class Strategy {
   // Up to n legal configurations never proposed before; fewer when the space is exhausted.
   virtual std::vector<Config> propose(size_t n, Rng& rng) = 0;
   virtual void observe(const std::vector<EvalResult>& results) = 0;
+  // What proposed each configuration of the last propose() call, in order.
+  virtual std::vector<std::string> last_proposers() const = 0;
 };
 
 // Random sampling first (`initial` configurations), then a genetic step per batch: tournament
@@ -29,6 +31,7 @@ class EvolutionarySearch final : public Strategy {
   std::string name() const override { return "evolutionary"; }
   std::vector<Config> propose(size_t n, Rng& rng) override;
   void observe(const std::vector<EvalResult>& results) override;
+  std::vector<std::string> last_proposers() const override { return proposers_; }
   // Configurations known already (from the knowledge base): never proposed again.
   void mark_seen(const std::string& key) { seen_.insert(key); }
   // Configurations that did well elsewhere (other shapes, other GPUs): proposed first, in order,
@@ -44,6 +47,7 @@ class EvolutionarySearch final : public Strategy {
   SearchOptions opt_;
   std::set<std::string> seen_;
   std::vector<Config> seeds_;
+  std::vector<std::string> proposers_;
   size_t next_seed_ = 0;
   std::vector<EvalResult> elite_;  // fastest ok results, at most opt_.population
   size_t observed_ = 0;

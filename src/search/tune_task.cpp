@@ -61,6 +61,8 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
       break;
     }
     auto results = ev.evaluate(t, proposals);
+    const auto proposers = s.last_proposers();
+    for (size_t i = 0; i < results.size() && i < proposers.size(); ++i) results[i].proposer = proposers[i];
     for (auto& r : results) {
       ++out.evaluated;
       auto sol = score(r, baseline);
@@ -68,7 +70,9 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
         // Faster than the hardware allows: measure and check again before believing anything.
         auto again = ev.evaluate(t, {r.config});
         const auto first = r.time.median_us;
+        const auto proposer = r.proposer;
         if (!again.empty()) r = std::move(again.front());
+        r.proposer = proposer;
         sol = score(r, baseline);
         r.log = "first timed at " + std::to_string(first) + " us, under T_SOL " + std::to_string(baseline.t_sol_us) +
                 " us: re-measured and re-validated" + (sol.below_sol ? ", still under T_SOL: not counted; " : "; ") + r.log;

@@ -134,7 +134,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "4");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -148,7 +148,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "4");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -175,6 +175,7 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   r.acc.rounds = 2;
   r.acc.precision_ok = false;
   r.acc.pass = false;
+  r.proposer = "evolution";
   r.compile_ms = 812.5;
   r.cache_hit = true;
   r.occupancy_blocks = 6;
@@ -223,6 +224,7 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   EXPECT_EQ(g.acc.nonfinite, 1);
   EXPECT_EQ(g.acc.unwritten, 2);
   EXPECT_EQ(g.acc.out_of_bounds, 5);
+  EXPECT_EQ(g.proposer, "evolution");
   EXPECT_FALSE(g.acc.precision_ok);
   EXPECT_EQ(g.acc.max_abs_err, 0.25);
   EXPECT_EQ(g.acc.max_rel_err, 0.5);
@@ -343,9 +345,9 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   }
   // Turn the file back into a version-1 knowledge base, as an older soltune wrote it.
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
-                   "ALTER TABLE runs DROP COLUMN toolchain; PRAGMA user_version = 1;");
+                   "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "4");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");

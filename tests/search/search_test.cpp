@@ -372,6 +372,10 @@ TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
   EXPECT_NEAR(out.best_sol.score, score(*out.best, out.baseline).score, 1e-12);
   ASSERT_EQ(rec.retimes.size(), 1u);
   EXPECT_EQ(rec.retimes[0].first, 1250);
+  // Every result says what proposed it: random samples first, then the genetic step.
+  ASSERT_GT(rec.results.size(), 20u);
+  EXPECT_EQ(rec.results.front().proposer, "random");
+  EXPECT_EQ(rec.results[20].proposer, "evolution");
 }
 
 TEST_F(SmallSpace, ScoreOfAFailureIsEmpty) {
@@ -408,6 +412,7 @@ TEST_F(SmallSpace, SeedsAreProposedFirstWhereLegalAndNew) {
   EXPECT_EQ(sp.key(first[1]), "A=1,B=1,C=2");
   for (const auto& c : first) EXPECT_TRUE(sp.legal(c));
   EXPECT_NE(sp.key(first[2]), "A=2,B=2,C=0");
+  EXPECT_EQ(s.last_proposers(), (std::vector<std::string>{"seed", "seed", "random"}));
 }
 
 }  // namespace

@@ -47,6 +47,19 @@ class RunObserver final : public TaskObserver {
     progress_.baseline(t, b);
   }
   void on_seeds(const Task& t, size_t n) override { progress_.seeds(t, n); }
+  // Checkpoints are written as the run goes; a resumed run compares its rebuilt state with the one
+  // recorded at the same point, which proves the replay exact (or says where it was not).
+  void on_checkpoint(const Task& t, int64_t evaluated, const std::string& state) override {
+    if (auto it = recorded_checkpoints.find(t.id()); it != recorded_checkpoints.end() && it->second.first == evaluated) {
+      if (it->second.second == state) ++checkpoints_matched;
+      else
+        std::fprintf(stderr, "soltune: warning: %s: the resumed search differs from its checkpoint after %lld evaluations "
+                     "(templates or soltune changed since?)\n", t.id().c_str(), static_cast<long long>(evaluated));
+    }
+    kb_.save_checkpoint(run_, t.id(), evaluated, state);
+  }
+  std::map<std::string, std::pair<int64_t, std::string>> recorded_checkpoints;
+  int checkpoints_matched = 0;
   void on_retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s) override {
     kb_.record_baseline(run_, t, b);  // the re-timed T_ref, noted as such
     progress_.retime(t, b, best, s);
@@ -164,6 +177,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   Progress progress(*ev, vm.count("quiet") == 0);
   progress.header(cfg, path);
   RunObserver obs(kb, run, progress);
+  if (vm.count("resume")) obs.recorded_checkpoints = kb.checkpoints(run);
   Dispatcher dispatcher(cfg, resumed, obs);
   std::vector<TaskReport> reports;
   static std::atomic<bool> stop{false};
@@ -190,6 +204,9 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     kb.finish_run(run, "failed");
     throw;
   }
+  if (!obs.recorded_checkpoints.empty())
+    std::printf("resume: %d of %zu recorded task checkpoint(s) matched the replayed search exactly\n",
+                obs.checkpoints_matched, obs.recorded_checkpoints.size());
   if (stop.load()) {
     kb.finish_run(run, "interrupted");
     progress.summary(reports);

@@ -3,6 +3,8 @@
 // (which differ between implementations): a seed in, the same proposals out, everywhere.
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 
 namespace soltune {
 
@@ -20,6 +22,12 @@ class Rng {
   }
   double uniform() { return static_cast<double>(eng_() >> 11) * (1.0 / 9007199254740992.0); }
   bool chance(double p) { return uniform() < p; }
+  // The generator's full state as text (checkpoints): the same state, the same numbers after it.
+  std::string state() const {
+    std::ostringstream s;
+    s << eng_;
+    return s.str();
+  }
   // A derived seed for a sub-stream (a task, an input draw), stable across runs.
   static uint64_t mix(uint64_t a, uint64_t b) {
     uint64_t z = a + 0x9e3779b97f4a7c15ULL * (b + 1);

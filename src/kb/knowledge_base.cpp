@@ -135,6 +135,23 @@ void KnowledgeBase::finish_run(int64_t run_id, const std::string& status) {
   if (db.changes() == 0) throw Error(db.path() + ": no run with id " + std::to_string(run_id));
 }
 
+void KnowledgeBase::save_checkpoint(int64_t run_id, const std::string& task_id, int64_t evaluated,
+                                    const std::string& state) {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare(std::string("INSERT OR REPLACE INTO checkpoints (run_id, task, evaluated, state, updated_at) "
+                                          "VALUES (:run_id, :task, :evaluated, :state, ") + kb::kNowSql + ")");
+  st.bind("run_id", run_id).bind("task", task_id).bind("evaluated", evaluated).bind("state", state).run();
+}
+
+std::map<std::string, std::pair<int64_t, std::string>> KnowledgeBase::checkpoints(int64_t run_id) const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare("SELECT task, evaluated, state FROM checkpoints WHERE run_id = :run_id");
+  st.bind("run_id", run_id);
+  std::map<std::string, std::pair<int64_t, std::string>> out;
+  while (st.step()) out[st.text("task")] = {st.i64("evaluated"), st.text("state")};
+  return out;
+}
+
 void KnowledgeBase::reopen_run(int64_t run_id) {
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -68,6 +69,9 @@ class KnowledgeBase {
   // shape (log2 over the sizes). At most `limit`.
   std::vector<ResultRecord> seeds(const Task& t, const std::string& gpu_name, const std::string& source_hash,
                                   int64_t exclude_run, size_t limit) const;
+  // The search state of a run's task after its last batch (one row per task, replaced each time).
+  void save_checkpoint(int64_t run_id, const std::string& task_id, int64_t evaluated, const std::string& state);
+  std::map<std::string, std::pair<int64_t, std::string>> checkpoints(int64_t run_id) const;  // task -> (evaluated, state)
   std::vector<RunRecord> runs() const;
   std::vector<GpuRecord> gpus() const;
   std::vector<BaselineRecord> baselines(int64_t run_id) const;

@@ -167,6 +167,10 @@ const std::vector<std::string>& migrations() {
       "ALTER TABLE runs ADD COLUMN toolchain TEXT NOT NULL DEFAULT '';\n",
       // v4: what proposed each result (seed, random, evolution, enumeration).
       "ALTER TABLE results ADD COLUMN proposer TEXT NOT NULL DEFAULT '';\n",
+      // v5: the search state of each task of a run, as of its last batch.
+      "CREATE TABLE checkpoints (\n"
+      "  run_id INTEGER NOT NULL REFERENCES runs(id), task TEXT NOT NULL, evaluated INTEGER NOT NULL,\n"
+      "  state TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (run_id, task));\n",
   };
   return steps;
 }

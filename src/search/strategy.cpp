@@ -53,6 +53,13 @@ std::vector<Config> EvolutionarySearch::propose(size_t n, Rng& rng) {
   return out;
 }
 
+std::string EvolutionarySearch::checkpoint() const {
+  std::string s = "observed=" + std::to_string(observed_) + ";seen=" + std::to_string(seen_.size()) +
+                  ";next_seed=" + std::to_string(next_seed_) + ";elite=";
+  for (size_t i = 0; i < elite_.size(); ++i) s += (i ? "|" : "") + elite_[i].key;
+  return s;
+}
+
 void EvolutionarySearch::observe(const std::vector<EvalResult>& results) {
   observed_ += results.size();
   for (const auto& r : results) {

@@ -21,6 +21,8 @@ class Strategy {
   virtual void observe(const std::vector<EvalResult>& results) = 0;
   // What proposed each configuration of the last propose() call, in order.
   virtual std::vector<std::string> last_proposers() const = 0;
+  // The strategy's state as text, for checkpoints: equal texts, equal futures (with the same RNG).
+  virtual std::string checkpoint() const = 0;
 };
 
 // Random sampling first (`initial` configurations), then a genetic step per batch: tournament
@@ -32,6 +34,7 @@ class EvolutionarySearch final : public Strategy {
   std::vector<Config> propose(size_t n, Rng& rng) override;
   void observe(const std::vector<EvalResult>& results) override;
   std::vector<std::string> last_proposers() const override { return proposers_; }
+  std::string checkpoint() const override;
   // Configurations known already (from the knowledge base): never proposed again.
   void mark_seen(const std::string& key) { seen_.insert(key); }
   // Configurations that did well elsewhere (other shapes, other GPUs): proposed first, in order,

@@ -87,6 +87,7 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
       obs.on_result(t, r, sol);
     }
     s.observe(results);
+    obs.on_checkpoint(t, out.evaluated, s.checkpoint() + ";rng=" + rng.state());
   }
   std::stable_sort(ok.begin(), ok.end(),
                    [](const EvalResult& a, const EvalResult& b) { return a.time.median_us < b.time.median_us; });

@@ -18,6 +18,8 @@ class TaskObserver {
   virtual ~TaskObserver() = default;
   virtual void on_baseline(const Task&, const TaskBaseline&) {}
   virtual void on_result(const Task&, const EvalResult&, const SolScore&) {}
+  // After each batch: the search's state (strategy and random generator) and how far it got.
+  virtual void on_checkpoint(const Task&, int64_t /*evaluated*/, const std::string& /*state*/) {}
   // Before the search: how many configurations from elsewhere seed it.
   virtual void on_seeds(const Task&, size_t /*count*/) {}
   // After the search: the baseline and the best configurations re-timed interleaved.

@@ -42,10 +42,14 @@ class Resume : public ::testing::Test {
     if (resume) a.push_back("--resume");
     return a;
   }
-  static std::string run_to_end(const std::vector<std::string>& a) {
+  static std::string run_to_end(const std::vector<std::string>& a, const fs::path& log = "/dev/null") {
     std::string cmd;
     for (const auto& s : a) cmd += "'" + s + "' ";
-    return std::to_string(std::system((cmd + "> /dev/null 2>&1").c_str()));
+    return std::to_string(std::system((cmd + "> '" + log.string() + "' 2>&1").c_str()));
+  }
+  static std::string read_all(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
   static size_t count(const fs::path& kb) {
     if (!fs::exists(kb)) return 0;
@@ -82,7 +86,20 @@ TEST_F(Resume, KilledAtRandomMomentsThenResumedEqualsOneUninterruptedRun) {
     if (at_kill < static_cast<size_t>(kEvals)) ++killed_mid_run;
   }
   EXPECT_GE(killed_mid_run, 2) << "the run finished before it could be killed: the test proves little";
-  ASSERT_EQ(run_to_end(args(b, true)), "0");
+  ASSERT_EQ(run_to_end(args(b, true), dir_ / "final.log"), "0");
+  // The search state rebuilt by the replay equals the checkpoints written before the last kill.
+  const auto log = read_all(dir_ / "final.log");
+  EXPECT_NE(log.find("checkpoint(s) matched the replayed search exactly"), std::string::npos) << log;
+  EXPECT_EQ(log.find("differs from its checkpoint"), std::string::npos) << log;
+  {
+    const auto store = KnowledgeBase::open(b);
+    const auto cps = store.checkpoints(store.runs().front().id);
+    EXPECT_EQ(cps.size(), 4u);  // one per task
+    for (const auto& [task, cp] : cps) {
+      EXPECT_EQ(cp.first, kEvals / 4) << task;
+      EXPECT_NE(cp.second.find(";rng="), std::string::npos) << task;
+    }
+  }
 
   const auto store = KnowledgeBase::open(b);
   const auto runs = store.runs();

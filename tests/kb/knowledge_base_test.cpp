@@ -134,9 +134,9 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "4");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "5");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
-  for (const char* t : {"gpus", "runs", "sources", "baselines", "results"})
+  for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
               "1")
         << t;
@@ -148,7 +148,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "4");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "5");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -345,9 +345,9 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   }
   // Turn the file back into a version-1 knowledge base, as an older soltune wrote it.
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
-                   "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; PRAGMA user_version = 1;");
+                   "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "4");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "5");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");

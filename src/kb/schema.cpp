@@ -181,7 +181,18 @@ int check_existing(const std::filesystem::path& path) {
   if (!has_sqlite_magic(path))
     throw Error(path.string() + ": not a soltune knowledge base (not an SQLite file; left unchanged)");
   sqlite::Db db(path, SQLITE_OPEN_READONLY);
-  return validate(read_header(db), db.path());
+  const int version = validate(read_header(db), db.path());
+  // A damaged file must stop soltune before anything is written to it, not halfway through a run.
+  std::string verdict;
+  try {
+    auto st = db.prepare("PRAGMA quick_check(1)");
+    if (st.step()) verdict = st.text("quick_check");
+  } catch (const Error& e) {
+    verdict = e.what();
+  }
+  if (verdict != "ok")
+    throw Error(path.string() + ": the knowledge base is damaged (" + verdict + "); left unchanged");
+  return version;
 }
 
 void migrate(sqlite::Db& db) {

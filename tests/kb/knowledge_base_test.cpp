@@ -486,6 +486,22 @@ TEST_F(kb, OtherApplicationsSqliteIsRefusedAndUnchanged) {
   EXPECT_EQ(raw_query(plain, "PRAGMA journal_mode"), "delete");
 }
 
+TEST_F(kb, DamagedFileIsRefusedBeforeAnyWrite) {
+  {
+    auto store = KnowledgeBase::open(file());
+    const int64_t run = store.begin_run(run_info(), store.gpu_id(real_, TimeKind::measured));
+    const Task t = task("scalar", DType::f32, 1024);
+    for (int i = 0; i < 400; ++i) store.record(run, t, "h", result("B=" + std::to_string(i), 10.0 + i), {});
+  }
+  // Overwrite a page in the middle of the file (not the header): SQLite still opens it.
+  std::string bytes = slurp(file());
+  ASSERT_GT(bytes.size(), 5u * 4096);
+  for (size_t i = 3 * 4096; i < 4 * 4096; ++i) bytes[i] = static_cast<char>(0x55);
+  std::ofstream(file(), std::ios::binary | std::ios::trunc) << bytes;
+  expect_refused(file(), "damaged");
+  EXPECT_EQ(slurp(file()), bytes);
+}
+
 TEST_F(kb, NewerSchemaIsRefusedAndUnchanged) {
   { auto store = KnowledgeBase::open(file()); }
   raw_exec(file(), "PRAGMA user_version = 99");

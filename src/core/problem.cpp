@@ -54,7 +54,7 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
   if (temp)
     n.only_keys({"name", "dtype", "shape"});
   else
-    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "value"});
+    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value"});
   ArgSpec a;
   a.loc = n.loc();
   a.name = n.at("name").str();
@@ -79,9 +79,14 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
       else if (role == "out") a.role = Role::out;
       else n.at("role").fail("expected role 'in' or 'out', got '" + role + "'");
       if (a.role == Role::in) a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
+      if (n.has("edge_inits")) {
+        if (a.role != Role::in) n.at("edge_inits").fail("edge_inits applies to inputs only");
+        for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
+      }
     }
   } else {
-    if (n.has("shape") || n.has("role") || n.has("init")) n.fail("a scalar takes only name, kind, dtype and value");
+    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits"))
+      n.fail("a scalar takes only name, kind, dtype and value");
     a.value = n.at("value").expr();
     a.value.check_names(size_names, "scalar value");
   }

@@ -29,6 +29,7 @@ struct ArgSpec {
   std::vector<Expr> shape;    // buffers: element count is the product
   Role role = Role::in;
   InitSpec init;              // buffers with role in
+  std::vector<InitSpec> edge_inits;  // extra correctness rounds: values near the dtype's edges, where relevant
   Expr value;                 // scalars
   SourceLoc loc;
 

@@ -166,7 +166,8 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
 
   // Correctness first, each round on freshly drawn inputs from another distribution.
   res.acc = Accuracy{};
-  for (int round = 0; round < opt_.check_rounds; ++round) {
+  const int rounds = std::max(opt_.check_rounds, st.distributions());
+  for (int round = 0; round < rounds; ++round) {
     st.draw_inputs(0, round);
     st.run_reference(0);
     st.poison_outputs();

@@ -134,11 +134,18 @@ void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> 
 }
 
 std::string TaskState::distribution_name(int dist) {
-  switch (dist % 3) {
+  switch (dist) {
     case 0: return "declared";
     case 1: return "8x wider";
-    default: return "shifted negative";
+    case 2: return "shifted negative";
+    default: return "edge values #" + std::to_string(dist - 2);
   }
+}
+
+int TaskState::distributions() const {
+  size_t edges = 0;
+  for (const auto& a : task_.problem->args) edges = std::max(edges, a.edge_inits.size());
+  return 3 + static_cast<int>(edges);
 }
 
 void TaskState::draw_inputs(int set, int dist) {
@@ -148,14 +155,17 @@ void TaskState::draw_inputs(int set, int dist) {
     void* p = s->sets[static_cast<size_t>(set) % s->sets.size()].get();
     long long n = s->elems;
     unsigned long long seed = next_random();
-    const bool normal = s->spec->init.kind == InitSpec::Kind::normal;
+    // Rounds past the three built-in ones use the input's declared edge values, where it has them.
+    const auto& edges = s->spec->edge_inits;
+    const InitSpec& init = dist >= 3 && static_cast<size_t>(dist - 3) < edges.size() ? edges[dist - 3] : s->spec->init;
+    const bool normal = init.kind == InitSpec::Kind::normal;
     int kind = normal ? 0 : 1;
-    double a = s->spec->init.a, b = s->spec->init.b;
+    double a = init.a, b = init.b;
     const double center = normal ? a : (a + b) / 2, spread = normal ? b : (b - a) / 2;
-    if (dist % 3 == 1) {  // same center, eight times the spread
+    if (dist == 1) {  // same center, eight times the spread
       if (normal) b *= 8;
       else a = center - 8 * spread, b = center + 8 * spread;
-    } else if (dist % 3 == 2) {  // moved down by twice the spread
+    } else if (dist == 2) {  // moved down by twice the spread
       a -= 2 * spread;
       if (!normal) b -= 2 * spread;
     }

@@ -54,9 +54,11 @@ class TaskState {
   // Arguments for a launch: input set `set`; with `reference`, outputs are the double shadows.
   LaunchArgs args(const LaunchSpec& l, int set, bool reference);
   // Draws fresh random inputs into input set `set` (a new seed each call). dist 0 is the problem's
-  // declared distribution, 1 the same eight times wider (large magnitudes), 2 shifted negative.
+  // declared distribution, 1 the same eight times wider (large magnitudes), 2 shifted negative,
+  // 3 and on the input's declared edge values (edge_inits), where it has them.
   void draw_inputs(int set, int dist = 0);
   static std::string distribution_name(int dist);
+  int distributions() const;  // the three built-in ones plus the problem's edge-value rounds
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
   void run_reference(int set);
   void poison_outputs();

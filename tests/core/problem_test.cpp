@@ -80,6 +80,10 @@ TEST(Problem, GeluSpec) {
   EXPECT_EQ(p.args[0].role, Role::in);
   EXPECT_EQ(p.args[0].init.kind, InitSpec::Kind::normal);
   EXPECT_EQ(p.args[0].init.b, 3);
+  ASSERT_EQ(p.args[0].edge_inits.size(), 2u);
+  EXPECT_EQ(p.args[0].edge_inits[0].kind, InitSpec::Kind::uniform);
+  EXPECT_EQ(p.args[0].edge_inits[0].b, 3.0e38);
+  EXPECT_EQ(p.args[0].edge_inits[1].b, 1.0e-37);
   EXPECT_EQ(p.args[1].role, Role::out);
   EXPECT_FALSE(p.args[2].is_buffer);
   EXPECT_EQ(p.args[2].resolve_dtype(DType::bf16), DType::i64);

@@ -1,6 +1,8 @@
 // The `soltune` binary end to end, on a machine without a GPU: a model-backend tune recorded in a
 // knowledge base, an export whose header nvcc compiles, and bad input refused with useful errors.
 #include <gtest/gtest.h>
+
+#include "../support/files.hpp"
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -27,17 +29,8 @@ namespace fs = std::filesystem;
 const fs::path kSoltune = SOLTUNE_BINARY_DIR "/src/cli/soltune";
 const fs::path kSource = SOLTUNE_SOURCE_DIR;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-}
+std::string read(const fs::path& p) { return test::read_file(p); }
+void write(const fs::path& p, const std::string& text) { test::write_file(p, text); }
 
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 

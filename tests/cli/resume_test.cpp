@@ -3,6 +3,8 @@
 // lost evaluation, the same budget and, the model backend being deterministic, the same sequence.
 // Ctrl-C (SIGINT) marks the run interrupted and --resume finishes it.
 #include <gtest/gtest.h>
+
+#include "../support/files.hpp"
 #include <signal.h>
 #include <unistd.h>
 
@@ -49,10 +51,7 @@ class Resume : public ::testing::Test {
     for (const auto& s : a) cmd += "'" + s + "' ";
     return std::to_string(std::system((cmd + "> '" + log.string() + "' 2>&1").c_str()));
   }
-  static std::string read_all(const fs::path& p) {
-    std::ifstream in(p);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
+  static std::string read_all(const fs::path& p) { return test::read_file(p); }
   static size_t count(const fs::path& kb) {
     if (!fs::exists(kb)) return 0;
     const auto store = KnowledgeBase::open(kb);

@@ -1,6 +1,8 @@
 // Broken inputs: a copy of templates/gelu (or a config) with one thing changed must be refused with
 // a soltune::Error naming the file, the line (and column) and what was expected.
 #include <gtest/gtest.h>
+
+#include "../support/files.hpp"
 #include <stdlib.h>
 
 #include <algorithm>
@@ -16,18 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  ASSERT_TRUE(out.good()) << p;
-}
+std::string read(const fs::path& p) { return test::read_file(p); }
+void write(const fs::path& p, const std::string& text) { ASSERT_TRUE(test::write_file(p, text)) << p; }
 
 class BadInput : public ::testing::Test {
  protected:

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "../support/files.hpp"
 #include "eval/cuda_devices.hpp"
 
 namespace soltune::test {
@@ -44,11 +45,6 @@ inline std::filesystem::path copy_problem(const std::string& problem, const std:
   std::filesystem::copy(source_dir() / "templates" / problem, root / problem,
                         std::filesystem::copy_options::recursive);
   return root;
-}
-
-inline void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
 }
 
 }  // namespace soltune::test

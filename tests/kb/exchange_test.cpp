@@ -3,6 +3,8 @@
 #include "kb/exchange.hpp"
 
 #include <gtest/gtest.h>
+
+#include "../support/files.hpp"
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -29,12 +31,7 @@ using namespace soltune;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string slurp(const fs::path& p) { return soltune::test::read_file(p); }
 
 void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
 

@@ -1,6 +1,8 @@
 #include "kb/knowledge_base.hpp"
 
 #include <gtest/gtest.h>
+
+#include "../support/files.hpp"
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -20,12 +22,7 @@ namespace {
 using namespace soltune;
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string slurp(const fs::path& p) { return soltune::test::read_file(p); }
 
 // Runs SQL on a file through SQLite itself, outside the library under test.
 void raw_exec(const fs::path& p, const std::string& sql) {

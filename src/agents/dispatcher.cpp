@@ -32,6 +32,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     if (stop && stop->load()) break;
     TaskBudget tb;
     tb.stop = stop;
+    tb.conditions = cfg_.stop;
     if (b.evals > 0) {
       // Fewer evaluations than tasks: the budget is spent, and the tasks left are not started
       // (a TaskBudget of 0 evaluations would mean no limit).

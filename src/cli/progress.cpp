@@ -83,6 +83,10 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
                 o.best_sol.execbench, static_cast<long long>(o.evaluated), o.best->key.c_str(),
                 o.best->proposer.empty() ? "?" : o.best->proposer.c_str());
   }
+  for (const auto& r : reports)
+    if (!r.outcome.stopped_by.empty())
+      std::printf("%s stopped early: %s; its unused evaluations went to the tasks after it\n", r.task.id().c_str(),
+                  r.outcome.stopped_by.c_str());
   if (!wall_ms_.empty()) {
     const auto median = [](std::vector<double> v) {
       std::sort(v.begin(), v.end());

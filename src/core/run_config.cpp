@@ -29,7 +29,7 @@ std::filesystem::path kb_path(const RunConfig& c, const DeviceInfo& d) {
 RunConfig load_run_config(const std::filesystem::path& path) {
   auto n = yaml::load_file(path);
   n.only_keys({"problem", "variants", "dtypes", "shapes", "budget", "seed", "kb", "backend", "model_gpu", "arch",
-               "templates", "search"});
+               "templates", "search", "stop"});
   RunConfig c;
   c.path = path;
   const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
@@ -92,6 +92,14 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   c.arch = n.str_or("arch", "auto");
   if (c.arch != "auto" && (c.arch.rfind("sm_", 0) != 0 || c.arch.size() < 5))
     n.at("arch").fail("expected auto or sm_XY, got '" + c.arch + "'");
+  if (n.has("stop")) {
+    auto s = n.at("stop");
+    s.only_keys({"target_sol", "stagnation"});
+    c.stop.target_sol = s.number_or("target_sol", 0);
+    c.stop.stagnation = s.int_or("stagnation", 0);
+    if (c.stop.target_sol < 0 || c.stop.target_sol > 1.05) s.fail("target_sol must lie in [0, 1.05]");
+    if (c.stop.stagnation < 0) s.fail("stagnation must not be negative");
+  }
   if (n.has("search")) {
     auto s = n.at("search");
     s.only_keys({"initial", "population", "batch", "mutation_rate", "crossover_rate"});

@@ -23,6 +23,13 @@ struct SearchOptions {
   double crossover_rate = 0.5;
 };
 
+// Per-task stop conditions besides the budget share; a task stops when any of them holds, and what
+// it leaves goes to the tasks after it.
+struct StopOptions {
+  double target_sol = 0;   // stop once the best's SOL score (log form) reaches this; 0: never
+  int64_t stagnation = 0;  // stop after this many evaluations without a better time; 0: never
+};
+
 struct RunConfig {
   std::filesystem::path path;
   std::string problem;
@@ -37,6 +44,7 @@ struct RunConfig {
   std::string arch = "auto";       // NVRTC target; auto = the device's, sm_90 without one
   std::filesystem::path templates_dir;
   SearchOptions search;
+  StopOptions stop;
   ProblemSpec spec;  // the problem, loaded and checked with the config
 };
 

@@ -46,6 +46,7 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
                       TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime) {
   TaskOutcome out;
   std::vector<EvalResult> ok;  // counted results, fastest first
+  int64_t since_better = 0;    // evaluations since the best time last improved
   out.baseline = baseline;
   auto time_left = [&] {
     if (budget.stop && budget.stop->load()) return false;
@@ -83,11 +84,22 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
       else if (!sol.below_sol && (!out.best || r.time.median_us < out.best->time.median_us)) {
         out.best = r;
         out.best_sol = sol;
+        since_better = -1;
       }
+      ++since_better;
       obs.on_result(t, r, sol);
     }
     s.observe(results);
     obs.on_checkpoint(t, out.evaluated, s.checkpoint() + ";rng=" + rng.state());
+    const auto& c = budget.conditions;
+    if (c.target_sol > 0 && out.best_sol.valid && out.best_sol.score >= c.target_sol) {
+      out.stopped_by = "target SOL score " + std::to_string(c.target_sol).substr(0, 4) + " reached";
+      break;
+    }
+    if (c.stagnation > 0 && since_better >= c.stagnation) {
+      out.stopped_by = "no better time in " + std::to_string(since_better) + " evaluations";
+      break;
+    }
   }
   std::stable_sort(ok.begin(), ok.end(),
                    [](const EvalResult& a, const EvalResult& b) { return a.time.median_us < b.time.median_us; });

@@ -30,6 +30,7 @@ struct TaskBudget {
   int64_t evals = 0;  // 0: unlimited
   std::optional<std::chrono::steady_clock::time_point> deadline;
   const std::atomic<bool>* stop = nullptr;  // set (by a signal) to stop after the batch in flight
+  StopOptions conditions = {};                // target SOL score, stagnation
 };
 
 struct TaskOutcome {
@@ -40,6 +41,7 @@ struct TaskOutcome {
   int64_t failed = 0;
   bool exhausted = false;  // every legal configuration was evaluated
   bool retimed = false;    // best and baseline re-timed interleaved at the end
+  std::string stopped_by;  // "target SOL 0.97 reached", "no improvement in 40 evaluations", "" (budget, space)
 };
 
 // How the task's end re-times its best candidates against the baseline.

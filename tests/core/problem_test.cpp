@@ -2,6 +2,9 @@
 #include "core/problem.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <filesystem>
 
@@ -150,6 +153,31 @@ TEST(Problem, NameExpression) {
   LaunchSpec plain;
   plain.kernel = "k";
   EXPECT_EQ(name_expression(plain, DType::f32, {}), "k");
+}
+
+}  // namespace
+}  // namespace soltune
+
+namespace soltune {
+namespace {
+
+TEST(RunConfig, StopConditions) {
+  const auto dir = std::filesystem::temp_directory_path() / ("soltune-stop-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string head = "problem: gelu\nshapes: [{n: 1024}]\nbudget: {evals: 8}\ntemplates: " SOLTUNE_SOURCE_DIR "/templates\n";
+  std::ofstream(dir / "ok.yaml") << head << "stop: {target_sol: 0.98, stagnation: 40}\n";
+  const auto c = load_run_config(dir / "ok.yaml");
+  EXPECT_EQ(c.stop.target_sol, 0.98);
+  EXPECT_EQ(c.stop.stagnation, 40);
+  std::ofstream(dir / "bad.yaml") << head << "stop: {target: 0.98}\n";
+  try {
+    load_run_config(dir / "bad.yaml");
+    ADD_FAILURE() << "an unknown stop key must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.yaml:5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown key 'target'"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -397,6 +397,37 @@ TEST_F(SmallSpace, ScoreOfAFailureIsEmpty) {
 namespace soltune {
 namespace {
 
+TEST_F(SmallSpace, StopsAtTheTargetScoreOrWhenStagnant) {
+  const auto sp = space();
+  // T_ref 1000, T_SOL 10: the optimum (10 us) scores 1.0; 11 us about 0.99.
+  {
+    FakeEvaluator ev(bowl, 1000, 10);
+    EvolutionarySearch s(sp, SearchOptions{});
+    Recorder rec;
+    Rng rng(2);
+    TaskBudget b{0, std::nullopt};
+    b.conditions.target_sol = 0.95;
+    const auto out = tune_task(task_, ev, s, b, 8, rng, rec, ev.baseline(task_));
+    ASSERT_TRUE(out.best);
+    EXPECT_GE(out.best_sol.score, 0.95);
+    EXPECT_LT(out.evaluated, static_cast<int64_t>(kLegal)) << "stopped before exhausting the space";
+    EXPECT_NE(out.stopped_by.find("target SOL"), std::string::npos) << out.stopped_by;
+    EXPECT_EQ(out.evaluated % 8, 0) << "the batch in flight is finished";
+  }
+  {
+    // A flat landscape never improves after the first result: stagnation ends the task.
+    FakeEvaluator ev([](const Bindings&) { return 50.0; }, 1000, 10);
+    EvolutionarySearch s(sp, SearchOptions{});
+    Recorder rec;
+    Rng rng(2);
+    TaskBudget b{0, std::nullopt};
+    b.conditions.stagnation = 20;
+    const auto out = tune_task(task_, ev, s, b, 8, rng, rec, ev.baseline(task_));
+    EXPECT_EQ(out.evaluated, 24);  // 1 improving + 20 without, rounded up to whole batches of 8
+    EXPECT_NE(out.stopped_by.find("no better time in"), std::string::npos) << out.stopped_by;
+  }
+}
+
 TEST_F(SmallSpace, SeedsAreProposedFirstWhereLegalAndNew) {
   const auto sp = space();
   EvolutionarySearch s(sp, SearchOptions{});

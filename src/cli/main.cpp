@@ -20,9 +20,9 @@ const char* kUsage = R"(usage: soltune <command> [options]
 commands:
   tune CONFIG     tune the kernels a config names (configs/*.yaml) and record every result
                   [--backend auto|cuda|model] [--evals N] [--seconds S] [--seed N] [--kb PATH]
-                  [--device I] [--quiet]
-  export          write the best tuned kernels of a problem as a self-contained CUDA header
-                  --kb PATH --problem NAME -o FILE [--gpu NAME] [--templates DIR]
+                  [--device I] [--timeout-cap S] [--resume] [--quiet]
+  export          write the tuned kernels of a problem as a self-contained CUDA header (or JSON)
+                  --kb PATH --problem NAME -o FILE [--format cuh|json] [--gpu NAME] [--templates DIR]
   devices         list CUDA devices with their limits and ceilings
   kb SUBCOMMAND   look into, carry and clean up results: list, best, show, export-json, import-json, gc
   help, --help    this text; `soltune COMMAND --help` for a command's options

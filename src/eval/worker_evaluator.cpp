@@ -1,6 +1,7 @@
 #include "eval/worker_evaluator.hpp"
 
 #include <algorithm>
+#include <future>
 #include <cstdio>
 
 #include "eval/candidates.hpp"
@@ -182,13 +183,21 @@ std::optional<Retimed> WorkerEvaluator::retime(const Task& t, const std::vector<
 
 std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
   auto batch = prepare_candidates(t, dev_, arch_, configs);
-  const auto compiled = compiler_.compile_all(batch.requests);
+  // Every compile starts at once; each candidate goes to the GPU as soon as its own compile is
+  // done, in order, so the GPU works while the rest of the batch still compiles.
+  std::vector<std::future<CompileResult>> compiling;
+  for (const auto& req : batch.requests)
+    compiling.push_back(std::async(std::launch::async, [this, &req] { return compiler_.compile(req); }));
+  std::vector<CompileResult> compiled(compiling.size());
   std::vector<EvalResult> out;
   for (auto& c : batch.candidates) {
     c.result.kind = TimeKind::measured;
-    if (c.request >= 0 && take_compile_result(c, compiled[c.request])) {
-      c.result.occupancy_blocks = occupancy_blocks_per_sm(c.result.res, c.result.geo, dev_);
-      run_one(t, c, compiled[c.request]);
+    if (c.request >= 0) {
+      compiled[c.request] = compiling[c.request].get();  // an infrastructure Error surfaces here
+      if (take_compile_result(c, compiled[c.request])) {
+        c.result.occupancy_blocks = occupancy_blocks_per_sm(c.result.res, c.result.geo, dev_);
+        run_one(t, c, compiled[c.request]);
+      }
     }
     out.push_back(std::move(c.result));
   }

@@ -4,8 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../support/files.hpp"
-#include <sqlite3.h>
+#include "kb_fixture.hpp"
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -35,16 +34,7 @@ std::string slurp(const fs::path& p) { return soltune::test::read_file(p); }
 
 void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
 
-void raw_exec(const fs::path& p, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string msg = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << msg;
-}
+using soltune::test::raw_exec;
 
 // Every table of a file, read through SQLite itself, as sorted rows of "column=value" text: every
 // column but the ids, with each reference replaced by the identity of the row it points at, so
@@ -115,37 +105,11 @@ size_t rows(const Dump& d) {
 }
 
 // Named `kb_exchange` so that `ctest -R kb` selects these tests.
-class kb_exchange : public ::testing::Test {
+class kb_exchange : public soltune::test::KbFixture {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("soltune_exchange_test_" + std::to_string(getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    spec_.name = "gelu";
-    spec_.variants.resize(2);
-    spec_.variants[0].name = "scalar";
-    spec_.variants[1].name = "vectorized";
-    model_ = *find_known_gpu("H200");  // a model device: empty uuid
-    real_ = model_;
-    real_.uuid = "GPU-0123-4567";
-    real_.driver_version = 13000;
-    real_.runtime_version = 12080;
-    real_.nvrtc_version = 12080;
-    real_.measured = Ceilings{4.1e12, 60e12, 900e12, "measured"};
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  kb_exchange() : KbFixture("soltune_exchange_test_") {}
 
   fs::path file(const std::string& name) const { return dir_ / name; }
-
-  Task task(const std::string& variant, DType dt, int64_t n) const {
-    Task t;
-    t.problem = &spec_;
-    t.variant = &spec_.variant(variant);
-    t.dtype = dt;
-    t.shape.dims = {{"n", n}};
-    return t;
-  }
 
   static RunInfo run_info(const std::string& config) {
     RunInfo r;
@@ -227,10 +191,6 @@ class kb_exchange : public ::testing::Test {
     kb.record(r2, t2, "hash-2", result("VEC=2", 7.5, Status::ok, TimeKind::predicted), {});
     kb.finish_run(r2, "interrupted");
   }
-
-  fs::path dir_;
-  ProblemSpec spec_;
-  DeviceInfo model_, real_;
 };
 
 TEST_F(kb_exchange, RoundTripKeepsEveryRowAndImportingTwiceAddsNothing) {

@@ -2,8 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../support/files.hpp"
-#include <sqlite3.h>
+#include "kb_fixture.hpp"
 #include <unistd.h>
 
 #include <array>
@@ -24,17 +23,7 @@ namespace fs = std::filesystem;
 
 std::string slurp(const fs::path& p) { return soltune::test::read_file(p); }
 
-// Runs SQL on a file through SQLite itself, outside the library under test.
-void raw_exec(const fs::path& p, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string msg = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << msg;
-}
+using soltune::test::raw_exec;
 
 std::string raw_query(const fs::path& p, const std::string& sql) {
   sqlite3* db = nullptr;
@@ -61,42 +50,17 @@ void expect_refused(const fs::path& p, const std::string& reason) {
 }
 
 // Named `kb` so that `ctest -R kb` selects these tests.
-class kb : public ::testing::Test {
+class kb : public soltune::test::KbFixture {
  protected:
+  kb() : KbFixture("soltune_kb_test_") {}
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("soltune_kb_test_" + std::to_string(getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    spec_.name = "gelu";
-    spec_.variants.resize(2);
-    spec_.variants[0].name = "scalar";
-    spec_.variants[1].name = "vectorized";
+    KbFixture::SetUp();
     other_.name = "softmax";
     other_.variants.resize(1);
     other_.variants[0].name = "scalar";
-
-    model_ = *find_known_gpu("H200");  // a model device: empty uuid
-    real_ = model_;
-    real_.uuid = "GPU-0123-4567";
-    real_.driver_version = 13000;
-    real_.runtime_version = 12080;
-    real_.nvrtc_version = 12080;
-    real_.measured = Ceilings{4.1e12, 60e12, 900e12, "measured"};
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path file(const std::string& name = "kb.sqlite") const { return dir_ / name; }
-
-  Task task(const std::string& variant, DType dt, int64_t n, const ProblemSpec* p = nullptr) const {
-    Task t;
-    t.problem = p ? p : &spec_;
-    t.variant = &t.problem->variant(variant);
-    t.dtype = dt;
-    t.shape.dims = {{"n", n}};
-    return t;
-  }
 
   static EvalResult result(const std::string& key, double us, Status st = Status::ok,
                            TimeKind kind = TimeKind::measured) {
@@ -121,9 +85,7 @@ class kb : public ::testing::Test {
     return r;
   }
 
-  fs::path dir_;
-  ProblemSpec spec_, other_;
-  DeviceInfo model_, real_;
+  ProblemSpec other_;
 };
 
 TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {

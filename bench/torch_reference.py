@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""PyTorch eager and torch.compile figures to set beside soltune's, on the same GPU.
+
+    python3 bench/torch_reference.py [--problems gelu,softmax,...] [--json FILE] [--reps N]
+
+Measured the way soltune measures (docs/MEASUREMENT.md): warm-up (torch.compile has compiled by
+then), L2 flushed before every timed repetition, one pair of CUDA events per repetition, median
+and spread over the repetitions, random normal inputs, and the byte counts of soltune's
+problem.yaml files for GB/s.
+"""
+import argparse
+import datetime
+import gc
+import json
+import sys
+
+import torch
+import torch._dynamo  # reset() between cases; imported here so a missing one fails at once
+import torch.nn.functional as F
+
+# Problem -> (shapes, op, byte count). Shapes are (n,) or (rows, cols); the ops take every tensor
+# as an argument (no closures) so torch.compile specialises on the inputs themselves.
+def gelu_op(x):
+    return F.gelu(x, approximate="tanh")
+
+
+def softmax_op(x):
+    return torch.softmax(x, -1)
+
+
+def layernorm_op(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b, eps=1e-5)
+
+
+def rmsnorm_op(x, w):
+    return F.rms_norm(x, (x.shape[-1],), w, eps=1e-6)
+
+
+def l1norm_op(x):
+    return torch.linalg.vector_norm(x, 1)
+
+
+N28 = 1 << 28
+PROBLEMS = {
+    "gelu": ([(N28,)], gelu_op, lambda s, b: 2 * s[0] * b),
+    "softmax": ([(4096, 4096), (8192, 8192), (32768, 1024), (4096, 50304), (16384, 256)],
+                softmax_op, lambda s, b: 2 * s[0] * s[1] * b),
+    "layernorm": ([(8192, 4096), (32768, 1024)], layernorm_op,
+                  lambda s, b: 2 * s[0] * s[1] * b + 2 * s[1] * b),
+    "rmsnorm": ([(8192, 4096), (32768, 1024)], rmsnorm_op,
+                lambda s, b: 2 * s[0] * s[1] * b + s[1] * b),
+    "l1norm": ([(N28,)], l1norm_op, lambda s, b: s[0] * b + b),
+}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+DEVICE = "cuda"
+FLUSH_BYTES = 256 << 20
+# GPU cycles (about 100 us at 2 GHz) of busy-wait queued before each timed launch: the CPU then
+# always runs ahead of the GPU, so Python and launch overhead never fall inside the event pair
+# (soltune launches from C++; this keeps the comparison about GPU time).
+SLEEP_CYCLES = 200_000
+
+
+def shape_label(s):
+    return f"n={s[0]}" if len(s) == 1 else f"{s[0]}x{s[1]}"
+
+
+def shape_dict(s):
+    return {"n": s[0]} if len(s) == 1 else {"rows": s[0], "cols": s[1]}
+
+
+def make_args(problem, shape, dtype, gen):
+    """Random normal inputs, never zeros: x*3 for gelu (as problem.yaml's normal(0, 3))."""
+    def randn(*size):
+        return torch.randn(size, generator=gen, device=DEVICE, dtype=torch.float32)
+
+    x = randn(*shape)
+    if problem == "gelu":
+        x *= 3
+    args = [x.to(dtype)]
+    del x
+    cols = shape[-1]
+    if problem == "layernorm":
+        args += [randn(cols).to(dtype), randn(cols).to(dtype)]
+    elif problem == "rmsnorm":
+        args += [randn(cols).to(dtype)]
+    return args
+
+
+def quantile(sorted_v, q):
+    pos = q * (len(sorted_v) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_v) - 1)
+    return sorted_v[lo] + (sorted_v[hi] - sorted_v[lo]) * (pos - lo)
+
+
+def make_flush(mode):
+    buf = torch.ones(FLUSH_BYTES // 4, device=DEVICE, dtype=torch.float32)
+    if mode == "read":
+        # soltune's way: a read leaves clean lines, so the timed kernel pays no write-back for them.
+        return buf, lambda: buf.sum()
+    # triton.testing.do_bench's way: up to L2's size of dirty lines left for the kernel to evict.
+    return buf, lambda: buf.zero_()
+
+
+def time_fn(fn, args, reps, flush):
+    """Microseconds per repetition, sorted; each repetition after an L2 flush, own event pair."""
+    sleep = getattr(torch.cuda, "_sleep", None)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    torch.cuda.synchronize()
+    for i in range(reps):
+        flush()
+        if sleep is not None:
+            sleep(SLEEP_CYCLES)
+        starts[i].record()
+        fn(*args)
+        ends[i].record()
+    torch.cuda.synchronize()
+    return sorted(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
+
+
+def rel_l2(out, ref):
+    """||out - ref|| / ||ref|| in float64: a sanity check of torch.compile against eager."""
+    a, b = out.double(), ref.double()
+    r = ((a - b).norm() / b.norm()).item()
+    del a, b
+    return r
+
+
+def sm_clock_mhz():
+    try:  # needs pynvml; absent is fine
+        return torch.cuda.clock_rate()
+    except Exception:
+        return None
+
+
+def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref):
+    """Warm up, check, time; returns (record fields, output to keep as reference or None)."""
+    op = PROBLEMS[problem][1]
+    rec = {"problem": problem, "shape": shape_dict(shape), "dtype": dname, "impl": impl,
+           "median_us": None, "p10_us": None, "p90_us": None, "gbps": None,
+           "torch_version": torch.__version__, "bytes": nbytes, "reps": reps}
+    try:
+        if impl == "torch.compile":
+            torch._dynamo.reset()  # a fresh, static-shape compile for every case
+            fn = torch.compile(op)
+        else:
+            fn = op
+        out = fn(*args)  # torch.compile compiles here
+        torch.cuda.synchronize()
+        if not torch.isfinite(out).all().item():
+            rec["note"] = "non-finite output"
+        if ref is not None:
+            err = rel_l2(out, ref)
+            rec["rel_l2_vs_eager"] = err
+            if not err <= (1e-4 if dname == "f32" else 2e-2):
+                rec["note"] = f"differs from eager: rel L2 {err:.2e}"
+        for _ in range(10):
+            fn(*args)
+        time_fn(fn, args, 5, flush)  # warm-up with the flush pattern too
+        rec["sm_clock_mhz_before"] = sm_clock_mhz()
+        t = time_fn(fn, args, reps, flush)
+        rec["sm_clock_mhz_after"] = sm_clock_mhz()
+        med = quantile(t, 0.5)
+        rec.update(median_us=med, p10_us=quantile(t, 0.1), p90_us=quantile(t, 0.9),
+                   q1_us=quantile(t, 0.25), q3_us=quantile(t, 0.75), min_us=t[0],
+                   gbps=nbytes / (med * 1e-6) / 1e9)
+        return rec, out if impl == "eager" else None
+    except Exception as e:  # e.g. a torch.compile failure: record it, go on with the next case
+        msg = f"{type(e).__name__}: {e}".strip().splitlines()
+        rec["error"] = msg[0][:500] if msg else type(e).__name__
+        return rec, None
+
+
+def print_row(rec, shape):
+    if rec.get("error"):
+        tail = f"ERROR {rec['error']}"
+    else:
+        spread = f"{rec['p10_us']:.1f}-{rec['p90_us']:.1f}"
+        tail = f"{rec['median_us']:>10.1f} {spread:>19} {rec['gbps']:>7.0f}"
+        if rec.get("note"):
+            tail += f"  ({rec['note']})"
+    print(f"{rec['problem']:<10} {shape_label(shape):<12} {rec['dtype']:<5} {rec['impl']:<14} {tail}",
+          flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", default=",".join(PROBLEMS),
+                    help="comma-separated subset of " + ",".join(PROBLEMS))
+    ap.add_argument("--json", metavar="FILE", help="write the records as a JSON list")
+    ap.add_argument("--reps", type=int, default=100, help="timed repetitions per case (>= 50)")
+    ap.add_argument("--dtypes", default="f32,bf16", help="comma-separated subset of f32,bf16")
+    ap.add_argument("--flush", choices=["read", "write"], default="read",
+                    help="L2 flush by reading (soltune's way, default) or writing a 256 MiB buffer")
+    a = ap.parse_args()
+    problems = [p for p in a.problems.split(",") if p]
+    dnames = [d for d in a.dtypes.split(",") if d]
+    bad = [p for p in problems if p not in PROBLEMS] + [d for d in dnames if d not in DTYPES]
+    if bad:
+        ap.error(f"unknown: {', '.join(bad)}")
+    if a.reps < 50:
+        print(f"warning: --reps {a.reps} is under the 50 this project's rules ask for", file=sys.stderr)
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA device")
+
+    try:  # torch.compile's backend; its version belongs in the header
+        import triton
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = "absent"
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), triton {triton_version}")
+    print(f"GPU {torch.cuda.get_device_name()}, {now}")
+    print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {FLUSH_BYTES >> 20} MiB before each; "
+          f"GB/s from soltune's byte counts"
+          + ("" if hasattr(torch.cuda, "_sleep") else "; no torch.cuda._sleep: launch overhead may show"))
+    print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
+          f"{'p10-p90 us':>19} {'GB/s':>7}", flush=True)
+
+    flush_buf, flush = make_flush(a.flush)
+    gen = torch.Generator(device=DEVICE)
+    gen.manual_seed(42)
+    records = []
+    for problem in problems:
+        shapes, _, count = PROBLEMS[problem]
+        for shape in shapes:
+            for dname in dnames:
+                dtype = DTYPES[dname]
+                nbytes = count(shape, torch.empty((), dtype=dtype).element_size())
+                args = make_args(problem, shape, dtype, gen)
+                ref = None
+                for impl in ("eager", "torch.compile"):
+                    rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref)
+                    if impl == "eager":
+                        ref = out
+                    rec["gpu"] = torch.cuda.get_device_name()
+                    rec["date"] = now
+                    records.append(rec)
+                    print_row(rec, shape)
+                    if a.json:  # rewritten after every case: a crash late in the run loses nothing
+                        with open(a.json, "w") as f:
+                            json.dump(records, f, indent=1)
+                # Free this case's tensors and compiled code before the next (2^28 f32 is 1 GiB).
+                del args, ref, out
+                torch._dynamo.reset()
+                gc.collect()
+                torch.cuda.empty_cache()
+    del flush_buf
+
+
+if __name__ == "__main__":
+    main()

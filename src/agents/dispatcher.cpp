@@ -1,8 +1,36 @@
 #include "agents/dispatcher.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
+#include <tuple>
+
+#include "agents/strategies.hpp"
 
 namespace soltune {
+
+namespace {
+
+constexpr int64_t kUnlimited = INT64_MAX / 4;
+constexpr double kMinGap = 0.05;  // a task at the speed of light still gets a little effort
+
+// One task's search and everything it owns, kept alive while tasks interleave.
+struct Slot {
+  Task task;
+  std::unique_ptr<Space> space;
+  std::unique_ptr<Strategy> search;
+  std::unique_ptr<Rng> rng;
+  std::unique_ptr<TaskRun> run;  // made at the task's first batch, after its baseline
+  bool active = true;
+  int64_t spent() const { return run ? run->outcome().evaluated : 0; }
+};
+
+}  // namespace
+
+double task_weight(const TaskOutcome& o, double recent_gain) {
+  const double gap = o.best_sol.valid ? std::clamp(1.0 - o.best_sol.score, kMinGap, 1.0) : 1.0;
+  return gap * (1.0 + 2.0 * std::clamp(recent_gain, 0.0, 1.0));
+}
 
 Dispatcher::Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs) : cfg_(cfg), ev_(ev), obs_(obs) {}
 
@@ -12,7 +40,8 @@ std::vector<Task> Dispatcher::tasks() const {
     if (!cfg_.variants.empty() && std::find(cfg_.variants.begin(), cfg_.variants.end(), v.name) == cfg_.variants.end())
       continue;
     for (auto dt : cfg_.dtypes)
-      for (const auto& sh : cfg_.shapes) out.push_back(Task{&cfg_.spec, &v, dt, sh});
+      for (const auto& sh : cfg_.shapes)
+        if (Task t{&cfg_.spec, &v, dt, sh}; !include_ || include_(t)) out.push_back(t);
   }
   return out;
 }
@@ -23,35 +52,18 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
                                         const std::function<std::vector<std::string>(const Task&)>& seeds) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  const auto all = tasks();
-  std::vector<TaskReport> reports;
-  int64_t evals_left = b.evals;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const auto& t = all[i];
-    const auto remaining = static_cast<int64_t>(all.size() - i);
-    if (stop && stop->load()) break;
-    TaskBudget tb;
-    tb.stop = stop;
-    tb.conditions = cfg_.stop;
-    if (b.evals > 0) {
-      // Fewer evaluations than tasks: the budget is spent, and the tasks left are not started
-      // (a TaskBudget of 0 evaluations would mean no limit).
-      if (evals_left <= 0) break;
-      tb.evals = std::max<int64_t>(1, evals_left / remaining);
-    }
-    if (b.seconds > 0) {
-      const double used = std::chrono::duration<double>(clock::now() - start).count();
-      const double share = std::max(0.0, b.seconds - used) / static_cast<double>(remaining);
-      tb.deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(share));
-    }
-    const Space space(*t.variant, t.fixed(ev_.device()));
-    EvolutionarySearch search(space, cfg_.search);
-    for (const auto& k : known(t)) search.mark_seen(k);
+  const auto deadline = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(b.seconds));
+  std::vector<Slot> slots;
+  for (const auto& t : tasks()) {
+    Slot s{t, std::make_unique<Space>(*t.variant, t.fixed(ev_.device())), nullptr,
+           std::make_unique<Rng>(Rng::mix(seed, slots.size())), nullptr};
+    s.search = make_strategy(cfg_.search.strategy, *s.space, cfg_.search);
+    for (const auto& k : known(t)) s.search->mark_seen(k);
     if (seeds) {
       size_t used = 0;
       for (const auto& key : seeds(t)) {
         try {
-          search.add_seed(space.parse_key(key));
+          s.search->add_seed(s.space->parse_key(key));
           ++used;
         } catch (const Error&) {
           // A key that does not fit this variant's knobs: not a seed for it.
@@ -59,12 +71,54 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
       }
       if (used) obs_.on_seeds(t, used);
     }
-    Rng rng(Rng::mix(seed, i));
-    const auto baseline = ev_.baseline(t);
-    obs_.on_baseline(t, baseline);
-    TaskReport r{t, tune_task(t, ev_, search, tb, cfg_.search.batch, rng, obs_, baseline), tb.evals};
-    evals_left -= r.outcome.evaluated;
-    reports.push_back(std::move(r));
+    slots.push_back(std::move(s));
+  }
+  const int64_t batch = std::max(1, cfg_.search.batch);
+  // Each task's warm-up share before weights apply; a small budget is spread over every task.
+  int64_t warmup = std::max<int64_t>(cfg_.search.initial, batch);
+  if (b.evals > 0 && !slots.empty())
+    warmup = std::min(warmup, std::max<int64_t>(1, b.evals / static_cast<int64_t>(slots.size())));
+  int64_t evals_left = b.evals > 0 ? b.evals : kUnlimited;
+  auto interrupted = [&] { return stop && stop->load(); };
+  while (evals_left > 0 && !interrupted() && (b.seconds <= 0 || clock::now() < deadline)) {
+    // Warm-up first (least spent, then task order); then the least effort for the weight.
+    Slot* next = nullptr;
+    std::tuple<int, double, size_t> best{2, 0.0, 0};
+    for (size_t i = 0; i < slots.size(); ++i) {
+      auto& s = slots[i];
+      if (!s.active) continue;
+      const bool warming = s.spent() < warmup;
+      const double w = s.run ? task_weight(s.run->outcome(), s.run->recent_gain(2 * batch)) : 1.0;
+      const std::tuple<int, double, size_t> key{warming ? 0 : 1, warming ? static_cast<double>(s.spent()) : static_cast<double>(s.spent()) / w, i};
+      if (!next || key < best) {
+        best = key;
+        next = &s;
+      }
+    }
+    if (!next) break;
+    if (!next->run) {
+      const auto baseline = ev_.baseline(next->task);
+      obs_.on_baseline(next->task, baseline);
+      next->run = std::make_unique<TaskRun>(next->task, ev_, *next->search, static_cast<int>(batch), *next->rng, obs_,
+                                            baseline, cfg_.stop);
+    }
+    const int64_t before = next->spent();
+    const int64_t share = next->spent() < warmup ? warmup - next->spent() : batch;
+    const int64_t now = std::min({batch, evals_left, share});
+    // Its next batch, proposed now and compiled while this one is measured, is sized the same way.
+    const int64_t after = next->spent() + now < warmup ? warmup - next->spent() - now : batch;
+    const bool more = next->run->step(now, std::min({batch, evals_left - now, after}));
+    evals_left -= next->spent() - before;
+    if (!more) {
+      next->run->finish({}, interrupted());
+      next->active = false;
+    }
+  }
+  std::vector<TaskReport> reports;
+  for (auto& s : slots) {
+    if (!s.run) continue;  // never started: the budget ran out first
+    const auto& out = s.run->finish({}, interrupted());
+    reports.push_back(TaskReport{s.task, out, out.evaluated});
   }
   return reports;
 }

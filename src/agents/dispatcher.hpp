@@ -1,7 +1,11 @@
 #pragma once
 // The task dispatcher: splits a run config into tuning tasks (variant x dtype x shape) and shares
-// the run's budget among them. Evaluations are split evenly, and what a finished task leaves
-// (an exhausted space) passes on to the tasks after it; wall time is shared the same way.
+// the run's budget (evaluations and/or seconds) among them, a batch at a time. Every task first
+// gets its warm-up share; after that the next batch goes to the task with the least effort spent
+// for its weight, where the weight grows with the task's SOL gap (1 - its best's SOL score) and its
+// recent progress. A task that converged (stop conditions) or reached its target leaves; what it
+// would have used goes to the others. Tasks interleave, and each proposes its next batch before
+// the current one is measured, so the CPU compiles while the GPU measures.
 #include <functional>
 #include <set>
 #include <string>
@@ -15,15 +19,20 @@ namespace soltune {
 struct TaskReport {
   Task task;
   TaskOutcome outcome;
-  int64_t evals_granted = 0;
+  int64_t evals_granted = 0;  // evaluations the dispatcher gave the task (what it evaluated)
 };
+
+// A task's claim on the next batch: larger for a larger SOL gap and recent progress.
+double task_weight(const TaskOutcome& o, double recent_gain);
 
 class Dispatcher {
  public:
   Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs);
-  std::vector<Task> tasks() const;  // deterministic order: variant, dtype, shape
+  std::vector<Task> tasks() const;  // deterministic order: variant, dtype, shape (those included)
+  // Runs only the tasks for which include(task) holds (the replay backend: tasks with a landscape).
+  void include_only(std::function<bool(const Task&)> include) { include_ = std::move(include); }
   // known(task): canonical keys already evaluated for the task (never proposed again).
-  // stop: when set (by a signal), the run ends after the batch in flight; tasks not started are skipped.
+  // stop: when set (by a signal), the run ends after the batch in flight.
   // seeds(task): configuration keys that did well elsewhere, proposed first (may be empty).
   std::vector<TaskReport> run(const Budget& b, uint64_t seed,
                               const std::function<std::set<std::string>(const Task&)>& known,
@@ -34,6 +43,7 @@ class Dispatcher {
   const RunConfig& cfg_;
   Evaluator& ev_;
   TaskObserver& obs_;
+  std::function<bool(const Task&)> include_;
 };
 
 }  // namespace soltune

@@ -13,6 +13,15 @@ TaskBaseline ResumeEvaluator::baseline(const Task& t) {
   return inner_.baseline(t);
 }
 
+void ResumeEvaluator::prefetch(const Task& t, const std::vector<Config>& configs) {
+  const Space space(*t.variant, t.fixed(device()));
+  const auto task = rec_.results.find(t.id());
+  std::vector<Config> fresh;
+  for (const auto& c : configs)
+    if (task == rec_.results.end() || !task->second.count(space.key(c))) fresh.push_back(c);
+  if (!fresh.empty()) inner_.prefetch(t, fresh);
+}
+
 std::vector<EvalResult> ResumeEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
   const Space space(*t.variant, t.fixed(device()));
   const auto task = rec_.results.find(t.id());

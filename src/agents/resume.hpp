@@ -24,6 +24,7 @@ class ResumeEvaluator final : public Evaluator {
   TimeKind kind() const override { return inner_.kind(); }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
+  void prefetch(const Task& t, const std::vector<Config>& configs) override;  // what is not recorded
   std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override {
     return inner_.retime(t, configs, rounds);
   }

@@ -8,6 +8,7 @@
 #include "cli/options.hpp"
 #include <unistd.h>
 
+#include "cli/landscape_command.hpp"
 #include "cli/tune_command.hpp"
 #include "codegen/nvrtc_worker.hpp"
 #include "eval/worker.hpp"
@@ -19,11 +20,15 @@ const char* kUsage = R"(usage: soltune <command> [options]
 
 commands:
   tune CONFIG     tune the kernels a config names (configs/*.yaml) and record every result
-                  [--backend auto|cuda|model] [--evals N] [--seconds S] [--seed N] [--kb PATH]
-                  [--device I] [--timeout-cap S] [--resume] [--quiet]
+                  [--backend auto|cuda|model|replay] [--landscape FILE...] [--evals N] [--seconds S] [--seed N] [--kb PATH]
+                  [--strategy NAME] [--device I] [--timeout-cap S] [--resume] [--quiet]
   export          write the tuned kernels of a problem as a self-contained CUDA header (or JSON)
                   --kb PATH --problem NAME -o FILE [--format cuh|json] [--gpu NAME] [--templates DIR]
   devices         list CUDA devices with their limits and ceilings
+  landscape CONFIG  measure every legal configuration of one task (exhaustive) -> a landscape file
+                  -o FILE [--variant V] [--dtype D] [--shape KEY]
+  bench-search    compare search strategies on recorded landscapes (replay, no GPU)
+                  --landscape FILE... [--seeds N] [--strategies LIST] [--json]
   kb SUBCOMMAND   look into, carry and clean up results: list, best, show, export-json, import-json, gc
   help, --help    this text; `soltune COMMAND --help` for a command's options
 
@@ -59,6 +64,8 @@ int main(int argc, char** argv) {
     if (cmd == "tune") return soltune::cli::tune_command(args, line);
     if (cmd == "export") return soltune::cli::export_command(args);
     if (cmd == "devices") return soltune::cli::devices_command(args);
+    if (cmd == "landscape") return soltune::cli::landscape_command(args, line);
+    if (cmd == "bench-search") return soltune::cli::bench_search_command(args);
     if (cmd == "kb") return soltune::cli::kb_command(args);
     std::fprintf(stderr, "soltune: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "agents/dispatcher.hpp"
@@ -16,9 +17,7 @@
 #include "cli/progress.hpp"
 #include "cli/resume_loader.hpp"
 #include "codegen/content_hash.hpp"
-#include "eval/cuda_devices.hpp"
-#include "eval/worker_evaluator.hpp"
-#include "eval/model_evaluator.hpp"
+#include "cli/backends.hpp"
 #include "kb/knowledge_base.hpp"
 
 namespace po = boost::program_options;
@@ -27,15 +26,6 @@ namespace soltune::cli {
 namespace {
 
 constexpr size_t kSeeds = 4;  // configurations from elsewhere proposed first in each task
-
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-
-// What a measurement depends on besides the GPU and the source: results are reused only under it.
-std::string toolchain(const DeviceInfo& d) {
-  std::string s = "nvrtc " + version_text(Compiler::nvrtc_version());
-  if (d.driver_version) s += ", driver " + version_text(d.driver_version) + ", runtime " + version_text(d.runtime_version);
-  return s;
-}
 
 // Records every baseline and result in the knowledge base as it completes, and shows progress.
 class RunObserver final : public TaskObserver {
@@ -81,41 +71,21 @@ class RunObserver final : public TaskObserver {
   Progress& progress_;
 };
 
-std::unique_ptr<Evaluator> make_evaluator(const std::string& backend, const RunConfig& cfg, int device,
-                                          const Compiler& compiler, uint64_t seed, double timeout_cap) {
-  if (backend == "cuda" || backend == "auto") {
-    auto list = cuda_devices();
-    if (!list.devices.empty()) {
-      if (device < 0 || device >= static_cast<int>(list.devices.size()))
-        throw Error("--device " + std::to_string(device) + ": there are " + std::to_string(list.devices.size()) +
-                    " CUDA device(s)");
-      WorkerOptions o = worker_options(device);
-      o.templates = cfg.templates_dir;
-      o.arch = cfg.arch;
-      o.eval.seed = seed;
-      o.timeout_cap_s = timeout_cap;
-      return std::make_unique<WorkerEvaluator>(compiler, o);
-    }
-    if (backend == "cuda") throw Error("--backend cuda: " + list.why_none);
-    std::fprintf(stderr, "soltune: %s; using the model backend: times are predictions for %s, not measurements\n",
-                 list.why_none.c_str(), find_known_gpu(cfg.model_gpu)->name.c_str());
-  }
-  const auto gpu = *find_known_gpu(cfg.model_gpu);
-  return std::make_unique<ModelEvaluator>(gpu, compiler, cfg.arch == "auto" ? gpu.arch() : cfg.arch);
-}
-
 }  // namespace
 
 int tune_command(const std::vector<std::string>& args, const std::string& command_line) {
   po::options_description desc("soltune tune CONFIG options");
-  std::string backend, kb_override;
+  std::string backend, kb_override, strategy;
+  std::vector<std::string> landscape_files;
   int64_t evals = -1;
   double seconds = -1;
   int64_t seed = -1;
   int device = 0;
   double timeout_cap = 60;
   desc.add_options()("help,h", "this text")(
-      "backend", po::value(&backend)->default_value("config"), "auto | cuda | model (default: the config's)")(
+      "backend", po::value(&backend)->default_value("config"), "auto | cuda | model | replay (default: the config's)")(
+      "landscape", po::value(&landscape_files)->multitoken(), "replay backend: recorded landscapes (tests/data/*landscape*)")(
+      "strategy", po::value(&strategy), "search strategy (overrides the config): soltune, explorer, tuner, evolutionary, random, exhaustive")(
       "evals", po::value(&evals), "evaluation budget (overrides the config)")(
       "seconds", po::value(&seconds), "wall-time budget in seconds (overrides the config)")(
       "seed", po::value(&seed), "random seed (overrides the config)")(
@@ -134,8 +104,17 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
 
   RunConfig cfg = load_run_config(positional[0]);
   if (backend == "config") backend = cfg.backend;
-  if (backend != "auto" && backend != "cuda" && backend != "model")
-    throw UsageError("--backend: expected auto, cuda or model, got '" + backend + "'");
+  if (backend != "auto" && backend != "cuda" && backend != "model" && backend != "replay")
+    throw UsageError("--backend: expected auto, cuda, model or replay, got '" + backend + "'");
+  if (!strategy.empty()) {
+    if (std::find(kStrategies.begin(), kStrategies.end(), strategy) == kStrategies.end())
+      throw UsageError("--strategy: unknown strategy '" + strategy + "'");
+    cfg.search.strategy = strategy;
+  }
+  std::vector<Landscape> landscapes;
+  for (const auto& f : landscape_files) landscapes.push_back(load_landscape(f));
+  if (backend == "replay" && kb_override.empty())
+    throw UsageError("--backend replay needs --kb FILE: replayed results are kept apart from real measurements");
   if (evals >= 0) cfg.budget.evals = evals;
   if (seconds >= 0) cfg.budget.seconds = seconds;
   if (seed >= 0) cfg.seed = static_cast<uint64_t>(seed);
@@ -143,7 +122,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
 
   Compiler compiler(compiler_options());
   if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
-  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap);
+  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes);
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here
   const auto gpu = kb.gpu_id(ev->device(), ev->kind());
@@ -179,6 +158,13 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   RunObserver obs(kb, run, progress);
   if (vm.count("resume")) obs.recorded_checkpoints = kb.checkpoints(run);
   Dispatcher dispatcher(cfg, resumed, obs);
+  if (backend == "replay") {
+    // Only the tasks a landscape records can be replayed; the others are named and skipped.
+    std::set<std::string> recorded_tasks;
+    for (const auto& l : landscapes) recorded_tasks.insert(l.task_id);
+    dispatcher.include_only([recorded_tasks](const Task& t) { return recorded_tasks.count(t.id()) > 0; });
+    if (dispatcher.tasks().empty()) throw Error("--backend replay: no task of " + cfg.path.string() + " has a landscape");
+  }
   std::vector<TaskReport> reports;
   static std::atomic<bool> stop{false};
   struct sigaction sa {};

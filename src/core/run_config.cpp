@@ -94,15 +94,27 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     n.at("arch").fail("expected auto or sm_XY, got '" + c.arch + "'");
   if (n.has("stop")) {
     auto s = n.at("stop");
-    s.only_keys({"target_sol", "stagnation"});
+    s.only_keys({"target_sol", "stagnation", "evals", "seconds", "mode"});
     c.stop.target_sol = s.number_or("target_sol", 0);
     c.stop.stagnation = s.int_or("stagnation", 0);
+    c.stop.evals = s.int_or("evals", 0);
+    c.stop.seconds = s.number_or("seconds", 0);
+    const auto mode = s.str_or("mode", "any");
+    if (mode != "any" && mode != "all") s.at("mode").fail("expected any or all, got '" + mode + "'");
+    c.stop.all = mode == "all";
     if (c.stop.target_sol < 0 || c.stop.target_sol > 1.05) s.fail("target_sol must lie in [0, 1.05]");
-    if (c.stop.stagnation < 0) s.fail("stagnation must not be negative");
+    if (c.stop.stagnation < 0 || c.stop.evals < 0 || c.stop.seconds < 0)
+      s.fail("stagnation, evals and seconds must not be negative");
   }
   if (n.has("search")) {
     auto s = n.at("search");
-    s.only_keys({"initial", "population", "batch", "mutation_rate", "crossover_rate"});
+    s.only_keys({"initial", "population", "batch", "mutation_rate", "crossover_rate", "strategy"});
+    c.search.strategy = s.str_or("strategy", c.search.strategy);
+    if (std::find(kStrategies.begin(), kStrategies.end(), c.search.strategy) == kStrategies.end()) {
+      std::string names;
+      for (const auto& k : kStrategies) names += (names.empty() ? "" : ", ") + k;
+      s.at("strategy").fail("unknown strategy '" + c.search.strategy + "' (expected one of " + names + ")");
+    }
     c.search.initial = static_cast<int>(s.int_or("initial", c.search.initial));
     c.search.population = static_cast<int>(s.int_or("population", c.search.population));
     c.search.batch = static_cast<int>(s.int_or("batch", c.search.batch));

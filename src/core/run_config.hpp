@@ -15,19 +15,27 @@ struct Budget {
   double seconds = 0;  // 0 = no limit from this side
 };
 
+// The searches a config may name (search: strategy:); src/agents builds them.
+inline const std::vector<std::string> kStrategies = {"soltune", "explorer", "tuner", "evolutionary", "random", "exhaustive"};
+
 struct SearchOptions {
   int initial = 16;            // random samples before evolution starts
   int population = 16;         // elite kept per task
   int batch = 8;               // candidates compiled together
   double mutation_rate = 0.3;  // per knob
   double crossover_rate = 0.5;
+  std::string strategy = "soltune";  // soltune (the agent pool), explorer, tuner, evolutionary, random, exhaustive
 };
 
-// Per-task stop conditions besides the budget share; a task stops when any of them holds, and what
-// it leaves goes to the tasks after it.
+// Per-task stop conditions besides the run's budget: a task stops when any (or, with all, every)
+// condition that is set holds, and what it leaves goes to the other tasks.
 struct StopOptions {
-  double target_sol = 0;   // stop once the best's SOL score (log form) reaches this; 0: never
-  int64_t stagnation = 0;  // stop after this many evaluations without a better time; 0: never
+  double target_sol = 0;   // the best's SOL score (log form) reached this; 0: not a condition
+  int64_t stagnation = 0;  // this many evaluations without a better time; 0: not a condition
+  int64_t evals = 0;       // the task evaluated this many configurations; 0: not a condition
+  double seconds = 0;      // the task ran this long (wall time); 0: not a condition
+  bool all = false;        // every condition set must hold (default: any one)
+  bool any_set() const { return target_sol > 0 || stagnation > 0 || evals > 0 || seconds > 0; }
 };
 
 struct RunConfig {

@@ -69,6 +69,9 @@ class Evaluator {
   // Compiles the configurations in parallel, then checks and times them one after another.
   // A candidate's failure is a status in its result; only infrastructure failures throw.
   virtual std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) = 0;
+  // The configurations the caller will evaluate next: a backend that compiles may start now, so that
+  // its compiles run while the GPU measures the batch before them. A hint; the default ignores it.
+  virtual void prefetch(const Task& t, const std::vector<Config>& configs) { (void)t, (void)configs; }
   // A result obtained elsewhere (replayed from the knowledge base): the evaluator's own state, such
   // as the incumbent for early stops, learns it as if it had measured it.
   virtual void note_result(const Task& t, const EvalResult& r) { (void)t, (void)r; }

@@ -23,6 +23,14 @@ class Strategy {
   virtual std::vector<std::string> last_proposers() const = 0;
   // The strategy's state as text, for checkpoints: equal texts, equal futures (with the same RNG).
   virtual std::string checkpoint() const = 0;
+  // A configuration known already (evaluated by an earlier run): never proposed.
+  virtual void mark_seen(const std::string& key) = 0;
+  // A configuration that did well elsewhere (other shapes, other GPUs): proposed first where legal.
+  virtual void add_seed(const Config&) {}
+  // The strategy's own account at the end of a task, for the log ("" when it has none).
+  virtual std::string report() const { return ""; }
+  // What the task is measured against, before the first proposal (T_SOL for the validator).
+  virtual void set_baseline(double t_ref_us, double t_sol_us) { (void)t_ref_us, (void)t_sol_us; }
 };
 
 // Random sampling first (`initial` configurations), then a genetic step per batch: tournament
@@ -35,11 +43,9 @@ class EvolutionarySearch final : public Strategy {
   void observe(const std::vector<EvalResult>& results) override;
   std::vector<std::string> last_proposers() const override { return proposers_; }
   std::string checkpoint() const override;
-  // Configurations known already (from the knowledge base): never proposed again.
-  void mark_seen(const std::string& key) { seen_.insert(key); }
-  // Configurations that did well elsewhere (other shapes, other GPUs): proposed first, in order,
-  // where legal here and not seen; they take the place of random samples.
-  void add_seed(const Config& c) { seeds_.push_back(c); }
+  void mark_seen(const std::string& key) override { seen_.insert(key); }
+  // Seeds are proposed first, in order, where legal here and not seen; they replace random samples.
+  void add_seed(const Config& c) override { seeds_.push_back(c); }
   const std::vector<EvalResult>& elite() const { return elite_; }
 
  private:

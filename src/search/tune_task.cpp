@@ -17,6 +17,12 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+std::string number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 // Re-times the baseline and the fastest distinct configurations interleaved, so that the reported
 // ratio T_ref / T holds even if the machine's speed drifted during the search.
 void retime_best(const Task& t, Evaluator& ev, const std::vector<EvalResult>& ok, const RetimePolicy& p,
@@ -42,70 +48,140 @@ void retime_best(const Task& t, Evaluator& ev, const std::vector<EvalResult>& ok
 
 }  // namespace
 
+std::string stop_reason(const StopOptions& c, const TaskOutcome& o, int64_t since_better, double seconds) {
+  std::vector<std::pair<bool, std::string>> set;  // (holds, why) per condition that is set
+  if (c.target_sol > 0)
+    set.emplace_back(o.best_sol.valid && o.best_sol.score >= c.target_sol, "target SOL score " + number(c.target_sol) + " reached");
+  if (c.stagnation > 0)
+    set.emplace_back(since_better >= c.stagnation, "no better time in " + std::to_string(since_better) + " evaluations");
+  if (c.evals > 0) set.emplace_back(o.evaluated >= c.evals, std::to_string(o.evaluated) + " evaluations (the task's limit)");
+  if (c.seconds > 0) set.emplace_back(seconds >= c.seconds, number(c.seconds) + " s (the task's limit)");
+  std::string why;
+  for (const auto& [holds, text] : set) {
+    if (c.all && !holds) return "";
+    if (!holds) continue;
+    if (!c.all) return text;
+    why += (why.empty() ? "" : " and ") + text;
+  }
+  return why;
+}
+
+TaskRun::TaskRun(const Task& t, Evaluator& ev, Strategy& s, int batch, Rng& rng, TaskObserver& obs,
+                 const TaskBaseline& baseline, StopOptions stop)
+    : task_(t), ev_(ev), s_(s), batch_(std::max(1, batch)), rng_(rng), obs_(obs), stop_(stop),
+      start_(std::chrono::steady_clock::now()) {
+  out_.baseline = baseline;
+  s_.set_baseline(baseline.t_ref_us, baseline.t_sol_us);
+}
+
+std::vector<Config> TaskRun::propose(int64_t n) {
+  if (n <= 0) return {};
+  auto c = s_.propose(static_cast<size_t>(std::min<int64_t>(n, batch_)), rng_);
+  ev_.prefetch(task_, c);
+  return c;
+}
+
+bool TaskRun::step(int64_t allowance, int64_t lookahead) {
+  if (finished_ || allowance <= 0) return false;
+  std::vector<Config> batch = std::move(next_);
+  std::vector<std::string> by = std::move(next_by_);
+  next_.clear();
+  next_by_.clear();
+  if (!primed_ || batch.empty()) {
+    batch = propose(allowance);
+    by = s_.last_proposers();
+    primed_ = true;
+  }
+  if (static_cast<int64_t>(batch.size()) > allowance) {
+    batch.resize(static_cast<size_t>(allowance));  // the budget shrank since it was proposed
+    by.resize(batch.size());
+  }
+  if (batch.empty()) {
+    out_.exhausted = true;
+    return false;
+  }
+  // The next batch goes to the compilers before this one goes to the GPU.
+  next_ = propose(lookahead);
+  next_by_ = s_.last_proposers();
+  evaluate(std::move(batch), std::move(by));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  out_.stopped_by = stop_.any_set() ? stop_reason(stop_, out_, since_better_, secs) : "";
+  if (!out_.stopped_by.empty()) return false;
+  if (lookahead > 0 && next_.empty()) {
+    out_.exhausted = true;
+    return false;
+  }
+  return true;
+}
+
+void TaskRun::evaluate(std::vector<Config> batch, std::vector<std::string> proposers) {
+  const auto& baseline = out_.baseline;
+  auto results = ev_.evaluate(task_, batch);
+  for (size_t i = 0; i < results.size() && i < proposers.size(); ++i) results[i].proposer = proposers[i];
+  for (auto& r : results) {
+    ++out_.evaluated;
+    auto sol = score(r, baseline);
+    if (sol.below_sol) {
+      // Faster than the hardware allows: measure and check again before believing anything.
+      auto again = ev_.evaluate(task_, {r.config});
+      const auto first = r.time.median_us;
+      const auto proposer = r.proposer;
+      if (!again.empty()) r = std::move(again.front());
+      r.proposer = proposer;
+      sol = score(r, baseline);
+      r.log = "first timed at " + std::to_string(first) + " us, under T_SOL " + std::to_string(baseline.t_sol_us) +
+              " us: re-measured and re-validated" + (sol.below_sol ? ", still under T_SOL: not counted; " : "; ") + r.log;
+    }
+    if (r.status == Status::ok && !sol.below_sol) ok_.push_back(r);
+    if (r.status != Status::ok) ++out_.failed;
+    // A time under T_SOL is a red flag, never a win: it is recorded but cannot become the best.
+    else if (!sol.below_sol && (!out_.best || r.time.median_us < out_.best->time.median_us)) {
+      out_.best = r;
+      out_.best_sol = sol;
+      since_better_ = -1;
+      best_history_.emplace_back(out_.evaluated, r.time.median_us);
+    }
+    ++since_better_;
+    obs_.on_result(task_, r, sol);
+  }
+  s_.observe(results);
+  obs_.on_checkpoint(task_, out_.evaluated, s_.checkpoint() + ";rng=" + rng_.state());
+}
+
+double TaskRun::recent_gain(int64_t window) const {
+  if (best_history_.empty()) return 0;
+  const int64_t since = out_.evaluated - window;
+  double then = 0;  // the best time as it stood `window` evaluations ago (0: there was none)
+  for (const auto& [at, us] : best_history_)
+    if (at <= since) then = us;
+  if (then == 0) return 1;  // a first valid time inside the window is progress
+  return std::clamp(then / best_history_.back().second - 1, 0.0, 1.0);
+}
+
+const TaskOutcome& TaskRun::finish(const RetimePolicy& retime, bool interrupted) {
+  if (finished_) return out_;
+  finished_ = true;
+  std::stable_sort(ok_.begin(), ok_.end(),
+                   [](const EvalResult& a, const EvalResult& b) { return a.time.median_us < b.time.median_us; });
+  out_.search_report = s_.report();
+  if (!ok_.empty() && retime.top > 0 && retime.rounds > 0 && !interrupted) retime_best(task_, ev_, ok_, retime, out_, obs_);
+  return out_;
+}
+
 TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudget& budget, int batch, Rng& rng,
                       TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime) {
-  TaskOutcome out;
-  std::vector<EvalResult> ok;  // counted results, fastest first
-  int64_t since_better = 0;    // evaluations since the best time last improved
-  out.baseline = baseline;
+  TaskRun run(t, ev, s, batch, rng, obs, baseline, budget.conditions);
   auto time_left = [&] {
     if (budget.stop && budget.stop->load()) return false;
     return !budget.deadline || std::chrono::steady_clock::now() < *budget.deadline;
   };
+  constexpr int64_t kUnlimited = INT64_MAX / 4;
   while (time_left()) {
-    size_t n = static_cast<size_t>(batch);
-    if (budget.evals > 0) n = std::min<size_t>(n, static_cast<size_t>(budget.evals - out.evaluated));
-    if (n == 0) break;
-    auto proposals = s.propose(n, rng);
-    if (proposals.empty()) {
-      out.exhausted = true;
-      break;
-    }
-    auto results = ev.evaluate(t, proposals);
-    const auto proposers = s.last_proposers();
-    for (size_t i = 0; i < results.size() && i < proposers.size(); ++i) results[i].proposer = proposers[i];
-    for (auto& r : results) {
-      ++out.evaluated;
-      auto sol = score(r, baseline);
-      if (sol.below_sol) {
-        // Faster than the hardware allows: measure and check again before believing anything.
-        auto again = ev.evaluate(t, {r.config});
-        const auto first = r.time.median_us;
-        const auto proposer = r.proposer;
-        if (!again.empty()) r = std::move(again.front());
-        r.proposer = proposer;
-        sol = score(r, baseline);
-        r.log = "first timed at " + std::to_string(first) + " us, under T_SOL " + std::to_string(baseline.t_sol_us) +
-                " us: re-measured and re-validated" + (sol.below_sol ? ", still under T_SOL: not counted; " : "; ") + r.log;
-      }
-      if (r.status == Status::ok && !sol.below_sol) ok.push_back(r);
-      if (r.status != Status::ok) ++out.failed;
-      // A time under T_SOL is a red flag, never a win: it is recorded but cannot become the best.
-      else if (!sol.below_sol && (!out.best || r.time.median_us < out.best->time.median_us)) {
-        out.best = r;
-        out.best_sol = sol;
-        since_better = -1;
-      }
-      ++since_better;
-      obs.on_result(t, r, sol);
-    }
-    s.observe(results);
-    obs.on_checkpoint(t, out.evaluated, s.checkpoint() + ";rng=" + rng.state());
-    const auto& c = budget.conditions;
-    if (c.target_sol > 0 && out.best_sol.valid && out.best_sol.score >= c.target_sol) {
-      out.stopped_by = "target SOL score " + std::to_string(c.target_sol).substr(0, 4) + " reached";
-      break;
-    }
-    if (c.stagnation > 0 && since_better >= c.stagnation) {
-      out.stopped_by = "no better time in " + std::to_string(since_better) + " evaluations";
-      break;
-    }
+    const int64_t left = budget.evals > 0 ? budget.evals - run.outcome().evaluated : kUnlimited;
+    const int64_t now = std::min<int64_t>(batch, left);
+    if (!run.step(now, left - now)) break;
   }
-  std::stable_sort(ok.begin(), ok.end(),
-                   [](const EvalResult& a, const EvalResult& b) { return a.time.median_us < b.time.median_us; });
-  const bool stopped = budget.stop && budget.stop->load();
-  if (!ok.empty() && retime.top > 0 && retime.rounds > 0 && !stopped) retime_best(t, ev, ok, retime, out, obs);
-  return out;
+  return run.finish(retime, budget.stop && budget.stop->load());
 }
 
 }  // namespace soltune

@@ -1,6 +1,9 @@
 #pragma once
 // The single evaluation funnel for one task (Kernel Tuner's design): proposals -> evaluator ->
-// score -> observers, until the task's budget is spent or the space is exhausted.
+// score -> observers, until the task's budget is spent, a stop condition holds or the space is
+// exhausted. Compiles run one batch ahead: batch k+1 is proposed (from what batches up to k-1
+// taught) and handed to the evaluator's prefetch before batch k is measured, so the CPU compiles
+// while the GPU measures. The lag is deterministic, so a seed in still gives the same proposals out.
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -26,13 +29,6 @@ class TaskObserver {
   virtual void on_retime(const Task&, const TaskBaseline&, const EvalResult& /*best*/, const SolScore&) {}
 };
 
-struct TaskBudget {
-  int64_t evals = 0;  // 0: unlimited
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  const std::atomic<bool>* stop = nullptr;  // set (by a signal) to stop after the batch in flight
-  StopOptions conditions = {};                // target SOL score, stagnation
-};
-
 struct TaskOutcome {
   TaskBaseline baseline;
   std::optional<EvalResult> best;
@@ -41,7 +37,8 @@ struct TaskOutcome {
   int64_t failed = 0;
   bool exhausted = false;  // every legal configuration was evaluated
   bool retimed = false;    // best and baseline re-timed interleaved at the end
-  std::string stopped_by;  // "target SOL 0.97 reached", "no improvement in 40 evaluations", "" (budget, space)
+  std::string stopped_by;  // "target SOL 0.97 reached", "no better time in 40 evaluations", "" (budget, space)
+  std::string search_report;  // the strategy's own account (the agent pool: bandit, validator)
 };
 
 // How the task's end re-times its best candidates against the baseline.
@@ -52,6 +49,55 @@ struct RetimePolicy {
 
 SolScore score(const EvalResult& r, const TaskBaseline& b);
 
+// Whether a task's stop conditions hold (any, or all of those set).
+std::string stop_reason(const StopOptions& c, const TaskOutcome& o, int64_t since_better, double seconds);
+
+// One task's search, a batch at a time, so that a dispatcher can interleave tasks.
+class TaskRun {
+ public:
+  TaskRun(const Task& t, Evaluator& ev, Strategy& s, int batch, Rng& rng, TaskObserver& obs,
+          const TaskBaseline& baseline, StopOptions stop = {});
+  // Evaluates one batch of at most `allowance` configurations, having proposed and prefetched the
+  // next one (at most `lookahead` configurations). False when the task is done: its space is
+  // exhausted, or a stop condition holds. A batch proposed ahead and never evaluated is dropped.
+  bool step(int64_t allowance, int64_t lookahead);
+  // Re-times the best configurations against the baseline (unless interrupted), once.
+  const TaskOutcome& finish(const RetimePolicy& retime, bool interrupted);
+  const TaskOutcome& outcome() const { return out_; }
+  const Task& task() const { return task_; }
+  int64_t since_better() const { return since_better_; }
+  // The best time's improvement over the last `window` evaluations, as a fraction (0: none).
+  double recent_gain(int64_t window) const;
+
+ private:
+  std::vector<Config> propose(int64_t n);
+  void evaluate(std::vector<Config> batch, std::vector<std::string> proposers);
+
+  Task task_;
+  Evaluator& ev_;
+  Strategy& s_;
+  int batch_;
+  Rng& rng_;
+  TaskObserver& obs_;
+  StopOptions stop_;
+  TaskOutcome out_;
+  std::vector<EvalResult> ok_;       // counted results
+  std::vector<Config> next_;         // proposed ahead, prefetched
+  std::vector<std::string> next_by_;
+  bool primed_ = false, finished_ = false;
+  int64_t since_better_ = 0;
+  std::vector<std::pair<int64_t, double>> best_history_;  // (evaluated, best time) at each improvement
+  std::chrono::steady_clock::time_point start_;
+};
+
+struct TaskBudget {
+  int64_t evals = 0;  // 0: unlimited
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* stop = nullptr;  // set (by a signal) to stop after the batch in flight
+  StopOptions conditions = {};                // target SOL score, stagnation, ...
+};
+
+// One task from start to end: TaskRun steps until done, then the re-timing.
 TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudget& budget, int batch, Rng& rng,
                       TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime = {});
 

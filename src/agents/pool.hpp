@@ -1,0 +1,64 @@
+#pragma once
+// The pool of agents working one task (soltune's search). The archivist's seeds go first, then
+// space-filling samples from the explorer until `initial` results are in; after that a bandit
+// (search/bandit.hpp) over every proposing agent's operators picks who proposes next, rewarding
+// the operator whose proposal entered the elite (a new best counts most). The validator admits
+// results into the elite. Illegal proposals are repaired (fewest knobs changed) or dropped before
+// they reach the evaluator; seen ones are never proposed again.
+//
+// With `only` set, a single agent proposes alone (bench-search's per-agent strategies).
+#include <map>
+#include <memory>
+
+#include "agents/archivist.hpp"
+#include "agents/validator.hpp"
+#include "core/run_config.hpp"
+#include "search/bandit.hpp"
+#include "search/strategy.hpp"
+
+namespace soltune {
+
+class Agent;
+
+class AgentPool final : public Strategy {
+ public:
+  AgentPool(const Space& s, SearchOptions o, const std::string& only = "");
+  ~AgentPool() override;
+  std::string name() const override { return only_.empty() ? "soltune" : only_; }
+  std::vector<Config> propose(size_t n, Rng& rng) override;
+  void observe(const std::vector<EvalResult>& results) override;
+  std::vector<std::string> last_proposers() const override { return proposers_; }
+  std::string checkpoint() const override;
+  void mark_seen(const std::string& key) override { archivist_.know(key); }
+  void add_seed(const Config& c) override { archivist_.add_seed(c); }
+  void set_baseline(double, double t_sol_us) override { validator_.set_t_sol(t_sol_us); }
+
+  const Population& population() const { return pop_; }
+  const Bandit& bandit() const { return bandit_; }
+  const Validator& validator() const { return validator_; }
+  // One line per arm: proposals, rewards, and which arm found the current best.
+  std::string report() const override;
+
+  // Rewards: a proposal that became the best, one that entered the elite.
+  static constexpr double kRewardBest = 1.0, kRewardElite = 0.25;
+
+ private:
+  std::optional<Config> from_arm(size_t arm, Rng& rng);
+  std::optional<Config> admissible(std::optional<Config> c, Rng& rng);
+
+  const Space& space_;
+  SearchOptions opt_;
+  std::string only_;
+  std::vector<std::unique_ptr<Agent>> agents_;
+  std::vector<std::pair<size_t, size_t>> arms_;  // (agent, operator) per bandit arm
+  Bandit bandit_;
+  Population pop_;
+  Archivist archivist_;
+  Validator validator_;
+  std::map<std::string, size_t> pending_;  // key -> arm, for proposals whose results are not in
+  std::vector<std::string> proposers_;
+  std::string best_by_;                    // the proposer of the current best
+  int64_t proposed_ = 0;
+};
+
+}  // namespace soltune

@@ -1,0 +1,209 @@
+// soltune bench-search: every strategy on every recorded landscape, over many seeds, through the
+// same funnel a real run uses (TaskRun, with the replay backend). Reports the median number of
+// evaluations each strategy needs to come within 1% and 5% of the landscape's best, and whether
+// soltune's median best-so-far is ever worse than random search's at any budget.
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <future>
+#include <limits>
+
+#include "agents/strategies.hpp"
+#include "cli/landscape_command.hpp"
+#include "cli/options.hpp"
+#include "core/landscape.hpp"
+#include "eval/replay_evaluator.hpp"
+#include "search/tune_task.hpp"
+
+namespace po = boost::program_options;
+
+namespace soltune::cli {
+
+namespace {
+
+const std::vector<std::string> kAll = {"random", "exhaustive", "evolutionary", "explorer", "tuner", "soltune"};
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One run: the best time after each evaluation, until within 1% of the landscape's best.
+struct Trace {
+  std::vector<double> best;  // best-so-far after evaluation i+1 (infinity before the first ok one)
+  int64_t to1 = -1, to5 = -1;
+};
+
+class Tracker final : public TaskObserver {
+ public:
+  Tracker(double best_us, Trace& t) : best_us_(best_us), t_(t) {}
+  void on_result(const Task&, const EvalResult& r, const SolScore& s) override {
+    double now = t_.best.empty() ? kInf : t_.best.back();
+    if (r.status == Status::ok && !s.below_sol) now = std::min(now, r.time.median_us);
+    t_.best.push_back(now);
+    const auto n = static_cast<int64_t>(t_.best.size());
+    if (t_.to5 < 0 && now <= best_us_ * 1.05) t_.to5 = n;
+    if (t_.to1 < 0 && now <= best_us_ * 1.01) t_.to1 = n;
+  }
+
+ private:
+  double best_us_;
+  Trace& t_;
+};
+
+Trace run_one(const Landscape& l, const std::string& strategy, uint64_t seed, const SearchOptions& o) {
+  const Space space(l.variant(), l.fixed);
+  auto s = make_strategy(strategy, space, o);
+  ReplayEvaluator ev({&l});
+  Trace trace;
+  Tracker obs(l.best_us(), trace);
+  Rng rng(Rng::mix(seed, 0xbe7c4));
+  const Task task = l.task();
+  TaskRun run(task, ev, *s, o.batch, rng, obs, l.baseline);
+  const auto cap = static_cast<int64_t>(l.results.size());  // every legal configuration
+  while (trace.to1 < 0 && run.outcome().evaluated < cap) {
+    const int64_t left = cap - run.outcome().evaluated;
+    const int64_t now = std::min<int64_t>(o.batch, left);
+    if (!run.step(now, std::min<int64_t>(o.batch, left - now))) break;
+  }
+  return trace;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kInf;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Median best-so-far over the runs at budget b (a run that stopped early keeps its last value).
+double median_at(const std::vector<Trace>& runs, size_t b) {
+  std::vector<double> v;
+  for (const auto& r : runs) v.push_back(r.best.empty() ? kInf : r.best[std::min(b, r.best.size()) - 1]);
+  return median(v);
+}
+
+struct Summary {
+  double to1 = 0, to5 = 0;
+  double to1_q1 = 0, to1_q3 = 0;
+  int reached1 = 0;
+};
+
+Summary summarize_runs(const std::vector<Trace>& runs, int64_t cap) {
+  std::vector<double> a, b;
+  Summary s;
+  for (const auto& r : runs) {
+    a.push_back(static_cast<double>(r.to1 < 0 ? cap + 1 : r.to1));
+    b.push_back(static_cast<double>(r.to5 < 0 ? cap + 1 : r.to5));
+    s.reached1 += r.to1 >= 0;
+  }
+  s.to1 = median(a);
+  s.to5 = median(b);
+  std::sort(a.begin(), a.end());
+  s.to1_q1 = a[a.size() / 4];
+  s.to1_q3 = a[a.size() * 3 / 4];
+  return s;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    const auto comma = std::min(s.find(',', at), s.size());
+    if (comma > at) out.push_back(s.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int bench_search_command(const std::vector<std::string>& args) {
+  po::options_description desc("soltune bench-search options");
+  std::vector<std::string> files;
+  int seeds = 25, batch = 8;
+  std::string strategies;
+  desc.add_options()("help,h", "this text")("landscape", po::value(&files)->multitoken(), "recorded landscapes (JSON)")(
+      "seeds", po::value(&seeds)->default_value(25), "runs per strategy and landscape, seeds 0..N-1")(
+      "strategies", po::value(&strategies), "comma-separated subset of random,exhaustive,evolutionary,explorer,tuner,soltune")(
+      "batch", po::value(&batch)->default_value(8), "configurations per batch (as a real run compiles them)")(
+      "json", "print the results as JSON");
+  std::vector<std::string> positional;
+  const auto vm = parse_options(desc, args, positional, "bench-search");
+  if (vm.count("help")) {
+    std::printf("usage: soltune bench-search --landscape FILE... --seeds N [--json]\n%s", to_string(desc).c_str());
+    return 0;
+  }
+  for (const auto& p : positional) files.push_back(p);
+  if (files.empty()) throw UsageError("bench-search needs --landscape FILE (one or more)");
+  if (seeds < 1 || batch < 1) throw UsageError("--seeds and --batch must be at least 1");
+  const auto names = strategies.empty() ? kAll : split(strategies);
+  for (const auto& n : names)
+    if (std::find(kAll.begin(), kAll.end(), n) == kAll.end()) throw UsageError("--strategies: unknown strategy '" + n + "'");
+  SearchOptions o;
+  o.batch = batch;
+  const bool as_json = vm.count("json") > 0;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& f : files) {
+    const auto l = load_landscape(f);
+    const auto cap = static_cast<int64_t>(l.results.size());
+    const auto name = std::filesystem::path(f).stem().string();
+    std::map<std::string, std::vector<Trace>> traces;
+    for (const auto& s : names) {
+      std::vector<std::future<Trace>> runs;
+      for (int seed = 0; seed < seeds; ++seed)
+        runs.push_back(std::async(std::launch::async, [&, s, seed] { return run_one(l, s, static_cast<uint64_t>(seed), o); }));
+      for (auto& r : runs) traces[s].push_back(r.get());
+    }
+    if (!as_json)
+      std::printf("%s: %s, %lld legal configurations, best %.2f us (T_ref %.2f, T_SOL %.2f), %d seeds, batch %d\n"
+                  "  %-13s %14s %14s %18s\n", name.c_str(), l.task_id.c_str(), static_cast<long long>(cap), l.best_us(),
+                  l.baseline.t_ref_us, l.baseline.t_sol_us, seeds, batch, "strategy", "evals to 1%", "evals to 5%",
+                  "1%: quartiles");
+    for (const auto& s : names) {
+      const auto sum = summarize_runs(traces[s], cap);
+      auto& j = out[name][s];
+      j["evals_to_1pct"] = sum.to1;
+      j["evals_to_5pct"] = sum.to5;
+      j["evals_to_1pct_q1"] = sum.to1_q1;
+      j["evals_to_1pct_q3"] = sum.to1_q3;
+      j["runs"] = seeds;
+      j["space"] = cap;
+      if (!as_json)
+        std::printf("  %-13s %14.1f %14.1f %8.0f .. %6.0f\n", s.c_str(), sum.to1, sum.to5, sum.to1_q1, sum.to1_q3);
+    }
+    if (traces.count("soltune") && traces.count("random")) {
+      // Never worse than random at any budget: the median best-so-far, budget by budget, until
+      // random's median is within 1% of the best (past that both are at the best, within noise).
+      const auto& a = traces["soltune"];
+      const auto& r = traces["random"];
+      size_t longest = 0;
+      for (const auto* set : {&a, &r})
+        for (const auto& t : *set) longest = std::max(longest, t.best.size());
+      int64_t worse = 0, first_worse = -1;
+      double worst_ratio = 1;
+      for (size_t b = 1; b <= longest; ++b) {
+        const double ms = median_at(a, b), mr = median_at(r, b);
+        if (mr <= l.best_us() * 1.01) break;
+        if (ms > mr) {
+          ++worse;
+          if (first_worse < 0) first_worse = static_cast<int64_t>(b);
+          worst_ratio = std::max(worst_ratio, ms / mr);
+        }
+      }
+      const double ratio = summarize_runs(a, cap).to5 / summarize_runs(r, cap).to5;
+      auto& j = out[name]["soltune"];
+      j["to_5pct_vs_random"] = ratio;
+      j["budgets_worse_than_random"] = worse;
+      j["first_budget_worse"] = first_worse;
+      j["worst_ratio_to_random"] = worst_ratio;
+      if (!as_json)
+        std::printf("  soltune/random evals to 5%%: %.3f (target <= 0.25); budgets where soltune's median best was worse "
+                    "than random's: %lld%s\n", ratio, static_cast<long long>(worse),
+                    worse ? (" (first at " + std::to_string(first_worse) + ", up to " + std::to_string(worst_ratio) + "x)").c_str() : "");
+    }
+  }
+  if (as_json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,115 @@
+// soltune landscape: the exhaustive mode. Every legal configuration of one task is compiled,
+// checked and timed, in the space's canonical order, and the whole landscape is written as JSON
+// for the replay backend and bench-search (docs/LANDSCAPES.md).
+#include "cli/landscape_command.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include "cli/options.hpp"
+#include "agents/dispatcher.hpp"
+#include "cli/backends.hpp"
+#include "core/landscape.hpp"
+
+namespace po = boost::program_options;
+
+namespace soltune::cli {
+
+namespace {
+
+std::string utc_now() {
+  char b[32];
+  const auto t = std::time(nullptr);
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return b;
+}
+
+const Task& pick_task(const std::vector<Task>& tasks, const std::string& variant, const std::string& dtype,
+                      const std::string& shape) {
+  const Task* found = nullptr;
+  std::string ids;
+  for (const auto& t : tasks) {
+    ids += "\n  " + t.id();
+    if ((!variant.empty() && t.variant->name != variant) || (!dtype.empty() && dtype_name(t.dtype) != dtype) ||
+        (!shape.empty() && t.shape.key() != shape))
+      continue;
+    if (found) throw UsageError("--variant, --dtype and --shape must pick one task; several match:" + ids);
+    found = &t;
+  }
+  if (!found) throw UsageError("no task matches --variant/--dtype/--shape; the config's tasks:" + ids);
+  return *found;
+}
+
+}  // namespace
+
+int landscape_command(const std::vector<std::string>& args, const std::string& command_line) {
+  po::options_description desc("soltune landscape CONFIG options");
+  std::string out, variant, dtype, shape;
+  int batch = 48, device = 0;
+  double timeout_cap = 60;
+  desc.add_options()("help,h", "this text")("output,o", po::value(&out), "the landscape file to write (JSON)")(
+      "variant", po::value(&variant), "the variant (needed when the problem has several)")(
+      "dtype", po::value(&dtype), "the dtype (f32, bf16...)")("shape", po::value(&shape), "the shape, e.g. n=268435456")(
+      "batch", po::value(&batch)->default_value(48), "configurations compiled together")(
+      "device", po::value(&device)->default_value(0), "CUDA device index")(
+      "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU");
+  std::vector<std::string> positional;
+  const auto vm = parse_options(desc, args, positional, "landscape");
+  if (vm.count("help")) {
+    std::printf("usage: soltune landscape CONFIG -o FILE [--variant V] [--dtype D] [--shape KEY]\n"
+                "Measures every legal configuration of one task of CONFIG on the GPU (no model backend).\n%s",
+                to_string(desc).c_str());
+    return 0;
+  }
+  if (positional.size() != 1 || out.empty()) throw UsageError("landscape takes one CONFIG and -o FILE\n" + to_string(desc));
+  if (batch < 1) throw UsageError("--batch must be at least 1");
+  RunConfig cfg = load_run_config(positional[0]);
+  cfg.search.strategy = "exhaustive";
+  Compiler compiler(compiler_options());
+  auto ev = make_cuda_evaluator(cfg, device, compiler, cfg.seed, timeout_cap);
+  TaskObserver none;
+  Dispatcher d(cfg, *ev, none);
+  const auto tasks = d.tasks();
+  const Task& t = pick_task(tasks, variant, dtype, shape);
+
+  Landscape l;
+  l.task_id = t.id();
+  l.gpu = ev->device().name;
+  l.recorded = utc_now();
+  l.command = command_line;
+  l.toolchain = toolchain(ev->device());
+  l.dtype = t.dtype;
+  l.shape = t.shape;
+  l.problem.name = t.problem->name;
+  l.problem.sizes = t.problem->sizes;
+  l.problem.dtypes = {t.dtype};
+  l.problem.variants.push_back(*t.variant);
+  l.fixed = t.fixed(ev->device());
+  const Space space(*t.variant, l.fixed);
+  const auto all = space.enumerate_legal(1u << 22);
+  std::fprintf(stderr, "landscape %s: %zu legal configurations of %.0f\n", t.id().c_str(), all.size(), space.cardinality());
+  l.baseline = ev->baseline(t);
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t at = 0; at < all.size(); at += static_cast<size_t>(batch)) {
+    const std::vector<Config> now(all.begin() + static_cast<long>(at),
+                                  all.begin() + static_cast<long>(std::min(all.size(), at + static_cast<size_t>(batch))));
+    const auto next_at = at + static_cast<size_t>(batch);
+    if (next_at < all.size())  // compile the next batch while this one is measured
+      ev->prefetch(t, {all.begin() + static_cast<long>(next_at),
+                       all.begin() + static_cast<long>(std::min(all.size(), next_at + static_cast<size_t>(batch)))});
+    for (auto& r : ev->evaluate(t, now)) l.results.emplace(r.key, std::move(r));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "  %zu/%zu evaluated, %.0f s, best %.2f us\n", l.results.size(), all.size(), s, l.best_us());
+  }
+  save_landscape(l, out);
+  size_t ok = 0;
+  for (const auto& [k, r] : l.results) ok += r.status == Status::ok;
+  std::printf("%s: %zu configurations (%zu ok), best %.2f us, T_ref %.2f us, T_SOL %.2f us -> %s\n", t.id().c_str(),
+              l.results.size(), ok, l.best_us(), l.baseline.t_ref_us, l.baseline.t_sol_us, out.c_str());
+  return 0;
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,37 @@
+#pragma once
+// A recorded search landscape: every legal configuration of one task measured on one GPU (soltune
+// landscape, the exhaustive mode), with the space that defines legality and the task's baseline.
+// The replay backend answers from it and bench-search compares strategies on it, without a GPU.
+// Stored as JSON (docs/LANDSCAPES.md describes the fields).
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/task.hpp"
+
+namespace soltune {
+
+struct Landscape {
+  std::filesystem::path file;
+  std::string task_id;           // "gelu/vectorized/f32/n=16777216"
+  std::string gpu, recorded, command, toolchain;
+  DType dtype = DType::f32;
+  Shape shape;
+  TaskBaseline baseline;         // T_ref, T_SOL, flops, bytes (kind: measured)
+  ProblemSpec problem;           // name, sizes and dtypes, and one variant: its knobs and constraints
+  Bindings fixed;                // sizes, dtype_bytes and the device symbols legality saw
+  std::map<std::string, EvalResult> results;  // by canonical key: every legal configuration
+
+  const VariantSpec& variant() const { return problem.variants.front(); }
+  Task task() const { return Task{&problem, &problem.variants.front(), dtype, shape}; }
+  // The fastest correct configuration's time (ok results only).
+  double best_us() const;
+};
+
+// Reads a landscape; every error names the file and what was expected.
+Landscape load_landscape(const std::filesystem::path& file);
+// Writes it (atomically: a temporary file renamed into place).
+void save_landscape(const Landscape& l, const std::filesystem::path& file);
+
+}  // namespace soltune

@@ -28,6 +28,7 @@ class ResumeEvaluator final : public Evaluator {
   std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override {
     return inner_.retime(t, configs, rounds);
   }
+  std::optional<GpuUse> gpu_use() const override { return inner_.gpu_use(); }
   int64_t replayed() const { return replayed_; }
 
  private:

@@ -47,29 +47,31 @@ const Task& pick_task(const std::vector<Task>& tasks, const std::string& variant
 
 int landscape_command(const std::vector<std::string>& args, const std::string& command_line) {
   po::options_description desc("soltune landscape CONFIG options");
-  std::string out, variant, dtype, shape;
+  std::string out, variant, dtype, shape, backend = "cuda";
   int batch = 48, device = 0;
   double timeout_cap = 60;
   desc.add_options()("help,h", "this text")("output,o", po::value(&out), "the landscape file to write (JSON)")(
       "variant", po::value(&variant), "the variant (needed when the problem has several)")(
       "dtype", po::value(&dtype), "the dtype (f32, bf16...)")("shape", po::value(&shape), "the shape, e.g. n=268435456")(
       "batch", po::value(&batch)->default_value(48), "configurations compiled together")(
+      "backend", po::value(&backend)->default_value("cuda"), "cuda, or model (predicted times, for tests; labelled)")(
       "device", po::value(&device)->default_value(0), "CUDA device index")(
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "landscape");
   if (vm.count("help")) {
     std::printf("usage: soltune landscape CONFIG -o FILE [--variant V] [--dtype D] [--shape KEY]\n"
-                "Measures every legal configuration of one task of CONFIG on the GPU (no model backend).\n%s",
+                "Measures every legal configuration of one task of CONFIG on the GPU.\n%s",
                 to_string(desc).c_str());
     return 0;
   }
   if (positional.size() != 1 || out.empty()) throw UsageError("landscape takes one CONFIG and -o FILE\n" + to_string(desc));
   if (batch < 1) throw UsageError("--batch must be at least 1");
+  if (backend != "cuda" && backend != "model") throw UsageError("--backend: expected cuda or model, got '" + backend + "'");
   RunConfig cfg = load_run_config(positional[0]);
   cfg.search.strategy = "exhaustive";
   Compiler compiler(compiler_options());
-  auto ev = make_cuda_evaluator(cfg, device, compiler, cfg.seed, timeout_cap);
+  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap);
   TaskObserver none;
   Dispatcher d(cfg, *ev, none);
   const auto tasks = d.tasks();
@@ -78,6 +80,7 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   Landscape l;
   l.task_id = t.id();
   l.gpu = ev->device().name;
+  l.kind = ev->kind();
   l.recorded = utc_now();
   l.command = command_line;
   l.toolchain = toolchain(ev->device());

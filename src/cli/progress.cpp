@@ -104,6 +104,12 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     std::printf("GPU use over the run's %.1f s: worker busy with candidates %.0f%%, in timed kernel runs %.0f%%\n",
                 total / 1000, 100 * worker / total, 100 * kernels / total);
   }
+  if (const auto use = ev_.gpu_use())
+    std::printf("GPU busy %.1f%% of the wall time after the first compile batch (%.1f of %.1f s: candidates, baselines, "
+                "re-timing)\n", 100 * use->fraction(), use->busy_s, use->wall_s);
+  // Which agent found each task's best, and how the bandit shared the proposals.
+  for (const auto& r : reports)
+    if (!r.outcome.search_report.empty()) std::printf("%s: %s\n", r.task.id().c_str(), r.outcome.search_report.c_str());
   std::fflush(stdout);
 }
 

@@ -30,6 +30,7 @@ EvalResult result_from(const json& j, const std::string& key) {
   // An ok result in a landscape passed every check when it was measured: the record says how many.
   r.acc.rounds = j.value("check_rounds", 0);
   r.acc.pass = r.status == Status::ok;
+  r.kind = TimeKind::measured;
   r.acc.checked = r.acc.pass ? 1 : 0;
   return r;
 }
@@ -78,6 +79,7 @@ Landscape load_landscape(const std::filesystem::path& file) {
     l.command = j.value("command", "");
     l.toolchain = j.value("toolchain", "");
     l.dtype = parse_dtype(j.at("dtype").get<std::string>());
+    l.kind = j.value("kind", "measured") == "predicted" ? TimeKind::predicted : TimeKind::measured;
     l.problem.name = j.at("problem").get<std::string>();
     l.problem.dtypes = {l.dtype};
     for (const auto& d : j.at("shape")) {
@@ -119,6 +121,7 @@ void save_landscape(const Landscape& l, const std::filesystem::path& file) {
   for (const auto& [key, r] : l.results) results[key] = result_to(r);
   const json j{{"format", kFormat}, {"task", l.task_id}, {"problem", l.problem.name}, {"variant", l.variant().name},
                {"dtype", std::string(dtype_name(l.dtype))}, {"shape", shape}, {"gpu", l.gpu},
+               {"kind", std::string(time_kind_name(l.kind))},
                {"recorded", l.recorded}, {"command", l.command}, {"toolchain", l.toolchain},
                {"baseline", {{"t_ref_us", l.baseline.t_ref_us}, {"t_sol_us", l.baseline.t_sol_us},
                              {"flops", l.baseline.flops}, {"bytes", l.baseline.bytes}}},

@@ -58,6 +58,13 @@ struct Retimed {
   std::vector<std::vector<double>> config_us;
 };
 
+// How busy the GPU was: seconds spent serving requests (candidates, baselines, re-timing) over the
+// wall time since the first candidate reached it (the first compile batch excluded).
+struct GpuUse {
+  double busy_s = 0, wall_s = 0;
+  double fraction() const { return wall_s > 0 ? busy_s / wall_s : 0; }
+};
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
@@ -72,6 +79,8 @@ class Evaluator {
   // The configurations the caller will evaluate next: a backend that compiles may start now, so that
   // its compiles run while the GPU measures the batch before them. A hint; the default ignores it.
   virtual void prefetch(const Task& t, const std::vector<Config>& configs) { (void)t, (void)configs; }
+  // The GPU's busy fraction so far, where the backend drives one.
+  virtual std::optional<GpuUse> gpu_use() const { return std::nullopt; }
   // A result obtained elsewhere (replayed from the knowledge base): the evaluator's own state, such
   // as the incumbent for early stops, learns it as if it had measured it.
   virtual void note_result(const Task& t, const EvalResult& r) { (void)t, (void)r; }

@@ -8,11 +8,14 @@ ReplayEvaluator::ReplayEvaluator(std::vector<const Landscape*> landscapes) {
     if (l->gpu != landscapes.front()->gpu)
       throw Error("landscapes from different GPUs cannot be replayed together: " + l->file.string() + " (" + l->gpu +
                   ") and " + landscapes.front()->file.string() + " (" + landscapes.front()->gpu + ")");
+    if (l->kind != landscapes.front()->kind)
+      throw Error("measured and predicted landscapes cannot be replayed together: " + l->file.string());
     if (!by_task_.emplace(l->task_id, l).second)
       throw Error("two landscapes record task " + l->task_id + ": " + l->file.string());
   }
   // The device legality was checked on: the known table's entry, with the recorded symbols.
   const auto& l = *landscapes.front();
+  kind_ = l.kind;
   dev_ = find_known_gpu(l.gpu).value_or(DeviceInfo{});
   dev_.name = l.gpu;
   if (auto it = l.fixed.find("sms"); it != l.fixed.end()) dev_.sms = static_cast<int>(it->second);
@@ -52,7 +55,7 @@ std::vector<EvalResult> ReplayEvaluator::evaluate(const Task& t, const std::vect
       r.log = "not in the landscape " + l.file.filename().string() + " (not legal when it was recorded)";
     }
     r.config = c;
-    r.kind = TimeKind::measured;
+    r.kind = l.kind;
     out.push_back(std::move(r));
   }
   return out;

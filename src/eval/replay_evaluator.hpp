@@ -12,11 +12,12 @@ namespace soltune {
 
 class ReplayEvaluator final : public Evaluator {
  public:
-  // The landscapes must outlive the evaluator; all must come from one GPU.
+  // The landscapes must outlive the evaluator; all must come from one GPU, and be measured or all
+  // predicted.
   explicit ReplayEvaluator(std::vector<const Landscape*> landscapes);
   const DeviceInfo& device() const override { return dev_; }
   std::string backend_name() const override { return "replay"; }
-  TimeKind kind() const override { return TimeKind::measured; }
+  TimeKind kind() const override { return kind_; }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
   int64_t evaluations() const { return evaluations_; }
@@ -26,6 +27,7 @@ class ReplayEvaluator final : public Evaluator {
 
   std::map<std::string, const Landscape*> by_task_;
   DeviceInfo dev_;
+  TimeKind kind_ = TimeKind::measured;
   int64_t evaluations_ = 0;
 };
 

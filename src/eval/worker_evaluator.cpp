@@ -1,5 +1,7 @@
 #include "eval/worker_evaluator.hpp"
 
+#include <thread>
+
 #include <algorithm>
 #include <future>
 #include <cstdio>
@@ -14,7 +16,10 @@ double candidate_time_limit_s(double t_ref_us, const CudaEvalOptions& o, double 
   return std::min(cap_s, 5.0 + launches * 20.0 * t_ref_us * 1e-6);
 }
 
-WorkerEvaluator::WorkerEvaluator(const Compiler& c, WorkerOptions o) : compiler_(c), opt_(std::move(o)) { start(); }
+WorkerEvaluator::WorkerEvaluator(const Compiler& c, WorkerOptions o)
+    : compiler_(c), opt_(std::move(o)), cores_(std::max<std::ptrdiff_t>(1, std::thread::hardware_concurrency())) {
+  start();
+}
 
 WorkerEvaluator::~WorkerEvaluator() = default;
 
@@ -55,6 +60,26 @@ void WorkerEvaluator::start() {
 
 WorkerEvaluator::Outcome WorkerEvaluator::call(const YAML::Node& req, const std::string& trailing, double timeout_s,
                                                YAML::Node& reply, std::string& why) {
+  // The GPU's busy time: every request the worker serves, counted from the first candidate on.
+  const auto began = ChildProcess::Clock::now();
+  if (!first_run_ && req["op"].as<std::string>() == "run") first_run_ = began;
+  struct Count {
+    WorkerEvaluator& w;
+    ChildProcess::Clock::time_point began;
+    ~Count() {
+      if (w.first_run_) w.busy_s_ += std::chrono::duration<double>(ChildProcess::Clock::now() - began).count();
+    }
+  } count{*this, began};
+  return call_unmetered(req, trailing, timeout_s, reply, why);
+}
+
+std::optional<GpuUse> WorkerEvaluator::gpu_use() const {
+  if (!first_run_) return std::nullopt;
+  return GpuUse{busy_s_, std::chrono::duration<double>(ChildProcess::Clock::now() - *first_run_).count()};
+}
+
+WorkerEvaluator::Outcome WorkerEvaluator::call_unmetered(const YAML::Node& req, const std::string& trailing,
+                                                         double timeout_s, YAML::Node& reply, std::string& why) {
   const auto deadline = ChildProcess::Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
   const std::string msg = wire::frame(wire::emit(req)) + trailing;
   std::string head, body;
@@ -181,13 +206,43 @@ std::optional<Retimed> WorkerEvaluator::retime(const Task& t, const std::vector<
   return r;
 }
 
+std::shared_future<CompileResult> WorkerEvaluator::start_compile(const CompileRequest& req) {
+  return std::async(std::launch::async, [this, req] {
+           cores_.acquire();
+           struct Release {
+             std::counting_semaphore<>& s;
+             ~Release() { s.release(); }
+           } release{cores_};
+           return compiler_.compile(req);
+         }).share();
+}
+
+namespace {
+std::string ahead_key(const Task& t, const CompileRequest& r) { return t.id() + "\n" + r.name_expressions.front(); }
+}  // namespace
+
+void WorkerEvaluator::prefetch(const Task& t, const std::vector<Config>& configs) {
+  const auto batch = prepare_candidates(t, dev_, arch_, configs);
+  for (const auto& req : batch.requests) {
+    auto& f = ahead_[ahead_key(t, req)];
+    if (!f.valid()) f = start_compile(req);
+  }
+}
+
 std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
   auto batch = prepare_candidates(t, dev_, arch_, configs);
-  // Every compile starts at once; each candidate goes to the GPU as soon as its own compile is
-  // done, in order, so the GPU works while the rest of the batch still compiles.
-  std::vector<std::future<CompileResult>> compiling;
-  for (const auto& req : batch.requests)
-    compiling.push_back(std::async(std::launch::async, [this, &req] { return compiler_.compile(req); }));
+  // Every compile starts at once (unless prefetched, when it may be done already); each candidate
+  // goes to the GPU as soon as its own compile is done, in order, so the GPU works while the rest
+  // of the batch still compiles.
+  std::vector<std::shared_future<CompileResult>> compiling;
+  for (const auto& req : batch.requests) {
+    if (auto it = ahead_.find(ahead_key(t, req)); it != ahead_.end()) {
+      compiling.push_back(std::move(it->second));
+      ahead_.erase(it);
+    } else {
+      compiling.push_back(start_compile(req));
+    }
+  }
   std::vector<CompileResult> compiled(compiling.size());
   std::vector<EvalResult> out;
   for (auto& c : batch.candidates) {

@@ -5,6 +5,8 @@
 // dies (fault) or outlives its time limit (timeout; the worker is killed) costs itself only: the
 // worker is restarted and the run goes on.
 #include <filesystem>
+#include <future>
+#include <semaphore>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,7 +47,10 @@ class WorkerEvaluator final : public Evaluator {
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
   std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override;
   void note_result(const Task& t, const EvalResult& r) override;
+  // Starts compiling the configurations now (every core, bounded), so that evaluate() finds them done.
+  void prefetch(const Task& t, const std::vector<Config>& configs) override;
   int restarts() const { return restarts_; }
+  std::optional<GpuUse> gpu_use() const override;
 
  private:
   void start();
@@ -53,7 +58,11 @@ class WorkerEvaluator final : public Evaluator {
   // reply until the deadline.
   enum class Outcome { ok, timeout, died };
   Outcome call(const YAML::Node& req, const std::string& trailing, double timeout_s, YAML::Node& reply, std::string& why);
+  Outcome call_unmetered(const YAML::Node& req, const std::string& trailing, double timeout_s, YAML::Node& reply,
+                         std::string& why);
   void run_one(const Task& t, Candidate& c, const CompileResult& r);
+  // A compile on a thread of its own, at most one per core at a time.
+  std::shared_future<CompileResult> start_compile(const CompileRequest& req);
 
   const Compiler& compiler_;
   WorkerOptions opt_;
@@ -63,6 +72,10 @@ class WorkerEvaluator final : public Evaluator {
   std::map<std::string, double> t_ref_;    // per task id, for the time limit
   std::map<std::string, double> best_us_;  // per task id: the incumbent for the early stop
   int restarts_ = 0;
+  std::optional<ChildProcess::Clock::time_point> first_run_;  // the first candidate sent to the GPU
+  double busy_s_ = 0;                                          // time the worker spent serving requests since
+  std::counting_semaphore<> cores_;
+  std::map<std::string, std::shared_future<CompileResult>> ahead_;  // prefetched: task id + name expression
 };
 
 }  // namespace soltune

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# A measurement session on a GPU machine with two GPUs (device kind nvidia-h200-x2), programs packed
+# by ../shared/gpu/pack into .gpu/ (docs/BENCHMARKS.md). Two streams run side by side, one per GPU,
+# each process seeing only its own GPU, so no timing shares a device. Everything lands under $OUT,
+# packed into one archive at the end (the device tool returns at most 8 files).
+#   scripts/gpu-bench.sh tune        the memory-bound library (issue 6) and the GPU tests
+#   scripts/gpu-bench.sh landscapes  exhaustive landscapes (issue 4) and PyTorch's figures
+set -uo pipefail
+out=${OUT:-gpu-out}
+mkdir -p "$out/a" "$out/b"
+source .gpu/env
+export SOLTUNE_CACHE_DIR=/tmp/soltune-cache SOLTUNE_SOURCE_DIR=$PWD SOLTUNE_BIN=$PWD/.gpu/bin/soltune
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$out/gpu.txt"
+date -u >> "$out/gpu.txt"
+
+bounded() {  # runs a command until the session's deadline; SIGINT lets soltune record what it has
+  local left=$((deadline - $(date +%s)))
+  if [ "$left" -lt 15 ]; then echo "skipped (no time left): $*"; return 124; fi
+  timeout -s INT -k 15 "$left" "$@"
+}
+
+tune() {  # tune DIR CONFIG [options]: one run, its log, its summary
+  local dir=$1 cfg=$2; shift 2
+  local name=$(basename "$cfg" .yaml)
+  echo "== soltune tune $cfg $*" | tee -a "$dir/summary.txt"
+  bounded soltune tune "$cfg" --kb "$dir/kb.sqlite" "$@" > "$dir/$name.log" 2>&1
+  echo "exit $?" >> "$dir/$name.log"
+  grep -v '^\[' "$dir/$name.log" | tail -n 60 >> "$dir/summary.txt"
+}
+
+stream_tune_a() {
+  local d=$out/a
+  soltune devices > "$d/devices.txt" 2>&1
+  for p in softmax layernorm rmsnorm l1norm; do tune "$d" configs/$p-odd.yaml --seconds 25; done
+  tune "$d" configs/softmax.yaml --evals 900 --seconds 240
+  tune "$d" configs/layernorm.yaml --evals 300 --seconds 100
+}
+stream_tune_b() {
+  local d=$out/b
+  soltune devices > "$d/devices.txt" 2>&1
+  for t in .gpu/bin/*_test; do "$t" --gtest_brief=1 2>&1 | tail -n 25; done > "$d/tests.log"
+  tune "$d" configs/gelu.yaml --evals 320 --seconds 90
+  tune "$d" configs/l1norm.yaml --evals 160 --seconds 60
+  tune "$d" configs/rmsnorm.yaml --evals 300 --seconds 100
+}
+stream_landscapes_a() {
+  local d=$out/a
+  soltune devices > "$d/devices.txt" 2>&1
+  bounded soltune landscape configs/gelu.yaml --dtype f32 --shape n=268435456 -o "$d/gelu_f32_landscape.json" > "$d/landscape_gelu.log" 2>&1
+  bounded soltune landscape configs/softmax.yaml --variant ${SOFTMAX_VARIANT:-cached} --dtype f32 --shape rows=8192,cols=8192 \
+    -o "$d/softmax_f32_landscape.json" > "$d/landscape_softmax.log" 2>&1
+  bounded soltune landscape configs/matmul.yaml --dtype f32 --shape m=2048,n=2048,k=2048 --batch 96 \
+    -o "$d/matmul_f32_landscape.json" > "$d/landscape_matmul.log" 2>&1
+}
+stream_landscapes_b() {
+  local d=$out/b
+  bounded python3 bench/torch_reference.py --reps 60 --json "$d/torch.json" > "$d/torch.log" 2>&1
+}
+
+# Every command stops at the deadline (LIMIT seconds from now), so that the archive below is always
+# written within the device tool's 10 minutes.
+deadline=$(($(date +%s) + ${LIMIT:-540}))
+run2() {
+  (export CUDA_VISIBLE_DEVICES=0; $1) &
+  (export CUDA_VISIBLE_DEVICES=1; $2) &
+  wait
+}
+case "${1:-tune}" in
+  tune) run2 stream_tune_a stream_tune_b ;;
+  landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
+  *) echo "usage: $0 tune|landscapes" >&2; exit 2 ;;
+esac
+tar -C "$out" -czf "$out/results.tgz" a b gpu.txt && rm -rf "$out/a" "$out/b"
+cat "$out/gpu.txt"

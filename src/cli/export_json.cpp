@@ -32,7 +32,7 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
     nlohmann::json arg{{"name", a.name}, {"kind", a.is_buffer ? "buffer" : "scalar"}, {"dtype", a.dtype}};
     if (a.is_buffer) {
       arg["shape"] = texts(a.shape);
-      arg["role"] = a.role == Role::in ? "in" : "out";
+      arg["role"] = std::string(role_name(a.role));
     } else {
       arg["value"] = a.value.text();
     }

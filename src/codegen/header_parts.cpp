@@ -58,6 +58,29 @@ void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Special
     << "  return cudaGetLastError();\n}\n\n";
 }
 
+// Per workspace: what the caller owes it, and its element count for the device it will run on.
+std::string workspace_notes(const ProblemSpec& p, DType dt, const std::string& fn) {
+  std::ostringstream h;
+  for (const auto& a : p.args) {
+    if (!a.is_buffer || a.role != Role::workspace) continue;
+    std::string shape, count;
+    for (const auto& e : a.shape) {
+      shape += (shape.empty() ? "" : ", ") + e.text();
+      count += (count.empty() ? "" : " * ") + std::string("static_cast<long long>(") + e.text() + ")";
+    }
+    h << "// '" << a.name << "' is a workspace of [" << shape << "] elements of " << dtype_cpp(a.resolve_dtype(dt))
+      << " (" << fn << "_" << a.name << "_elems gives the count):\n"
+      << "// zero it once (cudaMemset) before the first call; every call leaves it zeroed again, so it can be\n"
+      << "// reused as is. Calls that share one workspace must not run concurrently.\n"
+      << "inline long long " << fn << "_" << a.name << "_elems(" << join_sizes(p, "double ", ", ")
+      << "double sms, double cc, double smem_optin, double l2_bytes) {\n  using namespace detail;\n"
+      << "  (void)sms; (void)cc; (void)smem_optin; (void)l2_bytes;\n"
+      << "  [[maybe_unused]] const double dtype_bytes = " << dtype_bytes(dt) << ";\n"
+      << "  return " << (count.empty() ? "1" : count) << ";\n}\n\n";
+  }
+  return h.str();
+}
+
 }  // namespace
 
 std::string export_ident(const std::string& s) {
@@ -136,6 +159,7 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   h << "    }\n    if (p.ok) {\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
   h << "inline bool " << fn << "_can_implement(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes) {\n"
     << "  return " << fn << "_choice(" << size_args << "sms, cc, smem_optin, l2_bytes) >= 0;\n}\n\n";
+  h << workspace_notes(p, dt, fn);
   h << "// Launches the tuned kernel for these sizes; cudaErrorInvalidValue (nothing launched) when no\n"
     << "// specialization is legal for them or a pointer is misaligned, else the launch's own status.\n"
     << "inline cudaError_t " << fn << "(" << params << join_sizes(p, "long long ", ", ") << "cudaStream_t stream = 0) {\n"

@@ -50,7 +50,10 @@ std::string Accuracy::summary() const {
                 static_cast<long long>(nonfinite), static_cast<long long>(unwritten), max_abs_err, max_rel_err,
                 rel_l2, precision_ok ? "" : " (above the dtype's limit: lower precision than declared)",
                out_of_bounds ? (", " + std::to_string(out_of_bounds) + " guard bytes written out of bounds").c_str() : "");
-  return buf;
+  std::string s = buf;
+  if (workspace_dirty)
+    s += ", workspace left with " + std::to_string(workspace_dirty) + " non-zero bytes (a kernel must leave it zeroed)";
+  return s;
 }
 
 std::string Geometry::str() const {

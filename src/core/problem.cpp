@@ -70,20 +70,28 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
   if (kind != "buffer" && kind != "scalar") n.at("kind").fail("expected 'buffer' or 'scalar', got '" + kind + "'");
   a.is_buffer = kind == "buffer";
   if (a.is_buffer) {
-    a.shape = exprs(n.at("shape"), size_names, "shape");
     if (temp) {
       a.role = Role::temp;
     } else {
       const auto role = n.at("role").str();
       if (role == "in") a.role = Role::in;
       else if (role == "out") a.role = Role::out;
-      else n.at("role").fail("expected role 'in' or 'out', got '" + role + "'");
+      else if (role == "workspace") a.role = Role::workspace;
+      else n.at("role").fail("expected role 'in', 'out' or 'workspace', got '" + role + "'");
       if (a.role == Role::in) a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
+      if (a.role == Role::workspace && n.has("init")) n.at("init").fail("a workspace starts zeroed: it takes no init");
       if (n.has("edge_inits")) {
         if (a.role != Role::in) n.at("edge_inits").fail("edge_inits applies to inputs only");
         for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
       }
     }
+    // A workspace is often sized per block of a grid sized to the device (e.g. [sms * 64 + 1]).
+    Names allowed = size_names;
+    if (a.role == Role::workspace) {
+      allowed.insert("dtype_bytes");
+      allowed.insert(kDeviceSymbols.begin(), kDeviceSymbols.end());
+    }
+    a.shape = exprs(n.at("shape"), allowed, "shape");
   } else {
     if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits"))
       n.fail("a scalar takes only name, kind, dtype and value");
@@ -189,6 +197,16 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
 }
 
 }  // namespace
+
+std::string_view role_name(Role r) {
+  switch (r) {
+    case Role::in: return "in";
+    case Role::out: return "out";
+    case Role::temp: return "temp";
+    case Role::workspace: return "workspace";
+  }
+  return "?";
+}
 
 std::string InitSpec::str() const {
   std::ostringstream s;

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -13,7 +14,10 @@
 
 namespace soltune {
 
-enum class Role { in, out, temp };
+// workspace: scratch the kernels share with the caller, zeroed once and left zeroed by every launch
+// (docs/TEMPLATES.md); its shape may use dtype_bytes and the device symbols besides the sizes.
+enum class Role { in, out, temp, workspace };
+std::string_view role_name(Role r);  // "in", "out", "temp", "workspace"
 
 // How a buffer's inputs are drawn: normal(mean, std) or uniform(lo, hi).
 struct InitSpec {
@@ -26,7 +30,7 @@ struct ArgSpec {
   std::string name;
   bool is_buffer = true;
   std::string dtype;          // "T" (the task's dtype) or a concrete dtype name
-  std::vector<Expr> shape;    // buffers: element count is the product
+  std::vector<Expr> shape;    // buffers: element count is the product (workspaces' may use device symbols)
   Role role = Role::in;
   InitSpec init;              // buffers with role in
   std::vector<InitSpec> edge_inits;  // extra correctness rounds: values near the dtype's edges, where relevant

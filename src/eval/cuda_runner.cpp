@@ -98,14 +98,22 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
   // The baseline is checked too: a baseline that skips work would flatter every candidate.
   st.draw_inputs(0);
   st.run_reference(0);
+  // Candidates are blamed for a dirty workspace, so the reference must be seen to leave it zeroed.
+  Accuracy ref_ws;
+  st.check_workspaces(ref_ws);
+  if (ref_ws.workspace_dirty || ref_ws.out_of_bounds)
+    throw Error(t.problem->name + "'s reference does not leave its workspace as it found it for " + t.id() + ": " +
+                std::to_string(ref_ws.workspace_dirty) + " bytes left non-zero, " +
+                std::to_string(ref_ws.out_of_bounds) + " guard bytes changed");
   st.poison_outputs();
   SOLTUNE_CUDA(st.run_baseline(0));
   Accuracy acc;
   acc.rounds = 1;
   st.compare_outputs(acc);
   // The baseline rounds to the storage type after every operation, so it may miss a candidate's
-  // tolerance; it must still compute the same function: every element written, finite, and close.
-  if (acc.unwritten || acc.nonfinite || !(acc.rel_l2 <= kBaselineRelL2))
+  // tolerance; it must still compute the same function: every element written, finite, and close,
+  // and leave any workspace it uses zeroed.
+  if (acc.unwritten || acc.nonfinite || !(acc.rel_l2 <= kBaselineRelL2) || acc.workspace_dirty)
     throw Error(t.problem->name + "'s baseline does not compute the reference's function for " + t.id() + ": " +
                 acc.summary());
   char note[160];
@@ -161,6 +169,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
       lost_ = true;
     } else {
       (void)cudaGetLastError();
+      st.reset_workspaces();  // it may have run part of the way: the next candidate starts clean
     }
   };
 
@@ -190,6 +199,17 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
   if (timed.err != cudaSuccess) return failed(timed.err, "while timing");
   res.time = timed.time;
   const auto clock = clock_note(clock_before, clock_->mhz());
+  // After every repetition (a slow candidate's few included) the workspace must be zero again.
+  Accuracy after;
+  st.check_workspaces(after);
+  if (after.workspace_dirty || after.out_of_bounds) {
+    res.status = Status::wrong_answer;
+    res.acc.workspace_dirty = after.workspace_dirty;
+    res.acc.out_of_bounds += after.out_of_bounds;
+    res.acc.pass = false;
+    res.log = "correct while checked, but after the timed loop: " + res.acc.summary();
+    return;
+  }
   if (!timed.verified) {
     res.status = Status::wrong_answer;
     res.log = "correct while checked, wrong inside the timed loop (repetition " + std::to_string(timed.checked_rep + 1) +

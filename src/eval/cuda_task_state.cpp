@@ -69,11 +69,12 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
       s->elems = buffer_elements(a, bind_);
       const size_t bytes = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
       const int n = a.role == Role::in ? sets_ : 1;
-      // Outputs and temporaries sit between two guard zones: a write past either end changes them.
+      // Outputs, workspaces and temporaries sit between two guard zones: a write past either end changes them.
       const size_t guard = a.role == Role::in ? 0 : kGuardBytes;
       for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes + 2 * guard);
       s->guard = guard;
       if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
+      if (a.role == Role::workspace) zero_workspace(*s);  // zeroed once; every kernel leaves it so
     } else {
       store_scalar(*s, a.value.eval(bind_));
     }
@@ -220,8 +221,36 @@ void TaskState::compare_outputs(Accuracy& acc) {
     if (static_cast<double>(cs.mismatches) > (1.0 - tol.min_match) * static_cast<double>(cs.checked)) band_ok = false;
     acc.out_of_bounds += guard_damage(*s);
   }
+  check_workspaces(acc);
   acc.pass = acc.checked > 0 && band_ok && acc.nonfinite == 0 && acc.unwritten == 0 && acc.precision_ok &&
-             acc.out_of_bounds == 0;
+             acc.out_of_bounds == 0 && acc.workspace_dirty == 0;
+}
+
+void TaskState::zero_workspace(ArgSlot& s) {
+  const size_t bytes = s.sets[0].bytes() - 2 * s.guard;
+  SOLTUNE_CUDA(cudaMemsetAsync(s.sets[0].get(), kGuardByte, s.guard, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(s.data(), 0, bytes, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s.data()) + bytes, kGuardByte, s.guard, stream()));
+}
+
+void TaskState::check_workspaces(Accuracy& acc) {
+  for (auto& s : slots_) {
+    if (!s->spec->is_buffer || s->spec->role != Role::workspace) continue;
+    // Workspaces are small (counters, a partial per block): reading one back costs little.
+    std::vector<unsigned char> bytes(s->sets[0].bytes() - 2 * s->guard);
+    SOLTUNE_CUDA(cudaMemcpyAsync(bytes.data(), s->data(), bytes.size(), cudaMemcpyDeviceToHost, stream()));
+    SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+    const auto dirty = static_cast<int64_t>(bytes.size() - static_cast<size_t>(std::count(bytes.begin(), bytes.end(), 0)));
+    const int64_t damage = guard_damage(*s);
+    acc.workspace_dirty += dirty;
+    acc.out_of_bounds += damage;
+    if (dirty || damage) zero_workspace(*s);
+  }
+}
+
+void TaskState::reset_workspaces() {
+  for (auto& s : slots_)
+    if (s->spec->is_buffer && s->spec->role == Role::workspace) zero_workspace(*s);
 }
 
 int64_t TaskState::guard_damage(const ArgSlot& s) {

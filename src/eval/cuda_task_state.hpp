@@ -1,6 +1,6 @@
 #pragma once
 // Device-side state of one task: argument buffers (several input sets to rotate through, one output,
-// a double-precision shadow of each output for the reference), baseline temporaries, the L2 flush
+// a double-precision shadow of each output for the reference, workspaces kept zeroed), baseline temporaries, the L2 flush
 // buffer, events, and the loaded reference, baseline and builtin modules. Dropped and rebuilt
 // whole after a candidate faults and the device is reset.
 #include <cuda_runtime.h>
@@ -62,8 +62,13 @@ class TaskState {
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
   void run_reference(int set);
   void poison_outputs();
-  // Compares every output with its reference (tolerance per dtype); accumulates into acc.
+  // Compares every output with its reference (tolerance per dtype), then checks the workspaces
+  // (check_workspaces); accumulates into acc.
   void compare_outputs(Accuracy& acc);
+  // Workspaces must be all zero between launches: counts the bytes left non-zero and the guard bytes
+  // changed into acc, and re-zeroes any workspace found so, so that the next run starts clean.
+  void check_workspaces(Accuracy& acc);
+  void reset_workspaces();  // after a failed launch that may have run part of the way
   cudaError_t run_baseline(int set);
   void flush_l2();
   Event& event(size_t i);  // a pool, grown on demand
@@ -74,6 +79,7 @@ class TaskState {
  private:
   ArgSlot& slot(const std::string& name);
   int64_t guard_damage(const ArgSlot& s);  // guard bytes a kernel changed (writes out of bounds)
+  void zero_workspace(ArgSlot& s);         // guard bytes around, zeros inside
   static constexpr size_t kGuardBytes = 64 * 1024;  // a multiple of 256: data() keeps cudaMalloc's alignment
   static constexpr unsigned char kGuardByte = 0xA5;
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);

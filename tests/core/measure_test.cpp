@@ -45,12 +45,14 @@ TEST(Measure, AccuracySummaryNamesEveryFailureKind) {
   a.mismatches = 3;
   a.unwritten = 2;
   a.out_of_bounds = 8;
+  a.workspace_dirty = 4;
   a.precision_ok = false;
   a.rounds = 1;
   const auto s = a.summary();
   EXPECT_NE(s.find("FAIL"), std::string::npos);
   EXPECT_NE(s.find("2 unwritten"), std::string::npos);
   EXPECT_NE(s.find("8 guard bytes written out of bounds"), std::string::npos);
+  EXPECT_NE(s.find("workspace left with 4 non-zero bytes"), std::string::npos);
   EXPECT_NE(s.find("lower precision than declared"), std::string::npos);
 }
 

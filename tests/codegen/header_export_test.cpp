@@ -72,6 +72,51 @@ int main() {
   fs::remove_all(dir);
 }
 
+// A workspace argument reaches the caller as a plain (non-const) pointer, with a note that it is
+// zeroed once and left zeroed, and a function for its element count on the caller's device.
+TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "l1norm");
+  const auto& v = p.variant("last_block");
+  const Space s(v, Bindings{});
+  const std::vector<Specialization> specs = {
+      {&v, DType::f32, s.parse_key("BLOCK=256,VEC=4,EPT=4,BLOCKS_PER_SM=4,CACHE_HINT=1,REDUCE=0"),
+       Shape{{{"n", 1 << 28}}}, {"f32"}},
+      {&v, DType::bf16, s.parse_key("BLOCK=512,VEC=8,EPT=2,BLOCKS_PER_SM=2,CACHE_HINT=3,REDUCE=1"),
+       Shape{{{"n", 1 << 28}}}, {"bf16"}}};
+  const auto header = export_header(p, specs, "test");
+  EXPECT_NE(header.find("'ws' is a workspace"), std::string::npos);
+  EXPECT_NE(header.find("zero it once"), std::string::npos);
+  EXPECT_NE(header.find("leaves it zeroed"), std::string::npos);
+  const auto dir = fs::temp_directory_path() / ("soltune-export-ws-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "l1norm.cuh") << header;
+  std::ofstream(dir / "main.cu") << R"SRC(
+#include "l1norm.cuh"
+#include <cstdio>
+using namespace soltune_l1norm;
+int main() {
+  // The signatures: the workspace is an int* the kernel may write (and leaves zeroed).
+  cudaError_t (*f32)(const float*, float*, int*, long long, cudaStream_t) = &l1norm_f32;
+  cudaError_t (*bf16)(const __nv_bfloat16*, __nv_bfloat16*, int*, long long, cudaStream_t) = &l1norm_bf16;
+  (void)f32; (void)bf16;
+  int bad = 0;
+  const long long elems = l1norm_f32_ws_elems(1000003, 132, 90, 232448, 62914560);
+  if (elems != 4 + 16 * 132) { std::printf("ws elems %lld\n", elems); ++bad; }
+  if (l1norm_bf16_ws_elems(3, 78, 90, 232448, 62914560) != 4 + 16 * 78) { std::printf("bf16 ws elems\n"); ++bad; }
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  const auto cmd = nv + " -std=c++17 -arch=sm_90 -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
+                   " > " + (dir / "log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << std::ifstream(dir / "log").rdbuf();
+  EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
+      << std::ifstream(dir / "run").rdbuf();
+  fs::remove_all(dir);
+}
+
 TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
   const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
   const auto& v = p.variant("vectorized");

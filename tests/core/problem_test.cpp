@@ -12,6 +12,7 @@
 #include "core/run_config.hpp"
 #include "core/space.hpp"
 #include "core/task.hpp"
+#include "../support/files.hpp"
 
 namespace soltune {
 namespace {
@@ -153,6 +154,62 @@ TEST(Problem, NameExpression) {
   LaunchSpec plain;
   plain.kernel = "k";
   EXPECT_EQ(name_expression(plain, DType::f32, {}), "k");
+}
+
+TEST(Problem, WorkspaceArgument) {
+  const auto p = load_problem(kTemplates, "l1norm");
+  const auto* ws = p.find_arg("ws");
+  ASSERT_NE(ws, nullptr);
+  EXPECT_TRUE(ws->is_buffer);
+  EXPECT_EQ(ws->role, Role::workspace);
+  EXPECT_EQ(role_name(ws->role), "workspace");
+  EXPECT_EQ(ws->resolve_dtype(DType::bf16), DType::i32);
+  // Its shape sees the device symbols: [4 + 16 * sms] on an H200 (132 SMs).
+  Task t{&p, &p.variants.front(), DType::f32, Shape{{{"n", 1000003}}}};
+  EXPECT_EQ(buffer_elements(*ws, t.fixed(*find_known_gpu("H200"))), 4 + 16 * 132);
+  // Not part of the problem's bytes: x read once, y written.
+  EXPECT_EQ(t.bytes(), 1000003.0 * 4 + 4);
+  // The reference and the variant are passed it.
+  EXPECT_NE(std::find(p.reference.args.begin(), p.reference.args.end(), "ws"), p.reference.args.end());
+  for (const auto& v : p.variants)
+    EXPECT_NE(std::find(v.launch.args.begin(), v.launch.args.end(), "ws"), v.launch.args.end()) << v.name;
+}
+
+// A copy of templates/l1norm with one line of problem.yaml changed must be refused at that line.
+TEST(Problem, WorkspaceMistakesAreRefusedWithFileAndLine) {
+  const auto root = fs::temp_directory_path() / ("soltune-workspace-" + std::to_string(::getpid()));
+  const auto yaml = root / "l1norm" / "problem.yaml";
+  const auto original = test::read_file(kTemplates / "l1norm" / "problem.yaml");
+  struct Case {
+    std::string from, to, phrase;
+  };
+  const std::vector<Case> cases = {
+      {"role: workspace}", "role: scratch}", "expected role 'in', 'out' or 'workspace', got 'scratch'"},
+      {"role: workspace}", "role: workspace, init: \"normal(0, 1)\"}", "a workspace starts zeroed"},
+      // Only a workspace's shape may depend on the device.
+      {"shape: [1], role: out}", "shape: [sms], role: out}", "uses unknown name 'sms'"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.to);
+    fs::remove_all(root);
+    fs::create_directories(root);
+    fs::copy(kTemplates / "l1norm", root / "l1norm", fs::copy_options::recursive);
+    auto text = original;
+    const auto pos = text.find(c.from);
+    ASSERT_NE(pos, std::string::npos) << c.from;
+    text.replace(pos, c.from.size(), c.to);
+    ASSERT_TRUE(test::write_file(yaml, text));
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+    try {
+      load_problem(root, "l1norm");
+      ADD_FAILURE() << "not refused";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("problem.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(c.phrase), std::string::npos) << msg;
+    }
+  }
+  fs::remove_all(root);
 }
 
 }  // namespace

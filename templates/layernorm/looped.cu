@@ -1,0 +1,257 @@
+// LayerNorm for rows of any width: TPR threads share a row (a warp up to a whole block), RPB rows
+// per block, and walk the row in chunks of TPR * VEC * UNROLL elements (UNROLL vector loads in
+// flight per thread). The statistics pass and the output pass read the row again: from global
+// memory (STAGE 0, where L2 usually still holds it), or from a copy of the row in shared memory
+// written on the first read (STAGE 1, through registers; STAGE 2, with cp.async, double-buffered
+// across rows in persistent mode so that the next row is in flight while this one is computed).
+// Every thread reads back only the shared-memory elements it wrote itself, so the staging needs no
+// barrier. Statistics are taken on x - x[row, 0], as in rowreg.
+#include <cuda_bf16.h>
+
+namespace ln_detail {
+
+template <int BYTES> struct RawOf;
+template <> struct RawOf<2> { using type = unsigned short; };
+template <> struct RawOf<4> { using type = unsigned int; };
+template <> struct RawOf<8> { using type = uint2; };
+template <> struct RawOf<16> { using type = uint4; };
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
+  if constexpr (HINT) return __ldcs(p); else return *p;
+}
+template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
+  if constexpr (HINT) __stcs(p, v); else *p = v;
+}
+template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
+  const T* e = reinterpret_cast<const T*>(&r);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out[k] = to_f(e[k]);
+}
+
+// cp.async of 4, 8 or 16 bytes from global to shared memory (16 bytes bypass L1).
+template <int BYTES> __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(BYTES) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// Reduction states, combined as in rowreg (a zero state is the identity).
+struct Sum1 { float s; };
+struct Sum2 { float s, q; };
+struct Wel { float n, m, m2; };
+__device__ __forceinline__ Sum1 combine(Sum1 a, Sum1 b) { return {a.s + b.s}; }
+__device__ __forceinline__ Sum2 combine(Sum2 a, Sum2 b) { return {a.s + b.s, a.q + b.q}; }
+__device__ __forceinline__ Wel combine(Wel a, Wel b) {
+  const float n = a.n + b.n;
+  if (n == 0.f) return a;
+  const float d = b.m - a.m, f = b.n / n;
+  return {n, fmaf(d, f, a.m), a.m2 + b.m2 + d * d * a.n * f};
+}
+__device__ __forceinline__ float shfl(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ Sum1 shfl(Sum1 v, int m) { return {shfl(v.s, m)}; }
+__device__ __forceinline__ Sum2 shfl(Sum2 v, int m) { return {shfl(v.s, m), shfl(v.q, m)}; }
+__device__ __forceinline__ Wel shfl(Wel v, int m) { return {shfl(v.n, m), shfl(v.m, m), shfl(v.m2, m)}; }
+
+// All-reduce over the TPR threads of each row group: butterflies in each warp, the warps' partials
+// through shared memory, a second butterfly. Every thread of the block calls it; callers alternate
+// between two scratch halves so that a half is rewritten only after the next call's barrier.
+template <int TPR, class S> __device__ __forceinline__ S group_allreduce(S v, S* scratch) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) v = combine(v, shfl(v, m));
+  if constexpr (TPR > 32) {
+    constexpr int NW = TPR / 32;
+    const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
+    if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
+    __syncthreads();
+    v = scratch[group * NW + (threadIdx.x & (NW - 1))];
+#pragma unroll
+    for (int m = NW / 2; m > 0; m >>= 1) v = combine(v, shfl(v, m));
+  }
+  return v;
+}
+
+template <int STATS> struct StatsOf { using type = Sum1; };  // 0: mean, then centred squares
+template <> struct StatsOf<1> { using type = Wel; };         // 1: Welford, chunk by chunk
+template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums, one reduction
+
+}  // namespace ln_detail
+
+template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STATS, int STAGE, int PERSIST, int BPS, int HINT>
+__global__ void __launch_bounds__(TPR * RPB, BPS)
+layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
+                 T* __restrict__ y, long long rows, long long cols, float eps) {
+  using namespace ln_detail;
+  static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
+  static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
+  static_assert(STATS >= 0 && STATS <= 2 && STAGE >= 0 && STAGE <= 2, "STATS and STAGE in 0..2");
+  static_assert(STAGE != 2 || VEC * sizeof(T) >= 4, "cp.async moves 4, 8 or 16 bytes");
+  using Raw = typename RawOf<sizeof(T) * VEC>::type;
+  using S = typename StatsOf<STATS>::type;
+  constexpr int CHUNK = TPR * VEC * UNROLL;
+  constexpr bool DOUBLE = STAGE == 2 && PERSIST;  // prefetch the next row group into the other buffer
+  __shared__ S scratch[2][RPB * TPR / 32];
+  extern __shared__ __align__(16) unsigned char staged[];
+
+  const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
+  const long long groups = (rows + RPB - 1) / RPB;
+  const float inv_n = 1.0f / static_cast<float>(cols);
+  const long long stride = (cols * static_cast<long long>(sizeof(T)) + 15) / 16 * 16;  // bytes per staged row
+  auto buffer = [&](int slot) { return reinterpret_cast<T*>(staged + (slot * RPB + group) * stride); };
+  // The columns a thread touches: lane * VEC + j * TPR * VEC, the same set in every pass.
+  auto issue = [&](long long g, int slot) {  // cp.async the thread's part of row group g
+    const long long row = g * RPB + group;
+    if (g < groups && row < rows)
+      for (long long c = static_cast<long long>(lane) * VEC; c < cols; c += TPR * VEC)
+        cp_async<sizeof(Raw)>(buffer(slot) + c, x + row * cols + c);
+    cp_async_commit();
+  };
+  if constexpr (STAGE == 2) issue(blockIdx.x, 0);
+
+  int phase = 0, slot = 0;
+  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
+    const long long row = g * RPB + group;
+    const bool active = row < rows;
+    const T* xr = x + (active ? row : 0) * cols;
+    T* sr = STAGE ? buffer(slot) : nullptr;
+    if constexpr (STAGE == 2) {
+      if constexpr (DOUBLE) {
+        issue(g + gridDim.x, slot ^ 1);
+        cp_async_wait<1>();
+      } else {
+        cp_async_wait<0>();
+      }
+    }
+    const float pivot = to_f(xr[0]);
+
+    // Reads the UNROLL vectors of one chunk, shifted by the pivot (0 where outside the row). STAGE 1:
+    // the first pass reads x and copies it to shared memory, later passes read the copy. HINT
+    // streams the last read of x from global memory (the output pass, or STAGE 1's only read).
+    auto read_chunk = [&](long long base, float (&v)[UNROLL][VEC], bool first, bool last) {
+      Raw r[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
+        if (active && c < cols) {
+          if (STAGE == 2 || (STAGE == 1 && !first)) r[u] = *reinterpret_cast<const Raw*>(sr + c);
+          else if (HINT && (last || STAGE == 1)) r[u] = load<1>(reinterpret_cast<const Raw*>(xr + c));
+          else r[u] = load<0>(reinterpret_cast<const Raw*>(xr + c));
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
+        if (active && c < cols) {
+          if (STAGE == 1 && first) *reinterpret_cast<Raw*>(sr + c) = r[u];
+          unpack<T>(r[u], v[u]);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[u][k] -= pivot;
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[u][k] = 0.f;
+        }
+      }
+    };
+    auto valid = [&](long long base, int u) { return active && base + static_cast<long long>(u * TPR + lane) * VEC < cols; };
+
+    // Statistics of the shifted values.
+    float mean, var;
+    if constexpr (STATS == 0) {
+      float s = 0.f;
+      for (long long base = 0; base < cols; base += CHUNK) {
+        float v[UNROLL][VEC];
+        read_chunk(base, v, true, false);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) s += v[u][k];
+      }
+      mean = group_allreduce<TPR>(Sum1{s}, scratch[phase]).s * inv_n;
+      phase ^= 1;
+      float q = 0.f;
+      for (long long base = 0; base < cols; base += CHUNK) {
+        float v[UNROLL][VEC];
+        read_chunk(base, v, false, false);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+          if (valid(base, u))
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) q = fmaf(v[u][k] - mean, v[u][k] - mean, q);
+      }
+      var = group_allreduce<TPR>(Sum1{q}, scratch[phase]).s * inv_n;
+      phase ^= 1;
+    } else {
+      S st{};
+      for (long long base = 0; base < cols; base += CHUNK) {
+        float v[UNROLL][VEC];
+        read_chunk(base, v, true, false);
+        if constexpr (STATS == 1) {  // the chunk's own count, mean and M2, merged into the running state
+          float n = 0.f, s = 0.f;
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            if (valid(base, u)) n += VEC;
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) s += v[u][k];
+          }
+          const float m = n > 0.f ? s / n : 0.f;
+          float m2 = 0.f;
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u)
+            if (valid(base, u))
+#pragma unroll
+              for (int k = 0; k < VEC; ++k) m2 = fmaf(v[u][k] - m, v[u][k] - m, m2);
+          st = combine(st, Wel{n, m, m2});
+        } else {
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) {
+              st.s += v[u][k];
+              st.q = fmaf(v[u][k], v[u][k], st.q);
+            }
+        }
+      }
+      const S r = group_allreduce<TPR>(st, scratch[phase]);
+      phase ^= 1;
+      if constexpr (STATS == 1) {
+        mean = r.m;
+        var = r.m2 * inv_n;
+      } else {
+        mean = r.s * inv_n;
+        var = fmaxf(fmaf(-mean, mean, r.q * inv_n), 0.f);
+      }
+    }
+    const float rstd = rsqrtf(var + eps);
+
+    // Output pass.
+    T* yr = y + (active ? row : 0) * cols;
+    for (long long base = 0; base < cols; base += CHUNK) {
+      float v[UNROLL][VEC];
+      read_chunk(base, v, false, true);
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
+        if (!(active && c < cols)) continue;
+        float w[VEC], b[VEC];
+        unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + c)), w);
+        unpack<T>(__ldg(reinterpret_cast<const Raw*>(bias + c)), b);
+        Raw out;
+        T* o = reinterpret_cast<T*>(&out);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(fmaf((v[u][k] - mean) * rstd, w[k], b[k]));
+        store<HINT>(reinterpret_cast<Raw*>(yr + c), out);
+      }
+    }
+    if constexpr (DOUBLE) slot ^= 1;
+  }
+  if constexpr (STAGE == 2) cp_async_wait<0>();  // no copy outlives the block
+}

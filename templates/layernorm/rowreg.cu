@@ -1,0 +1,216 @@
+// LayerNorm with the row held in registers (the Apex / OneFlow / Liger design): TPR threads share
+// a row (a warp up to a whole block), RPB rows per block; each thread loads EPT vectors of VEC
+// elements, all issued before the first use, so x is read from memory exactly once. Statistics
+// are taken on x - x[row, 0] (a value of the row: it keeps the mean of a row with a large common
+// offset exact in f32). The grid is a block per row group, or persistent (BPS blocks per SM
+// looping over row groups), where weight and bias may stay in registers across rows.
+#include <cuda_bf16.h>
+
+namespace ln_detail {
+
+template <int BYTES> struct RawOf;
+template <> struct RawOf<2> { using type = unsigned short; };
+template <> struct RawOf<4> { using type = unsigned int; };
+template <> struct RawOf<8> { using type = uint2; };
+template <> struct RawOf<16> { using type = uint4; };
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// HINT 1: streaming (evict-first) access for data touched once; weights use the read-only path.
+template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
+  if constexpr (HINT) return __ldcs(p); else return *p;
+}
+template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
+  if constexpr (HINT) __stcs(p, v); else *p = v;
+}
+template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
+  const T* e = reinterpret_cast<const T*>(&r);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out[k] = to_f(e[k]);
+}
+
+// Reduction states. Sum1: one sum; Sum2: sum and sum of squares; Wel: count, mean and M2, merged
+// with Chan's formula (a zero state is the identity of every combine).
+struct Sum1 { float s; };
+struct Sum2 { float s, q; };
+struct Wel { float n, m, m2; };
+__device__ __forceinline__ Sum1 combine(Sum1 a, Sum1 b) { return {a.s + b.s}; }
+__device__ __forceinline__ Sum2 combine(Sum2 a, Sum2 b) { return {a.s + b.s, a.q + b.q}; }
+__device__ __forceinline__ Wel combine(Wel a, Wel b) {
+  const float n = a.n + b.n;
+  if (n == 0.f) return a;
+  const float d = b.m - a.m, f = b.n / n;
+  return {n, fmaf(d, f, a.m), a.m2 + b.m2 + d * d * a.n * f};
+}
+__device__ __forceinline__ float shfl(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ Sum1 shfl(Sum1 v, int m) { return {shfl(v.s, m)}; }
+__device__ __forceinline__ Sum2 shfl(Sum2 v, int m) { return {shfl(v.s, m), shfl(v.q, m)}; }
+__device__ __forceinline__ Wel shfl(Wel v, int m) { return {shfl(v.n, m), shfl(v.m, m), shfl(v.m2, m)}; }
+
+// All-reduce over the TPR threads of each row group (TPR a multiple of 32, groups warp-aligned);
+// every thread of the block must call it. RED 0: butterfly shuffles in each warp, then the warps'
+// partials through shared memory and a second butterfly (one barrier). RED 1: a shared-memory
+// tree (a barrier per level). Callers alternate between two scratch halves, so that a half is
+// only rewritten after the barrier of the call in between.
+template <int TPR, int RED, class S>
+__device__ __forceinline__ S group_allreduce(S v, S* scratch) {
+  const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
+  if constexpr (RED == 0) {
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1) v = combine(v, shfl(v, m));
+    if constexpr (TPR > 32) {
+      constexpr int NW = TPR / 32;
+      if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
+      __syncthreads();
+      v = scratch[group * NW + (threadIdx.x & (NW - 1))];  // each NW lanes hold all partials
+#pragma unroll
+      for (int m = NW / 2; m > 0; m >>= 1) v = combine(v, shfl(v, m));
+    }
+    return v;
+  } else {
+    scratch[threadIdx.x] = v;
+    __syncthreads();
+#pragma unroll
+    for (int s = TPR / 2; s > 0; s >>= 1) {
+      if (lane < s) scratch[threadIdx.x] = combine(scratch[threadIdx.x], scratch[threadIdx.x + s]);
+      __syncthreads();
+    }
+    return scratch[group * TPR];
+  }
+}
+
+template <int STATS> struct StatsOf { using type = Sum1; };  // 0: mean, then centred squares
+template <> struct StatsOf<1> { using type = Wel; };         // 1: Welford / Chan, one reduction
+template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums, one reduction
+
+}  // namespace ln_detail
+
+// BPS: the blocks per SM asked of __launch_bounds__ (it caps registers), and in persistent mode
+// the grid's blocks per SM.
+template <typename T, int TPR, int RPB, int VEC, int EPT, int STATS, int RED, int PERSIST, int BPS, int WREG, int HINT>
+__global__ void __launch_bounds__(TPR * RPB, BPS)
+layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
+                 T* __restrict__ y, long long rows, long long cols, float eps) {
+  using namespace ln_detail;
+  static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
+  static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
+  static_assert(STATS >= 0 && STATS <= 2 && (RED == 0 || RED == 1), "STATS in 0..2, RED in 0..1");
+  static_assert(WREG == 0 || PERSIST == 1, "weights stay in registers only across the rows of a persistent block");
+  using Raw = typename RawOf<sizeof(T) * VEC>::type;
+  using S = typename StatsOf<STATS>::type;
+  constexpr int SLOTS = RED ? TPR * RPB : RPB * TPR / 32;
+  __shared__ S scratch[2][SLOTS];
+
+  const int lane = threadIdx.x % TPR;
+  const long long groups = (rows + RPB - 1) / RPB;
+  const float inv_n = 1.0f / static_cast<float>(cols);
+  // Vector e of a thread starts at column (e * TPR + lane) * VEC: a warp's accesses are contiguous.
+  auto col = [&](int e) { return static_cast<long long>(e * TPR + lane) * VEC; };
+
+  Raw wr[WREG ? EPT : 1], br[WREG ? EPT : 1];
+  if constexpr (WREG) {
+#pragma unroll
+    for (int e = 0; e < EPT; ++e)
+      if (col(e) < cols) {
+        wr[e] = __ldg(reinterpret_cast<const Raw*>(weight + col(e)));
+        br[e] = __ldg(reinterpret_cast<const Raw*>(bias + col(e)));
+      }
+  }
+
+  int phase = 0;
+  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
+    const long long row = g * RPB + threadIdx.x / TPR;
+    const bool active = row < rows;
+    const T* xr = x + (active ? row : 0) * cols;
+    const float pivot = to_f(xr[0]);
+
+    float v[EPT][VEC];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+      if (active && col(e) < cols) {
+        unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[e][k] -= pivot;
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
+      }
+    }
+
+    // Mean and variance of the shifted values; invalid elements hold 0 and are masked below.
+    float mean, var;
+    if constexpr (STATS == 0) {
+      float s = 0.f;
+#pragma unroll
+      for (int e = 0; e < EPT; ++e)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) s += v[e][k];
+      mean = group_allreduce<TPR, RED>(Sum1{s}, scratch[phase]).s * inv_n;
+      phase ^= 1;
+      float q = 0.f;
+#pragma unroll
+      for (int e = 0; e < EPT; ++e)
+        if (col(e) < cols)
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) q = fmaf(v[e][k] - mean, v[e][k] - mean, q);
+      var = group_allreduce<TPR, RED>(Sum1{q}, scratch[phase]).s * inv_n;
+      phase ^= 1;
+    } else if constexpr (STATS == 1) {
+      float s = 0.f, n = 0.f;
+#pragma unroll
+      for (int e = 0; e < EPT; ++e) {
+        if (col(e) < cols) n += VEC;
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) s += v[e][k];
+      }
+      const float m = n > 0.f ? s / n : 0.f;
+      float m2 = 0.f;
+#pragma unroll
+      for (int e = 0; e < EPT; ++e)
+        if (col(e) < cols)
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) m2 = fmaf(v[e][k] - m, v[e][k] - m, m2);
+      const Wel r = group_allreduce<TPR, RED>(Wel{n, m, m2}, scratch[phase]);
+      phase ^= 1;
+      mean = r.m;
+      var = r.m2 * inv_n;
+    } else {
+      float s = 0.f, q = 0.f;
+#pragma unroll
+      for (int e = 0; e < EPT; ++e)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          s += v[e][k];
+          q = fmaf(v[e][k], v[e][k], q);
+        }
+      const Sum2 r = group_allreduce<TPR, RED>(Sum2{s, q}, scratch[phase]);
+      phase ^= 1;
+      mean = r.s * inv_n;
+      var = fmaxf(fmaf(-mean, mean, r.q * inv_n), 0.f);
+    }
+    const float rstd = rsqrtf(var + eps);
+
+    T* yr = y + (active ? row : 0) * cols;
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+      if (!(active && col(e) < cols)) continue;
+      float w[VEC], b[VEC];
+      if constexpr (WREG) {
+        unpack<T>(wr[e], w);
+        unpack<T>(br[e], b);
+      } else {
+        unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + col(e))), w);
+        unpack<T>(__ldg(reinterpret_cast<const Raw*>(bias + col(e))), b);
+      }
+      Raw out;
+      T* o = reinterpret_cast<T*>(&out);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(fmaf((v[e][k] - mean) * rstd, w[k], b[k]));
+      store<HINT>(reinterpret_cast<Raw*>(yr + col(e)), out);
+    }
+  }
+}

@@ -1,0 +1,172 @@
+// RMSNorm for rows of any width: TPR threads share a row (a warp up to a whole block), RPB rows
+// per block, and walk the row in chunks of TPR * VEC * UNROLL elements (UNROLL vector loads in
+// flight per thread). The output pass reads the row again: from global memory (STAGE 0, where L2
+// usually still holds it), or from a copy of the row in shared memory written on the first read
+// (STAGE 1, through registers; STAGE 2, with cp.async, double-buffered across rows in persistent
+// mode so that the next row is in flight while this one is computed). Every thread reads back only
+// the shared-memory elements it wrote itself, so the staging needs no barrier.
+#include <cuda_bf16.h>
+
+namespace rms_detail {
+
+template <int BYTES> struct RawOf;
+template <> struct RawOf<2> { using type = unsigned short; };
+template <> struct RawOf<4> { using type = unsigned int; };
+template <> struct RawOf<8> { using type = uint2; };
+template <> struct RawOf<16> { using type = uint4; };
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
+  if constexpr (HINT) return __ldcs(p); else return *p;
+}
+template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
+  if constexpr (HINT) __stcs(p, v); else *p = v;
+}
+template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
+  const T* e = reinterpret_cast<const T*>(&r);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out[k] = to_f(e[k]);
+}
+
+// cp.async of 4, 8 or 16 bytes from global to shared memory (16 bytes bypass L1).
+template <int BYTES> __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(BYTES) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// Sum over the TPR threads of each row group: butterflies in each warp, the warps' partials through
+// shared memory, a second butterfly. Every thread of the block calls it; callers alternate between
+// two scratch halves so that a half is rewritten only after the next call's barrier.
+template <int TPR> __device__ __forceinline__ float group_allreduce(float v, float* scratch) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+  if constexpr (TPR > 32) {
+    constexpr int NW = TPR / 32;
+    const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
+    if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
+    __syncthreads();
+    v = scratch[group * NW + (threadIdx.x & (NW - 1))];
+#pragma unroll
+    for (int m = NW / 2; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+  }
+  return v;
+}
+
+}  // namespace rms_detail
+
+template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STAGE, int PERSIST, int BPS, int HINT>
+__global__ void __launch_bounds__(TPR * RPB, BPS)
+rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restrict__ y, long long rows,
+               long long cols, float eps) {
+  using namespace rms_detail;
+  static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
+  static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
+  static_assert(STAGE >= 0 && STAGE <= 2, "STAGE in 0..2");
+  static_assert(STAGE != 2 || VEC * sizeof(T) >= 4, "cp.async moves 4, 8 or 16 bytes");
+  using Raw = typename RawOf<sizeof(T) * VEC>::type;
+  constexpr int CHUNK = TPR * VEC * UNROLL;
+  constexpr bool DOUBLE = STAGE == 2 && PERSIST;  // prefetch the next row group into the other buffer
+  __shared__ float scratch[2][RPB * TPR / 32];
+  extern __shared__ __align__(16) unsigned char staged[];
+
+  const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
+  const long long groups = (rows + RPB - 1) / RPB;
+  const float inv_n = 1.0f / static_cast<float>(cols);
+  const long long stride = (cols * static_cast<long long>(sizeof(T)) + 15) / 16 * 16;  // bytes per staged row
+  auto buffer = [&](int slot) { return reinterpret_cast<T*>(staged + (slot * RPB + group) * stride); };
+  // The columns a thread touches: lane * VEC + j * TPR * VEC, the same set in every pass.
+  auto issue = [&](long long g, int slot) {  // cp.async the thread's part of row group g
+    const long long row = g * RPB + group;
+    if (g < groups && row < rows)
+      for (long long c = static_cast<long long>(lane) * VEC; c < cols; c += TPR * VEC)
+        cp_async<sizeof(Raw)>(buffer(slot) + c, x + row * cols + c);
+    cp_async_commit();
+  };
+  if constexpr (STAGE == 2) issue(blockIdx.x, 0);
+
+  int phase = 0, slot = 0;
+  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
+    const long long row = g * RPB + group;
+    const bool active = row < rows;
+    const T* xr = x + (active ? row : 0) * cols;
+    T* sr = STAGE ? buffer(slot) : nullptr;
+    if constexpr (STAGE == 2) {
+      if constexpr (DOUBLE) {
+        issue(g + gridDim.x, slot ^ 1);
+        cp_async_wait<1>();
+      } else {
+        cp_async_wait<0>();
+      }
+    }
+
+    // Reads the UNROLL vectors of one chunk (0 where outside the row). STAGE 1: the first pass
+    // reads x and copies it to shared memory, the output pass reads the copy. HINT streams the last
+    // read of x from global memory (the output pass, or STAGE 1's only read).
+    auto read_chunk = [&](long long base, float (&v)[UNROLL][VEC], bool first) {
+      Raw r[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
+        if (active && c < cols) {
+          if (STAGE == 2 || (STAGE == 1 && !first)) r[u] = *reinterpret_cast<const Raw*>(sr + c);
+          else if (HINT && (!first || STAGE == 1)) r[u] = load<1>(reinterpret_cast<const Raw*>(xr + c));
+          else r[u] = load<0>(reinterpret_cast<const Raw*>(xr + c));
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
+        if (active && c < cols) {
+          if (STAGE == 1 && first) *reinterpret_cast<Raw*>(sr + c) = r[u];
+          unpack<T>(r[u], v[u]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[u][k] = 0.f;
+        }
+      }
+    };
+
+    float q = 0.f;
+    for (long long base = 0; base < cols; base += CHUNK) {
+      float v[UNROLL][VEC];
+      read_chunk(base, v, true);
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) q = fmaf(v[u][k], v[u][k], q);
+    }
+    const float rstd = rsqrtf(group_allreduce<TPR>(q, scratch[phase]) * inv_n + eps);
+    phase ^= 1;
+
+    // Output pass.
+    T* yr = y + (active ? row : 0) * cols;
+    for (long long base = 0; base < cols; base += CHUNK) {
+      float v[UNROLL][VEC];
+      read_chunk(base, v, false);
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
+        if (!(active && c < cols)) continue;
+        float w[VEC];
+        unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + c)), w);
+        Raw out;
+        T* o = reinterpret_cast<T*>(&out);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(v[u][k] * rstd * w[k]);
+        store<HINT>(reinterpret_cast<Raw*>(yr + c), out);
+      }
+    }
+    if constexpr (DOUBLE) slot ^= 1;
+  }
+  if constexpr (STAGE == 2) cp_async_wait<0>();  // no copy outlives the block
+}

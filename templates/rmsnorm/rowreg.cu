@@ -1,0 +1,136 @@
+// RMSNorm with the row held in registers (the Apex / Liger design): TPR threads share a row (a warp
+// up to a whole block), RPB rows per block; each thread loads EPT vectors of VEC elements, all
+// issued before the first use, so x is read from memory exactly once. The grid is a block per row
+// group, or persistent (BPS blocks per SM looping over row groups), where the weight may stay in
+// registers across rows.
+#include <cuda_bf16.h>
+
+namespace rms_detail {
+
+template <int BYTES> struct RawOf;
+template <> struct RawOf<2> { using type = unsigned short; };
+template <> struct RawOf<4> { using type = unsigned int; };
+template <> struct RawOf<8> { using type = uint2; };
+template <> struct RawOf<16> { using type = uint4; };
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// HINT 1: streaming (evict-first) access for data touched once; the weight uses the read-only path.
+template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
+  if constexpr (HINT) return __ldcs(p); else return *p;
+}
+template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
+  if constexpr (HINT) __stcs(p, v); else *p = v;
+}
+template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
+  const T* e = reinterpret_cast<const T*>(&r);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out[k] = to_f(e[k]);
+}
+
+// Sum over the TPR threads of each row group (TPR a multiple of 32, groups warp-aligned), every
+// thread getting the result; every thread of the block must call it. RED 0: butterfly shuffles in
+// each warp, then the warps' partials through shared memory and a second butterfly (one barrier).
+// RED 1: a shared-memory tree (a barrier per level). Callers alternate between two scratch halves,
+// so that a half is only rewritten after the barrier of the call in between.
+template <int TPR, int RED>
+__device__ __forceinline__ float group_allreduce(float v, float* scratch) {
+  const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
+  if constexpr (RED == 0) {
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+    if constexpr (TPR > 32) {
+      constexpr int NW = TPR / 32;
+      if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
+      __syncthreads();
+      v = scratch[group * NW + (threadIdx.x & (NW - 1))];  // each NW lanes hold all partials
+#pragma unroll
+      for (int m = NW / 2; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+    }
+    return v;
+  } else {
+    scratch[threadIdx.x] = v;
+    __syncthreads();
+#pragma unroll
+    for (int s = TPR / 2; s > 0; s >>= 1) {
+      if (lane < s) scratch[threadIdx.x] += scratch[threadIdx.x + s];
+      __syncthreads();
+    }
+    return scratch[group * TPR];
+  }
+}
+
+}  // namespace rms_detail
+
+// BPS: the blocks per SM asked of __launch_bounds__ (it caps registers), and in persistent mode
+// the grid's blocks per SM.
+template <typename T, int TPR, int RPB, int VEC, int EPT, int RED, int PERSIST, int BPS, int WREG, int HINT>
+__global__ void __launch_bounds__(TPR * RPB, BPS)
+rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restrict__ y, long long rows,
+               long long cols, float eps) {
+  using namespace rms_detail;
+  static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
+  static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
+  static_assert(RED == 0 || RED == 1, "RED in 0..1");
+  static_assert(WREG == 0 || PERSIST == 1, "the weight stays in registers only across the rows of a persistent block");
+  using Raw = typename RawOf<sizeof(T) * VEC>::type;
+  constexpr int SLOTS = RED ? TPR * RPB : RPB * TPR / 32;
+  __shared__ float scratch[2][SLOTS];
+
+  const int lane = threadIdx.x % TPR;
+  const long long groups = (rows + RPB - 1) / RPB;
+  const float inv_n = 1.0f / static_cast<float>(cols);
+  // Vector e of a thread starts at column (e * TPR + lane) * VEC: a warp's accesses are contiguous.
+  auto col = [&](int e) { return static_cast<long long>(e * TPR + lane) * VEC; };
+
+  Raw wr[WREG ? EPT : 1];
+  if constexpr (WREG) {
+#pragma unroll
+    for (int e = 0; e < EPT; ++e)
+      if (col(e) < cols) wr[e] = __ldg(reinterpret_cast<const Raw*>(weight + col(e)));
+  }
+
+  int phase = 0;
+  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
+    const long long row = g * RPB + threadIdx.x / TPR;
+    const bool active = row < rows;
+    const T* xr = x + (active ? row : 0) * cols;
+
+    float v[EPT][VEC];
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+      if (active && col(e) < cols) {
+        unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
+      }
+    }
+    float q = 0.f;
+#pragma unroll
+    for (int e = 0; e < EPT; ++e)
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) q = fmaf(v[e][k], v[e][k], q);
+    const float ms = group_allreduce<TPR, RED>(q, scratch[phase]) * inv_n;
+    phase ^= 1;
+    const float rstd = rsqrtf(ms + eps);
+
+    T* yr = y + (active ? row : 0) * cols;
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+      if (!(active && col(e) < cols)) continue;
+      float w[VEC];
+      if constexpr (WREG) unpack<T>(wr[e], w);
+      else unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + col(e))), w);
+      Raw out;
+      T* o = reinterpret_cast<T*>(&out);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(v[e][k] * rstd * w[k]);
+      store<HINT>(reinterpret_cast<Raw*>(yr + col(e)), out);
+    }
+  }
+}

@@ -1,0 +1,380 @@
+// C = A * B on CUDA cores (SIMT), the classic shared-memory tiled GEMM. A block computes a BM x BN
+// tile of C walking k in steps of BK: it stages the A and B slices in shared memory, and each of its
+// (BM/TM) * (BN/TN) threads accumulates a TM x TN micro-tile in registers (f32) from fragments it
+// reads out of shared memory. Knobs: tile sizes, global load width, padding, A transposed in shared
+// memory, the micro-tile's layout, the k-loop unroll, and the pipeline (1 stage; 2 stages through
+// registers; 1-3 stages with cp.async). Every edge is bounds-checked: any m, n, k works, and vector
+// loads fall back to single elements where a row is not aligned for them.
+#include <cuda_bf16.h>
+
+namespace matmul_detail {
+
+__host__ __device__ constexpr int cmin(int a, int b) { return a < b ? a : b; }
+__host__ __device__ constexpr int lowbit(int x) { return x & -x; }
+__host__ __device__ constexpr int round_up(int x, int to) { return (x + to - 1) / to * to; }
+
+// N elements moved as one access (N * sizeof(T) a power of two up to 16 bytes). Accesses go through
+// the raw vector type of that size: copies of the struct itself are not reliably vectorized.
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+template <int BYTES> struct RawOf;
+template <> struct RawOf<2> { using type = unsigned short; };
+template <> struct RawOf<4> { using type = unsigned int; };
+template <> struct RawOf<8> { using type = uint2; };
+template <> struct RawOf<16> { using type = uint4; };
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> ld(const T* p) {
+  using R = typename RawOf<sizeof(T) * N>::type;
+  const R r = *reinterpret_cast<const R*>(p);
+  Pack<T, N> x;
+  memcpy(&x, &r, sizeof(R));
+  return x;
+}
+template <typename T, int N>
+__device__ __forceinline__ void st(T* p, const Pack<T, N>& x) {
+  using R = typename RawOf<sizeof(T) * N>::type;
+  R r;
+  memcpy(&r, &x, sizeof(R));
+  *reinterpret_cast<R*>(p) = r;
+}
+// The same to global memory, spelled out: NVVM split C's vector stores into 4-byte ones otherwise.
+template <typename T, int N>
+__device__ __forceinline__ void st_global(T* p, const Pack<T, N>& x) {
+#if defined(__CUDA_ARCH__)
+  unsigned w[sizeof(T) * N >= 4 ? sizeof(T) * N / 4 : 1];
+  if constexpr (sizeof(T) * N >= 4) memcpy(w, &x, sizeof(T) * N);
+  if constexpr (sizeof(T) * N == 16)
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+  else if constexpr (sizeof(T) * N == 8)
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+  else if constexpr (sizeof(T) * N == 4)
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(p), "r"(w[0]) : "memory");
+  else
+    st<T, N>(p, x);
+#else
+  st<T, N>(p, x);
+#endif
+}
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// Widest access (elements, at most 16 bytes) for a run of N elements that starts at a multiple of N
+// in a shared-memory array whose rows are LD elements apart.
+template <typename T>
+__host__ __device__ constexpr int width(int n, int ld) { return cmin(cmin(lowbit(n), lowbit(ld)), 16 / static_cast<int>(sizeof(T))); }
+
+// N contiguous shared-memory elements into f32 registers, W at a time.
+template <typename T, int N, int W>
+__device__ __forceinline__ void read_f(const T* p, float* out) {
+#pragma unroll
+  for (int q = 0; q < N / W; ++q) {
+    const Pack<T, W> x = ld<T, W>(p + q * W);
+#pragma unroll
+    for (int e = 0; e < W; ++e) out[q * W + e] = to_f(x.v[e]);
+  }
+}
+
+// cp.async of BYTES (4, 8 or 16) from global to shared memory; 16-byte copies bypass L1. Host
+// builds (the emulation test) copy at once, or through MATMUL_EMU_CP_ASYNC when they define it.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* dst, const void* src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(src), "n"(BYTES));
+#elif defined(MATMUL_EMU_CP_ASYNC)
+  MATMUL_EMU_CP_ASYNC(dst, src, BYTES);
+#else
+  for (int i = 0; i < BYTES; ++i) static_cast<char*>(dst)[i] = static_cast<const char*>(src)[i];
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#elif defined(MATMUL_EMU_CP_ASYNC)
+  MATMUL_EMU_COMMIT();
+#endif
+}
+// Waits until at most PENDING of this thread's committed groups are still in flight.
+template <int PENDING>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+#elif defined(MATMUL_EMU_CP_ASYNC)
+  MATMUL_EMU_WAIT(PENDING);
+#endif
+}
+
+__device__ __forceinline__ unsigned dynamic_smem_bytes() {
+#if defined(__CUDA_ARCH__)
+  unsigned r;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+#else
+  return ~0u;
+#endif
+}
+
+}  // namespace matmul_detail
+
+// BM x BN x BK: block tile. TM x TN: micro-tile per thread. VEC: elements per global load.
+// PAD: elements added to every shared-memory row. STAGES, ASYNC: the pipeline (above). A_T: A stored
+// k-major (transposed) in shared memory, so a thread's TM values of A at one k are contiguous.
+// SPLIT: the micro-tile is two runs of TM/2 rows (TN/2 columns) half a block tile apart instead of
+// one contiguous run, so that neighbouring threads read neighbouring shared-memory words. UNROLL:
+// k steps per iteration of the inner loop over a tile, 0 for all of BK (fully unrolled); a step
+// covers at least the KV k values one read of A brings (1 = not unrolled beyond that).
+template <typename T, int BM, int BN, int BK, int TM, int TN, int VEC, int PAD, int STAGES, int ASYNC, int A_T,
+          int SPLIT, int UNROLL>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
+    matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long m, long long n,
+                 long long k) {
+  using namespace matmul_detail;
+  constexpr int NT = (BM / TM) * (BN / TN);
+  constexpr int LDA = A_T ? BM + PAD : BK + PAD;  // A tile: BK rows of BM (A_T) or BM rows of BK
+  constexpr int LDB = BN + PAD;                   // B tile: BK rows of BN
+  constexpr int EP16 = 16 / static_cast<int>(sizeof(T));
+  constexpr int SA = round_up(A_T ? BK * LDA : BM * LDA, EP16);  // stage sizes, 16-byte multiples
+  constexpr int SB = round_up(BK * LDB, EP16);
+  constexpr int VPR_A = BK / VEC, LA = BM * BK / VEC / NT;  // vectors per tile row, per thread
+  constexpr int VPR_B = BN / VEC, LB = BK * BN / VEC / NT;
+  constexpr int CM = SPLIT ? TM / 2 : TM, CN = SPLIT ? TN / 2 : TN;  // contiguous runs of the micro-tile
+  constexpr int KV = A_T ? 1 : cmin(4, width<T>(BK, LDA));           // k values per read of A
+  constexpr int WA = A_T ? width<T>(CM, LDA) : width<T>(KV, LDA);   // shared-memory read widths
+  constexpr int WB = width<T>(CN, LDB);
+  constexpr int WC = cmin(CN, EP16);                                // global store width for C
+  constexpr int USTEPS = UNROLL == 0 ? BK : UNROLL;                 // 0: the whole tile
+  constexpr int UNR = USTEPS > KV ? USTEPS / KV : 1;                // the pragma's factor
+  static_assert(NT % 32 == 0 && NT >= 32 && NT <= 1024, "threads per block: a multiple of 32 in 32..1024");
+  static_assert(BM % TM == 0 && BN % TN == 0 && (!SPLIT || (TM % 2 == 0 && TN % 2 == 0)), "micro-tile must divide the tile");
+  static_assert(VEC * sizeof(T) <= 16 && BK % VEC == 0 && BN % VEC == 0, "VEC: at most 16 bytes, dividing BK and BN");
+  static_assert(LA * VEC * NT == BM * BK && LB * VEC * NT == BK * BN && LA > 0 && LB > 0,
+                "each thread must load whole vectors of both tiles");
+  static_assert(STAGES >= 1 && STAGES <= 3 && (ASYNC || STAGES <= 2), "stages: 1..3 with cp.async, 1..2 without");
+  static_assert(!ASYNC || (VEC * sizeof(T) >= 4 && !A_T && LDA % VEC == 0 && LDB % VEC == 0),
+                "cp.async copies 4..16 aligned bytes and cannot transpose");
+  static_assert(BK % KV == 0 && BK % USTEPS == 0, "k-loop steps must divide BK");
+
+  extern __shared__ __align__(16) unsigned char matmul_smem[];
+  T* const smem = reinterpret_cast<T*>(matmul_smem);
+  if (dynamic_smem_bytes() < static_cast<unsigned>(STAGES * (SA + SB) * sizeof(T))) __trap();
+
+  const int tid = threadIdx.x;
+  const int tx = tid % (BN / TN), ty = tid / (BN / TN);
+  const long long m0 = static_cast<long long>(blockIdx.y) * BM, n0 = static_cast<long long>(blockIdx.x) * BN;
+  const int kt_count = static_cast<int>((k + BK - 1) / BK);
+  // Vector loads need every row start aligned: row lengths a multiple of VEC, bases aligned.
+  const bool a_vec = k % VEC == 0 && reinterpret_cast<unsigned long long>(a) % (VEC * sizeof(T)) == 0;
+  const bool b_vec = n % VEC == 0 && reinterpret_cast<unsigned long long>(b) % (VEC * sizeof(T)) == 0;
+
+  using P = Pack<T, VEC>;
+  // Element-wise fallback: in-range elements, zeros elsewhere (they add nothing to the sums).
+  auto gather = [](const T* p, long long avail) {
+    P x;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) x.v[e] = e < avail ? p[e] : from_f<T>(0.0f);
+    return x;
+  };
+  // Vector i of this thread in the A (B) slice of k tile kt: source pointer, and how many of its
+  // elements are in range (0 for rows past the matrix). Pointers are formed only for real rows.
+  auto a_src = [&](int i, int kt, long long& avail) {
+    const int v = tid + i * NT, r = v / VPR_A, cc = v % VPR_A * VEC;
+    const long long gk = static_cast<long long>(kt) * BK + cc;
+    avail = m0 + r < m ? k - gk : 0;
+    return avail > 0 ? a + (m0 + r) * k + gk : a;
+  };
+  auto b_src = [&](int i, int kt, long long& avail) {
+    const int v = tid + i * NT, r = v / VPR_B, cc = v % VPR_B * VEC;
+    const long long gk = static_cast<long long>(kt) * BK + r;
+    avail = gk < k ? n - (n0 + cc) : 0;
+    return avail > 0 ? b + gk * n + n0 + cc : b;
+  };
+  // Shared-memory destination of element e of vector i.
+  auto a_dst = [&](T* as, int i, int e) {
+    const int v = tid + i * NT, r = v / VPR_A, cc = v % VPR_A * VEC;
+    return A_T ? as + (cc + e) * LDA + r : as + r * LDA + cc + e;
+  };
+  auto b_dst = [&](T* bs, int i) {
+    const int v = tid + i * NT;
+    return bs + v / VPR_B * LDB + v % VPR_B * VEC;
+  };
+  auto stage_a = [&](int s) { return smem + s * (SA + SB); };
+  auto stage_b = [&](int s) { return smem + s * (SA + SB) + SA; };
+
+  // Register path: fetch a k tile into registers, then store it into a stage.
+  P ra[LA], rb[LB];
+  auto fetch = [&](int kt) {
+#pragma unroll
+    for (int i = 0; i < LA; ++i) {
+      long long avail;
+      const T* p = a_src(i, kt, avail);
+      ra[i] = a_vec && avail >= VEC ? ld<T, VEC>(p) : gather(p, avail);
+    }
+#pragma unroll
+    for (int i = 0; i < LB; ++i) {
+      long long avail;
+      const T* p = b_src(i, kt, avail);
+      rb[i] = b_vec && avail >= VEC ? ld<T, VEC>(p) : gather(p, avail);
+    }
+  };
+  auto stash = [&](int s) {
+    T* as = stage_a(s);
+    T* bs = stage_b(s);
+#pragma unroll
+    for (int i = 0; i < LA; ++i) {
+      if constexpr (!A_T && LDA % VEC == 0) {
+        st<T, VEC>(a_dst(as, i, 0), ra[i]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) *a_dst(as, i, e) = ra[i].v[e];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < LB; ++i) {
+      if constexpr (LDB % VEC == 0) {
+        st<T, VEC>(b_dst(bs, i), rb[i]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) b_dst(bs, i)[e] = rb[i].v[e];
+      }
+    }
+  };
+  // cp.async path: whole aligned vectors asynchronously, the rest (edges) element-wise at once.
+  auto issue = [&](int kt, int s) {
+    T* as = stage_a(s);
+    T* bs = stage_b(s);
+#pragma unroll
+    for (int i = 0; i < LA; ++i) {
+      long long avail;
+      const T* p = a_src(i, kt, avail);
+      if (a_vec && avail >= VEC) cp_async<VEC * sizeof(T)>(a_dst(as, i, 0), p);
+      else st<T, VEC>(a_dst(as, i, 0), gather(p, avail));
+    }
+#pragma unroll
+    for (int i = 0; i < LB; ++i) {
+      long long avail;
+      const T* p = b_src(i, kt, avail);
+      if (b_vec && avail >= VEC) cp_async<VEC * sizeof(T)>(b_dst(bs, i), p);
+      else st<T, VEC>(b_dst(bs, i), gather(p, avail));
+    }
+  };
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+  // Micro-tile row i (column j) within the block tile.
+  auto row_of = [&](int i) { return i / CM * (BM / 2) + ty * CM + i % CM; };
+  auto col_of = [&](int j) { return j / CN * (BN / 2) + tx * CN + j % CN; };
+
+  auto compute = [&](int s) {
+    const T* as = stage_a(s);
+    const T* bs = stage_b(s);
+#pragma unroll UNR
+    for (int kq = 0; kq < BK; kq += KV) {
+      float af[TM][KV];
+      if constexpr (A_T) {
+        float t[TM];
+#pragma unroll
+        for (int h = 0; h < TM / CM; ++h) read_f<T, CM, WA>(as + kq * LDA + row_of(h * CM), t + h * CM);
+#pragma unroll
+        for (int i = 0; i < TM; ++i) af[i][0] = t[i];
+      } else {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) read_f<T, KV, WA>(as + row_of(i) * LDA + kq, af[i]);
+      }
+#pragma unroll
+      for (int q = 0; q < KV; ++q) {
+        float bf[TN];
+#pragma unroll
+        for (int h = 0; h < TN / CN; ++h) read_f<T, CN, WB>(bs + (kq + q) * LDB + col_of(h * CN), bf + h * CN);
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(af[i][q], bf[j], acc[i][j]);
+      }
+    }
+  };
+
+  if constexpr (ASYNC && STAGES == 1) {
+    for (int kt = 0; kt < kt_count; ++kt) {
+      issue(kt, 0);
+      cp_async_commit();
+      cp_async_wait<0>();
+      __syncthreads();
+      compute(0);
+      __syncthreads();  // before the next tile overwrites the stage
+    }
+  } else if constexpr (ASYNC) {
+    // Tiles kt+1 .. kt+STAGES-1 are in flight while tile kt is computed; one barrier per tile.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < kt_count) issue(s, s);
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < kt_count; ++kt) {
+      cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed
+      __syncthreads();              // everyone's have, and everyone is done with tile kt-1's stage
+      const int next = kt + STAGES - 1;
+      if (next < kt_count) issue(next, next % STAGES);
+      cp_async_commit();  // possibly empty: keeps one group per tile for the wait count
+      compute(kt % STAGES);
+    }
+  } else if constexpr (STAGES == 1) {
+    for (int kt = 0; kt < kt_count; ++kt) {
+      fetch(kt);
+      stash(0);
+      __syncthreads();
+      compute(0);
+      __syncthreads();
+    }
+  } else {
+    // Register prefetch: tile kt+1's loads are in flight while tile kt is computed.
+    if (kt_count > 0) {
+      fetch(0);
+      stash(0);
+    }
+    __syncthreads();
+    for (int kt = 0; kt < kt_count; ++kt) {
+      const bool more = kt + 1 < kt_count;
+      if (more) fetch(kt + 1);
+      compute(kt & 1);
+      if (more) stash((kt + 1) & 1);  // last read in iteration kt-1, before its barrier
+      __syncthreads();
+    }
+  }
+
+  // Epilogue: C in runs of CN columns, WC elements per store where the row is aligned for it.
+  const bool c_vec = n % WC == 0 && reinterpret_cast<unsigned long long>(c) % (WC * sizeof(T)) == 0;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const long long gr = m0 + row_of(i);
+    if (gr >= m) continue;
+#pragma unroll
+    for (int j = 0; j < TN; j += WC) {
+      const long long gc = n0 + col_of(j);
+      if (gc >= n) continue;
+      T* p = c + gr * n + gc;
+      if (c_vec && gc + WC <= n) {
+        Pack<T, WC> o;
+#pragma unroll
+        for (int e = 0; e < WC; ++e) o.v[e] = from_f<T>(acc[i][j + e]);
+        st_global<T, WC>(p, o);
+      } else {
+#pragma unroll
+        for (int e = 0; e < WC; ++e)
+          if (gc + e < n) p[e] = from_f<T>(acc[i][j + e]);
+      }
+    }
+  }
+}

@@ -1,0 +1,243 @@
+// Softmax with each row read once and held on chip until its max and sum are known: in registers
+// (STAGE 0, the warp/block softmax of Apex, OneFlow, Liger), in shared memory (STAGE 1: loaded
+// through registers, EPT vectors in flight; STAGE 2: cp.async straight from global memory, the
+// whole row in flight), or split (STAGE 3: EPT vectors per thread in registers, the rest of the
+// row by cp.async in shared memory: rows too wide for either alone, e.g. 50k floats on A100).
+// TPR threads share a row: a few lanes, a warp, or up to a whole block; BLOCK / TPR rows per
+// block. Rows wider than a warp reduce across warps through shared memory, after warp shuffles
+// (REDUCE 0) or as a shared-memory tree (REDUCE 1). GRID 0: a block per row group; GRID k: a
+// persistent grid of k blocks per SM looping over row groups.
+// Moves the fewest bytes: x read once, y written once. Computes in f32 whatever the storage type.
+#include <cuda_bf16.h>
+
+namespace softmax_cached_detail {
+
+// -inf (NVRTC has no INFINITY macro).
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+
+template <int BYTES> struct RawOf;
+template <> struct RawOf<2> { using type = unsigned short; };
+template <> struct RawOf<4> { using type = unsigned int; };
+template <> struct RawOf<8> { using type = uint2; };
+template <> struct RawOf<16> { using type = uint4; };
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// exp of x - max (<= 0). __expf: ex2.approx of d * log2(e), relative error about |d| * 2^-24.
+template <int FAST> __device__ __forceinline__ float ex(float d) { return FAST ? __expf(d) : expf(d); }
+
+// HINT 1: streaming (evict-first) loads and stores; each byte is touched once.
+template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
+  if constexpr (HINT) return __ldcs(p); else return *p;
+}
+template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
+  if constexpr (HINT) __stcs(p, v); else *p = v;
+}
+
+__device__ __forceinline__ unsigned long long evict_first_policy() {
+  unsigned long long p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+
+// One asynchronous global -> shared copy of BYTES (4, 8 or 16); 16-byte copies bypass L1.
+template <int BYTES, int HINT>
+__device__ __forceinline__ void cp_async(void* dst, const void* src, unsigned long long policy) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (BYTES == 16 && HINT)
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "l"(policy) : "memory");
+  else if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+  else if constexpr (HINT)
+    asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], %2, %3;" ::"r"(d), "l"(src), "n"(BYTES), "l"(policy) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src), "n"(BYTES) : "memory");
+}
+
+struct MaxOp {
+  static __device__ __forceinline__ float id() { return neg_inf(); }
+  static __device__ __forceinline__ float op(float a, float b) { return fmaxf(a, b); }
+};
+struct SumOp {
+  static __device__ __forceinline__ float id() { return 0.0f; }
+  static __device__ __forceinline__ float op(float a, float b) { return a + b; }
+};
+
+// Butterfly over aligned groups of W lanes: every lane gets its group's result.
+template <typename Op, int W> __device__ __forceinline__ float warp_reduce(float v) {
+#pragma unroll
+  for (int o = W / 2; o > 0; o >>= 1) v = Op::op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Reduction over the TPR threads of each row; every thread of the block calls it (it may hold
+// barriers) and gets its row's result. red: BLOCK / 32 floats, a separate array per call site of
+// one row (so two successive reductions need no barrier between them); tree: BLOCK floats.
+template <typename Op, int BLOCK, int TPR, int REDUCE>
+__device__ __forceinline__ float row_reduce(float v, float* red, float* tree) {
+  if constexpr (TPR <= 32) {
+    return warp_reduce<Op, TPR>(v);
+  } else if constexpr (REDUCE == 0) {
+    constexpr int NW = TPR / 32;  // warps per row
+    v = warp_reduce<Op, 32>(v);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = lane < NW ? red[warp / NW * NW + lane] : Op::id();
+    return warp_reduce<Op, 32>(v);
+  } else {
+    const int l = threadIdx.x % TPR;
+    tree[threadIdx.x] = v;
+    __syncthreads();
+#pragma unroll
+    for (int s = TPR / 2; s > 0; s >>= 1) {
+      if (l < s) tree[threadIdx.x] = Op::op(tree[threadIdx.x], tree[threadIdx.x + s]);
+      __syncthreads();
+    }
+    v = tree[threadIdx.x - l];
+    __syncthreads();  // everyone has read the result before the tree is written again
+    return v;
+  }
+}
+
+}  // namespace softmax_cached_detail
+
+template <typename T, int BLOCK, int TPR, int VEC, int EPT, int STAGE, int REDUCE, int HINT, int FAST_EXP>
+__global__ void __launch_bounds__(BLOCK)
+    softmax_cached(const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols_ll) {
+  static_assert(sizeof(T) * VEC <= 16 && VEC > 0 && (VEC & (VEC - 1)) == 0, "VEC: a power of two, at most 16 bytes");
+  static_assert(TPR > 0 && (TPR & (TPR - 1)) == 0 && TPR <= BLOCK && BLOCK % 32 == 0 && BLOCK <= 1024,
+                "TPR: a power of two dividing BLOCK, a multiple of the warp size");
+  static_assert(STAGE < 2 || sizeof(T) * VEC >= 4, "cp.async copies 4, 8 or 16 bytes");
+  using namespace softmax_cached_detail;
+  using Raw = typename RawOf<sizeof(T) * VEC>::type;
+  constexpr int RPB = BLOCK / TPR;  // rows per block
+  constexpr bool INPLACE = sizeof(T) == 4;  // f32 keeps exp(x - max) where x was; bf16 recomputes it
+  constexpr int NREG = STAGE == 0 || STAGE == 3 ? EPT : 0;  // vectors per thread held in registers
+  constexpr bool ASYNC = STAGE >= 2;                         // shared-memory part by cp.async
+  __shared__ float red[2][TPR > 32 && REDUCE == 0 ? BLOCK / 32 : 1];
+  __shared__ float tree[TPR > 32 && REDUCE == 1 ? BLOCK : 1];
+  extern __shared__ __align__(16) unsigned char smem[];
+
+  const int cols = static_cast<int>(cols_ll);
+  const int nvec = cols / VEC;  // cols % VEC == 0 (a constraint)
+  const int slot = threadIdx.x / TPR, lane = threadIdx.x % TPR;
+  // Vectors [0, jsm) of a row are in registers (vector e * TPR + lane in thread lane), the rest
+  // [jsm, nvec) in this row's slot of shared memory; each thread reads back only what it wrote.
+  const int jsm = NREG * TPR < nvec ? NREG * TPR : nvec;
+  Raw* srow = reinterpret_cast<Raw*>(smem) + static_cast<long long>(slot) * (nvec - jsm);
+  const long long groups = (rows + RPB - 1) / RPB;
+  unsigned long long policy = 0;
+  if constexpr (ASYNC && HINT) policy = evict_first_policy();
+
+  // With a block per group (GRID 0) this loop runs once; a persistent grid strides over the groups.
+  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+    const long long row = g * RPB + slot;
+    const bool valid = row < rows;  // the last group may be partial; its idle threads still reduce
+    const Raw* xv = reinterpret_cast<const Raw*>(x + (valid ? row : 0) * cols_ll);
+    Raw* yv = reinterpret_cast<Raw*>(y + (valid ? row : 0) * cols_ll);
+    Raw buf[NREG > 0 ? NREG : 1];
+    auto in_reg = [&](int e) { return valid && e * TPR + lane < nvec; };
+
+    float m = neg_inf();
+    if constexpr (ASYNC) {  // the shared-memory part first: in flight while the registers load
+      if (valid) {
+#pragma unroll 4
+        for (int j = jsm + lane; j < nvec; j += TPR) cp_async<sizeof(Raw), HINT>(srow + (j - jsm), xv + j, policy);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < NREG; ++e)
+      if (in_reg(e)) buf[e] = load<HINT>(xv + e * TPR + lane);
+    if constexpr (STAGE == 1) {  // the whole row to shared memory through registers, EPT loads in flight
+      if (valid)
+        for (int j0 = lane; j0 < nvec; j0 += TPR * EPT) {
+          Raw r[EPT];
+#pragma unroll
+          for (int e = 0; e < EPT; ++e)
+            if (j0 + e * TPR < nvec) r[e] = load<HINT>(xv + j0 + e * TPR);
+#pragma unroll
+          for (int e = 0; e < EPT; ++e)
+            if (j0 + e * TPR < nvec) {
+              srow[j0 + e * TPR] = r[e];
+              const T* v = reinterpret_cast<const T*>(&r[e]);
+#pragma unroll
+              for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
+            }
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < NREG; ++e)
+      if (in_reg(e)) {
+        const T* v = reinterpret_cast<const T*>(&buf[e]);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
+      }
+    if constexpr (ASYNC) {
+      asm volatile("cp.async.wait_all;" ::: "memory");
+      if (valid) {
+#pragma unroll 4
+        for (int j = jsm + lane; j < nvec; j += TPR) {
+          const Raw r = srow[j - jsm];
+          const T* v = reinterpret_cast<const T*>(&r);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
+        }
+      }
+    }
+    m = row_reduce<MaxOp, BLOCK, TPR, REDUCE>(m, red[0], tree);
+
+    float s = 0.0f;
+#pragma unroll
+    for (int e = 0; e < NREG; ++e)
+      if (in_reg(e)) {
+        T* v = reinterpret_cast<T*>(&buf[e]);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          const float ev = ex<FAST_EXP>(to_f(v[k]) - m);
+          if constexpr (INPLACE) v[k] = from_f<T>(ev);
+          s += ev;
+        }
+      }
+    if constexpr (STAGE != 0) {
+      if (valid) {
+#pragma unroll 4
+        for (int j = jsm + lane; j < nvec; j += TPR) {
+          Raw r = srow[j - jsm];
+          T* v = reinterpret_cast<T*>(&r);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) {
+            const float ev = ex<FAST_EXP>(to_f(v[k]) - m);
+            if constexpr (INPLACE) v[k] = from_f<T>(ev);
+            s += ev;
+          }
+          if constexpr (INPLACE) srow[j - jsm] = r;
+        }
+      }
+    }
+    s = row_reduce<SumOp, BLOCK, TPR, REDUCE>(s, red[1], tree);
+
+    const float inv = 1.0f / s;
+    auto out = [&](const Raw& r) {
+      const T* v = reinterpret_cast<const T*>(&r);
+      Raw o;
+      T* ov = reinterpret_cast<T*>(&o);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) ov[k] = from_f<T>((INPLACE ? to_f(v[k]) : ex<FAST_EXP>(to_f(v[k]) - m)) * inv);
+      return o;
+    };
+#pragma unroll
+    for (int e = 0; e < NREG; ++e)
+      if (in_reg(e)) store<HINT>(yv + e * TPR + lane, out(buf[e]));
+    if constexpr (STAGE != 0) {
+      if (valid) {
+#pragma unroll 4
+        for (int j = jsm + lane; j < nvec; j += TPR) store<HINT>(yv + j, out(srow[j - jsm]));
+      }
+    }
+  }
+}

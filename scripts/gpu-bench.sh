@@ -5,6 +5,7 @@
 # packed into one archive at the end (the device tool returns at most 8 files).
 #   scripts/gpu-bench.sh tune        the memory-bound library (issue 6) and the GPU tests
 #   scripts/gpu-bench.sh landscapes  exhaustive landscapes (issue 4) and PyTorch's figures
+#   tune1, landscapes1               the same on a machine with one GPU, one after another
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out/a" "$out/b"
@@ -44,18 +45,34 @@ stream_tune_b() {
   tune "$d" configs/l1norm.yaml --evals 160 --seconds 60
   tune "$d" configs/rmsnorm.yaml --evals 300 --seconds 100
 }
+stream_tune_single() {  # one GPU: the library with smaller budgets, one run after another
+  local d=$out/a
+  soltune devices > "$d/devices.txt" 2>&1
+  for p in softmax layernorm rmsnorm l1norm; do tune "$d" configs/$p-odd.yaml --evals 64 --seconds 18; done
+  tune "$d" configs/softmax.yaml --evals 600 --seconds 150
+  tune "$d" configs/layernorm.yaml --evals 200 --seconds 50
+  tune "$d" configs/rmsnorm.yaml --evals 200 --seconds 50
+  tune "$d" configs/l1norm.yaml --evals 100 --seconds 35
+  tune "$d" configs/gelu.yaml --evals 160 --seconds 40
+}
 stream_landscapes_a() {
   local d=$out/a
   soltune devices > "$d/devices.txt" 2>&1
   bounded soltune landscape configs/gelu.yaml --dtype f32 --shape n=268435456 -o "$d/gelu_f32_landscape.json" > "$d/landscape_gelu.log" 2>&1
-  bounded soltune landscape configs/softmax.yaml --variant ${SOFTMAX_VARIANT:-cached} --dtype f32 --shape rows=8192,cols=8192 \
+  bounded soltune landscape configs/softmax.yaml --variant cluster --dtype f32 --shape rows=8192,cols=8192 \
     -o "$d/softmax_f32_landscape.json" > "$d/landscape_softmax.log" 2>&1
-  bounded soltune landscape configs/matmul.yaml --dtype f32 --shape m=2048,n=2048,k=2048 --batch 96 \
-    -o "$d/matmul_f32_landscape.json" > "$d/landscape_matmul.log" 2>&1
+  bounded soltune landscape configs/landscapes/l1norm.yaml --dtype f32 --batch 96 \
+    -o "$d/l1norm_f32_landscape.json" > "$d/landscape_l1norm.log" 2>&1
+}
+stream_last() {  # the third landscape, then PyTorch's figures for the row-wise problems
+  local d=$out/a
+  bounded soltune landscape configs/landscapes/rmsnorm.yaml --variant rowreg --batch 64 \
+    -o "$d/rmsnorm_f32_landscape.json" > "$d/landscape_rmsnorm.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps 30 --json "$d/torch.json" > "$d/torch.log" 2>&1
 }
 stream_landscapes_b() {
   local d=$out/b
-  bounded python3 bench/torch_reference.py --reps 60 --json "$d/torch.json" > "$d/torch.log" 2>&1
+  bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
 }
 
 # Every command stops at the deadline (LIMIT seconds from now), so that the archive below is always
@@ -69,7 +86,10 @@ run2() {
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
-  *) echo "usage: $0 tune|landscapes" >&2; exit 2 ;;
+  tune1) stream_tune_single ;;
+  last) stream_last ;;
+  landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
+  *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/results.tgz" a b gpu.txt && rm -rf "$out/a" "$out/b"
 cat "$out/gpu.txt"

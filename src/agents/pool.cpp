@@ -1,6 +1,7 @@
 #include "agents/pool.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "agents/explorer.hpp"
 #include "agents/tuner.hpp"
@@ -83,9 +84,9 @@ std::vector<Config> AgentPool::propose(size_t n, Rng& rng) {
   }
   if (out.size() < n) {
     // The operators are spent (a small or nearly finished space): enumerate what is left.
-    for (auto& c : space_.enumerate_legal(1u << 20)) {
+    for (const auto& c : space_.all_legal()) {
       if (out.size() >= n) break;
-      if (!pop_.seen.count(space_.key(c))) take(std::move(c), "pool.enumerate", kNoArm);
+      if (!pop_.seen.count(space_.key(c))) take(c, "pool.enumerate", kNoArm);
     }
   }
   return out;
@@ -114,9 +115,17 @@ std::string AgentPool::checkpoint() const {
 }
 
 std::string AgentPool::report() const {
+  std::string arms;
+  for (size_t a = 0; a < bandit_.arms().size(); ++a)
+    if (bandit_.total_pulls(a) > 0) {
+      char b[96];
+      std::snprintf(b, sizeof b, "%s%s %lld pulls, won %.2f", arms.empty() ? "" : "; ", bandit_.arms()[a].c_str(),
+                    static_cast<long long>(bandit_.total_pulls(a)), bandit_.total_reward(a));
+      arms += b;
+    }
   return "best found by " + (best_by_.empty() ? std::string("none") : best_by_) + "; validator admitted " +
          std::to_string(validator_.admitted()) + ", rejected " + std::to_string(validator_.rejected()) +
-         "; bandit: " + bandit_.state();
+         "; bandit: " + (arms.empty() ? std::string("not started (warm-up only)") : arms);
 }
 
 }  // namespace soltune

@@ -55,6 +55,7 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
       "dtype", po::value(&dtype), "the dtype (f32, bf16...)")("shape", po::value(&shape), "the shape, e.g. n=268435456")(
       "batch", po::value(&batch)->default_value(48), "configurations compiled together")(
       "backend", po::value(&backend)->default_value("cuda"), "cuda, or model (predicted times, for tests; labelled)")(
+      "count", "print the number of legal configurations of every task of CONFIG, and measure nothing")(
       "device", po::value(&device)->default_value(0), "CUDA device index")(
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU");
   std::vector<std::string> positional;
@@ -65,11 +66,22 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
                 to_string(desc).c_str());
     return 0;
   }
-  if (positional.size() != 1 || out.empty()) throw UsageError("landscape takes one CONFIG and -o FILE\n" + to_string(desc));
+  if (positional.size() != 1 || (out.empty() && !vm.count("count"))) throw UsageError("landscape takes one CONFIG and -o FILE\n" + to_string(desc));
   if (batch < 1) throw UsageError("--batch must be at least 1");
   if (backend != "cuda" && backend != "model") throw UsageError("--backend: expected cuda or model, got '" + backend + "'");
   RunConfig cfg = load_run_config(positional[0]);
   cfg.search.strategy = "exhaustive";
+  if (vm.count("count")) {  // legality on the config's model GPU: no device needed
+    const auto dev = *find_known_gpu(cfg.model_gpu);
+    for (const auto& v : cfg.spec.variants)
+      for (auto dt : cfg.dtypes)
+        for (const auto& sh : cfg.shapes) {
+          const Task t{&cfg.spec, &v, dt, sh};
+          const Space space(v, t.fixed(dev));
+          std::printf("%-56s %8zu legal of %.0f\n", t.id().c_str(), space.all_legal().size(), space.cardinality());
+        }
+    return 0;
+  }
   Compiler compiler(compiler_options());
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap);
   TaskObserver none;

@@ -68,13 +68,16 @@ double Space::cardinality() const {
 }
 
 std::optional<Config> Space::sample(Rng& rng, int tries) const {
+  // The random numbers drawn do not depend on what this object did before (the list below may be
+  // cached or not): the same seed gives the same samples, however the space was used.
   for (int t = 0; t < tries; ++t) {
     Config c;
     for (const auto& k : knobs()) c.values.push_back(k.values[rng.below(k.values.size())]);
     if (legal(c)) return c;
   }
-  // Rejection failed (a tightly constrained space): fall back to a uniform pick among all legal ones.
-  auto all = enumerate_legal(200000);
+  // Rejection failed (a tightly constrained space): a uniform pick among all legal ones, enumerated
+  // once and kept.
+  const auto& all = all_legal();
   if (all.empty()) return std::nullopt;
   return all[rng.below(all.size())];
 }
@@ -137,6 +140,11 @@ std::optional<Config> Space::repair(const Config& c, Rng& rng) const {
     if (legal(n)) return n;
   }
   return sample(rng);
+}
+
+const std::vector<Config>& Space::all_legal() const {
+  if (!legal_) legal_ = enumerate_legal(1u << 22);
+  return *legal_;
 }
 
 std::vector<Config> Space::enumerate_legal(size_t limit) const {

@@ -31,18 +31,22 @@ class Space {
   std::string why_illegal(const Config& c) const;   // "" when legal
   double cardinality() const;                        // product of value counts (before constraints)
 
-  std::optional<Config> sample(Rng& rng, int tries = 2000) const;  // a uniform legal sample
+  // A uniform legal sample: rejection first; where it fails (a tightly constrained space), a uniform
+  // pick from the legal configurations, enumerated once and kept.
+  std::optional<Config> sample(Rng& rng, int tries = 2000) const;
   std::vector<Config> neighbours(const Config& c) const;             // legal one-knob steps
   Config mutate(const Config& c, Rng& rng, double rate) const;       // may be illegal
   Config crossover(const Config& a, const Config& b, Rng& rng) const;  // uniform, may be illegal
   // Nearest legal configuration to c (fewest knobs changed), or nullopt.
   std::optional<Config> repair(const Config& c, Rng& rng) const;
   std::vector<Config> enumerate_legal(size_t limit) const;  // in lexicographic index order
+  const std::vector<Config>& all_legal() const;             // the same, every one, enumerated once
 
  private:
   const std::vector<KnobSpec>* knobs_;
   const std::vector<Expr>* constraints_;
   Bindings fixed_;
+  mutable std::optional<std::vector<Config>> legal_;  // all_legal(), once asked for
 };
 
 }  // namespace soltune

@@ -100,6 +100,9 @@ int occupancy_blocks_per_sm(const Resources& r, const Geometry& g, const DeviceI
   a.numRegs = r.registers;
   a.sharedSizeBytes = static_cast<size_t>(r.smem_static);
   a.maxDynamicSharedSizeBytes = static_cast<size_t>(d.smem_per_block_optin);
+  // Kernels get the opt-in limit (the runner sets cudaFuncAttributeMaxDynamicSharedMemorySize): the
+  // default config would cap a block at 48 KiB and call larger ones impossible.
+  a.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;
   a.numBlockBarriers = 1;
   cudaOccDeviceState s;
   cudaOccResult out;

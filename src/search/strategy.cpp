@@ -42,10 +42,10 @@ std::vector<Config> EvolutionarySearch::propose(size_t n, Rng& rng) {
   }
   if (out.size() < n) {
     // Fall back to systematic enumeration so a small space is finished, not abandoned.
-    for (auto& c : space_.enumerate_legal(1u << 20)) {
+    for (const auto& c : space_.all_legal()) {
       if (out.size() >= n) break;
       if (seen_.insert(space_.key(c)).second) {
-        out.push_back(std::move(c));
+        out.push_back(c);
         proposers_.push_back("enumeration");
       }
     }

@@ -212,7 +212,9 @@ TEST_F(DispatcherTest, SameSeedSameRun) {
     Dispatcher(cfg_, ev3, r3).run(Budget{90, 0}, 8, none);
     EXPECT_EQ(r1.events, r2.events);
     EXPECT_EQ(ev1.calls, ev2.calls);
-    if (strategy != "exhaustive") EXPECT_NE(r1.events, r3.events);
+    if (strategy != "exhaustive") {
+      EXPECT_NE(r1.events, r3.events);
+    }
   }
 }
 
@@ -236,11 +238,11 @@ TEST_F(DispatcherTest, SecondsOnlyBudgetStopsAtTheDeadline) {
   FakeEvaluator ev;
   Recorder rec;
   const auto start = std::chrono::steady_clock::now();
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 0.4}, 1, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.5}, 1, none);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(reports.size(), 4u);
   for (const auto& r : reports) EXPECT_GT(r.outcome.evaluated, 0) << r.task.id();
-  EXPECT_LT(secs, 3.0);
+  EXPECT_LT(secs, 10.0);
 }
 
 TEST_F(DispatcherTest, StopConditionsAnyOrAll) {

@@ -266,7 +266,12 @@ TEST_F(CompilerTest, CorruptEntryIsAMissAndIsRewritten) {
   EXPECT_TRUE(second.ok);
   EXPECT_FALSE(second.cache_hit);
   EXPECT_EQ(second.cubin, first.cubin);
-  EXPECT_EQ(fs::file_size(entry), size) << "rewritten in full";
+  // Rewritten in full: the entry reads back as a hit (its size may differ by the digits of the
+  // compile time it records).
+  EXPECT_GT(fs::file_size(entry), size / 2) << "rewritten in full";
+  const CompileResult third = cached().compile(scale_request());
+  EXPECT_TRUE(third.cache_hit);
+  EXPECT_EQ(third.cubin, first.cubin);
   EXPECT_TRUE(cached().compile(scale_request()).cache_hit);
 
   {  // same length, one byte of the CUBIN changed: the checksum catches it

@@ -1,0 +1,77 @@
+#pragma once
+// The fixture the command-line tests share: the real `soltune` binary run in a temporary folder of
+// its own, with a compile cache of its own, stdout and stderr captured apart.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <string>
+
+#include "../support/files.hpp"
+
+namespace soltune {
+namespace {  // each test file gets its own copy
+
+namespace fs = std::filesystem;
+
+const fs::path kSoltune = SOLTUNE_BINARY_DIR "/src/cli/soltune";
+const fs::path kSource = SOLTUNE_SOURCE_DIR;
+
+[[maybe_unused]] std::string read(const fs::path& p) { return test::read_file(p); }
+[[maybe_unused]] void write(const fs::path& p, const std::string& text) { test::write_file(p, text); }
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::ostream& operator<<(std::ostream& o, const Result& r) {
+  return o << "exit " << r.code << "\n--- stdout:\n" << r.out << "\n--- stderr:\n" << r.err;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kSoltune)) << kSoltune;
+    std::string t = (fs::temp_directory_path() / "soltune-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(t.data()), nullptr);
+    tmp_ = t;
+    // A compile cache of this test's own: no effects across tests, or from earlier runs.
+    ASSERT_EQ(setenv("SOLTUNE_CACHE_DIR", (tmp_ / "cache").c_str(), 1), 0);
+    kb_ = tmp_ / "kb.sqlite";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(tmp_, ec);
+  }
+
+  // Runs `soltune ARGS` in the temp folder; stdout and stderr captured separately.
+  Result soltune(const std::string& args) const {
+    const std::string cmd = "cd " + q(tmp_) + " && " + q(kSoltune) + " " + args + " >" + q(tmp_ / "stdout.txt") +
+                            " 2>" + q(tmp_ / "stderr.txt");
+    return shell(cmd);
+  }
+  Result shell(const std::string& cmd) const {
+    Result r;
+    const int st = std::system(cmd.c_str());
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = read(tmp_ / "stdout.txt");
+    r.err = read(tmp_ / "stderr.txt");
+    return r;
+  }
+
+  // A model-backend tune of configs/gelu.yaml (4 tasks) into kb_.
+  Result tune_gelu(int evals = 16) const {
+    return soltune("tune " + q(kSource / "configs" / "gelu.yaml") + " --backend model --evals " +
+                   std::to_string(evals) + " --kb " + q(kb_));
+  }
+
+  fs::path tmp_, kb_;
+};
+
+}  // namespace
+}  // namespace soltune

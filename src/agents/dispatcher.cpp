@@ -36,13 +36,8 @@ Dispatcher::Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs) :
 
 std::vector<Task> Dispatcher::tasks() const {
   std::vector<Task> out;
-  for (const auto& v : cfg_.spec.variants) {
-    if (!cfg_.variants.empty() && std::find(cfg_.variants.begin(), cfg_.variants.end(), v.name) == cfg_.variants.end())
-      continue;
-    for (auto dt : cfg_.dtypes)
-      for (const auto& sh : cfg_.shapes)
-        if (Task t{&cfg_.spec, &v, dt, sh}; !include_ || include_(t)) out.push_back(t);
-  }
+  for (const auto& t : config_tasks(cfg_))
+    if (!include_ || include_(t)) out.push_back(t);
   return out;
 }
 

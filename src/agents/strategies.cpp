@@ -11,9 +11,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const Space& s,
   if (name == "evolutionary") return std::make_unique<EvolutionarySearch>(s, o);
   if (name == "random") return std::make_unique<RandomSearch>(s);
   if (name == "exhaustive") return std::make_unique<ExhaustiveSearch>(s);
-  std::string names;
-  for (const auto& k : kStrategies) names += (names.empty() ? "" : ", ") + k;
-  throw Error("unknown search strategy '" + name + "' (expected one of " + names + ")");
+  throw Error("unknown search strategy '" + name + "' (expected one of " + strategy_names() + ")");
 }
 
 }  // namespace soltune

@@ -24,7 +24,6 @@ namespace soltune::cli {
 
 namespace {
 
-const std::vector<std::string> kAll = {"random", "exhaustive", "evolutionary", "explorer", "tuner", "soltune"};
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // One run: the best time after each evaluation, until within 1% of the landscape's best.
@@ -124,7 +123,7 @@ int bench_search_command(const std::vector<std::string>& args) {
   std::string strategies;
   desc.add_options()("help,h", "this text")("landscape", po::value(&files)->multitoken(), "recorded landscapes (JSON)")(
       "seeds", po::value(&seeds)->default_value(25), "runs per strategy and landscape, seeds 0..N-1")(
-      "strategies", po::value(&strategies), "comma-separated subset of random,exhaustive,evolutionary,explorer,tuner,soltune")(
+      "strategies", po::value(&strategies), "comma-separated subset of the strategies (default: all)")(
       "batch", po::value(&batch)->default_value(8), "configurations per batch (as a real run compiles them)")(
       "json", "print the results as JSON");
   std::vector<std::string> positional;
@@ -136,9 +135,9 @@ int bench_search_command(const std::vector<std::string>& args) {
   for (const auto& p : positional) files.push_back(p);
   if (files.empty()) throw UsageError("bench-search needs --landscape FILE (one or more)");
   if (seeds < 1 || batch < 1) throw UsageError("--seeds and --batch must be at least 1");
-  const auto names = strategies.empty() ? kAll : split(strategies);
+  const auto names = strategies.empty() ? kStrategies : split(strategies);
   for (const auto& n : names)
-    if (std::find(kAll.begin(), kAll.end(), n) == kAll.end()) throw UsageError("--strategies: unknown strategy '" + n + "'");
+    if (!known_strategy(n)) throw UsageError("--strategies: unknown strategy '" + n + "' (expected one of " + strategy_names() + ")");
   SearchOptions o;
   o.batch = batch;
   const bool as_json = vm.count("json") > 0;

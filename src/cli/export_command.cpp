@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/export_json.hpp"
+#include "core/atomic_file.hpp"
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
 #include "codegen/content_hash.hpp"
@@ -102,12 +103,7 @@ int export_command(const std::vector<std::string>& args) {
   }
   const auto text = format == "json" ? export_json(spec, specs, records, *gpus.begin())
                                      : export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");
-  const auto tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f || !(f << text) || !f.flush()) throw Error("cannot write '" + tmp + "'");
-  }
-  std::filesystem::rename(tmp, out);
+  write_file_atomically(out, text);
   std::printf("wrote %s: %zu specialization(s) for %s\n", out.c_str(), specs.size(), gpus.begin()->c_str());
   for (const auto& s : specs)
     std::printf("  %s at %s: %s\n", std::string(dtype_name(s.dtype)).c_str(), s.shape.key().c_str(),

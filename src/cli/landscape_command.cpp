@@ -10,7 +10,6 @@
 #include <ctime>
 
 #include "cli/options.hpp"
-#include "agents/dispatcher.hpp"
 #include "cli/backends.hpp"
 #include "core/landscape.hpp"
 
@@ -73,20 +72,15 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   cfg.search.strategy = "exhaustive";
   if (vm.count("count")) {  // legality on the config's model GPU: no device needed
     const auto dev = *find_known_gpu(cfg.model_gpu);
-    for (const auto& v : cfg.spec.variants)
-      for (auto dt : cfg.dtypes)
-        for (const auto& sh : cfg.shapes) {
-          const Task t{&cfg.spec, &v, dt, sh};
-          const Space space(v, t.fixed(dev));
-          std::printf("%-56s %8zu legal of %.0f\n", t.id().c_str(), space.all_legal().size(), space.cardinality());
-        }
+    for (const auto& t : config_tasks(cfg)) {
+      const Space space(*t.variant, t.fixed(dev));
+      std::printf("%-56s %8zu legal of %.0f\n", t.id().c_str(), space.all_legal().size(), space.cardinality());
+    }
     return 0;
   }
   Compiler compiler(compiler_options());
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap);
-  TaskObserver none;
-  Dispatcher d(cfg, *ev, none);
-  const auto tasks = d.tasks();
+  const auto tasks = config_tasks(cfg);
   const Task& t = pick_task(tasks, variant, dtype, shape);
 
   Landscape l;

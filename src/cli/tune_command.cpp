@@ -85,7 +85,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   desc.add_options()("help,h", "this text")(
       "backend", po::value(&backend)->default_value("config"), "auto | cuda | model | replay (default: the config's)")(
       "landscape", po::value(&landscape_files)->multitoken(), "replay backend: recorded landscapes (tests/data/*landscape*)")(
-      "strategy", po::value(&strategy), "search strategy (overrides the config): soltune, explorer, tuner, evolutionary, random, exhaustive")(
+      "strategy", po::value(&strategy), "search strategy (overrides the config): random, exhaustive, evolutionary, explorer, tuner, soltune")(
       "evals", po::value(&evals), "evaluation budget (overrides the config)")(
       "seconds", po::value(&seconds), "wall-time budget in seconds (overrides the config)")(
       "seed", po::value(&seed), "random seed (overrides the config)")(
@@ -107,8 +107,8 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   if (backend != "auto" && backend != "cuda" && backend != "model" && backend != "replay")
     throw UsageError("--backend: expected auto, cuda, model or replay, got '" + backend + "'");
   if (!strategy.empty()) {
-    if (std::find(kStrategies.begin(), kStrategies.end(), strategy) == kStrategies.end())
-      throw UsageError("--strategy: unknown strategy '" + strategy + "'");
+    if (!known_strategy(strategy))
+      throw UsageError("--strategy: unknown strategy '" + strategy + "' (expected one of " + strategy_names() + ")");
     cfg.search.strategy = strategy;
   }
   std::vector<Landscape> landscapes;

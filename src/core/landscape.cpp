@@ -4,7 +4,8 @@
 
 #include <fstream>
 #include <limits>
-#include <unistd.h>
+
+#include "core/atomic_file.hpp"
 
 namespace soltune {
 
@@ -127,13 +128,7 @@ void save_landscape(const Landscape& l, const std::filesystem::path& file) {
                              {"flops", l.baseline.flops}, {"bytes", l.baseline.bytes}}},
                {"space", {{"knobs", knobs}, {"constraints", constraints}, {"fixed", fixed}}},
                {"results", results}};
-  const auto tmp = file.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    out << j.dump(1) << "\n";
-    if (!out.flush()) throw Error("cannot write landscape " + tmp);
-  }
-  std::filesystem::rename(tmp, file);
+  write_file_atomically(file, j.dump(1) + "\n");
 }
 
 }  // namespace soltune

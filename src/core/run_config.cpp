@@ -7,6 +7,26 @@
 
 namespace soltune {
 
+bool known_strategy(const std::string& name) {
+  return std::find(kStrategies.begin(), kStrategies.end(), name) != kStrategies.end();
+}
+
+std::string strategy_names() {
+  std::string names;
+  for (const auto& k : kStrategies) names += (names.empty() ? "" : ", ") + k;
+  return names;
+}
+
+std::vector<Task> config_tasks(const RunConfig& c) {
+  std::vector<Task> out;
+  for (const auto& v : c.spec.variants) {
+    if (!c.variants.empty() && std::find(c.variants.begin(), c.variants.end(), v.name) == c.variants.end()) continue;
+    for (auto dt : c.dtypes)
+      for (const auto& sh : c.shapes) out.push_back(Task{&c.spec, &v, dt, sh});
+  }
+  return out;
+}
+
 std::string slug(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
@@ -110,11 +130,8 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     auto s = n.at("search");
     s.only_keys({"initial", "population", "batch", "mutation_rate", "crossover_rate", "strategy"});
     c.search.strategy = s.str_or("strategy", c.search.strategy);
-    if (std::find(kStrategies.begin(), kStrategies.end(), c.search.strategy) == kStrategies.end()) {
-      std::string names;
-      for (const auto& k : kStrategies) names += (names.empty() ? "" : ", ") + k;
-      s.at("strategy").fail("unknown strategy '" + c.search.strategy + "' (expected one of " + names + ")");
-    }
+    if (!known_strategy(c.search.strategy))
+      s.at("strategy").fail("unknown strategy '" + c.search.strategy + "' (expected one of " + strategy_names() + ")");
     c.search.initial = static_cast<int>(s.int_or("initial", c.search.initial));
     c.search.population = static_cast<int>(s.int_or("population", c.search.population));
     c.search.batch = static_cast<int>(s.int_or("batch", c.search.batch));

@@ -15,8 +15,11 @@ struct Budget {
   double seconds = 0;  // 0 = no limit from this side
 };
 
-// The searches a config may name (search: strategy:); src/agents builds them.
-inline const std::vector<std::string> kStrategies = {"soltune", "explorer", "tuner", "evolutionary", "random", "exhaustive"};
+// The searches a config may name (search: strategy:); src/agents builds them. Baselines first, the
+// agent pool last: bench-search reports them in this order.
+inline const std::vector<std::string> kStrategies = {"random", "exhaustive", "evolutionary", "explorer", "tuner", "soltune"};
+bool known_strategy(const std::string& name);
+std::string strategy_names();  // "random, exhaustive, ...": for error messages
 
 struct SearchOptions {
   int initial = 16;            // random samples before evolution starts
@@ -55,6 +58,9 @@ struct RunConfig {
   StopOptions stop;
   ProblemSpec spec;  // the problem, loaded and checked with the config
 };
+
+// The config's tuning tasks, in a fixed order: variant (those the config names), dtype, shape.
+std::vector<Task> config_tasks(const RunConfig& c);
 
 // "NVIDIA H200" -> "nvidia-h200": for file names.
 std::string slug(const std::string& s);

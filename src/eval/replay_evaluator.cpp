@@ -56,6 +56,7 @@ std::vector<EvalResult> ReplayEvaluator::evaluate(const Task& t, const std::vect
     }
     r.config = c;
     r.kind = l.kind;
+    r.wall_ms = 0;  // no GPU time spent now: the recorded run's overheads are not this run's
     out.push_back(std::move(r));
   }
   return out;

@@ -1,12 +1,7 @@
 // The JSON export of a knowledge base: every row of every exchanged table, from one snapshot.
 #include <sqlite3.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
-#include "core/error.hpp"
+#include "core/atomic_file.hpp"
 #include "kb/exchange.hpp"
 #include "kb/exchange_impl.hpp"
 #include "kb/kb_impl.hpp"
@@ -49,27 +44,6 @@ std::string export_json(const KnowledgeBase& kb) {
   return out;
 }
 
-void export_json_file(const KnowledgeBase& kb, const fs::path& out) {
-  const std::string text = export_json(kb);
-  const fs::path tmp = out.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (f) f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (f.is_open()) f.close();  // close() flushes: a full disk shows up here
-    if (!f) {
-      const std::string why = std::strerror(errno);
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(out.string() + ": cannot write (" + tmp.string() + ": " + why + ")");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, out, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw Error(out.string() + ": cannot write: " + ec.message());
-  }
-}
+void export_json_file(const KnowledgeBase& kb, const fs::path& out) { write_file_atomically(out, export_json(kb)); }
 
 }  // namespace soltune::kb

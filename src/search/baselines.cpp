@@ -2,10 +2,6 @@
 
 namespace soltune {
 
-namespace {
-constexpr size_t kEnumerateLimit = 1u << 22;  // far above any space worth searching exhaustively
-}
-
 std::vector<Config> RandomSearch::propose(size_t n, Rng& rng) {
   std::vector<Config> out;
   // Rejection sampling while the space is mostly unseen; a uniform draw from what is left after.
@@ -16,8 +12,8 @@ std::vector<Config> RandomSearch::propose(size_t n, Rng& rng) {
     else ++misses;
   }
   if (out.size() < n && pool_.empty()) {
-    for (auto& c : space_.enumerate_legal(kEnumerateLimit))
-      if (!seen_.count(space_.key(c))) pool_.push_back(std::move(c));
+    for (const auto& c : space_.all_legal())
+      if (!seen_.count(space_.key(c))) pool_.push_back(c);
   }
   while (out.size() < n && !pool_.empty()) {
     const auto i = rng.below(pool_.size());
@@ -34,12 +30,13 @@ void RandomSearch::observe(const std::vector<EvalResult>& results) {
   for (const auto& r : results) seen_.insert(r.key);
 }
 
-ExhaustiveSearch::ExhaustiveSearch(const Space& s) : space_(s), all_(s.enumerate_legal(kEnumerateLimit)) {}
+ExhaustiveSearch::ExhaustiveSearch(const Space& s) : space_(s) {}
 
 std::vector<Config> ExhaustiveSearch::propose(size_t n, Rng&) {
   std::vector<Config> out;
-  while (out.size() < n && next_ < all_.size()) {
-    const auto& c = all_[next_++];
+  const auto& all = space_.all_legal();
+  while (out.size() < n && next_ < all.size()) {
+    const auto& c = all[next_++];
     if (seen_.insert(space_.key(c)).second) out.push_back(c);
   }
   last_ = out.size();

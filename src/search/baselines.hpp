@@ -35,11 +35,9 @@ class ExhaustiveSearch final : public Strategy {
   std::vector<std::string> last_proposers() const override { return std::vector<std::string>(last_, "exhaustive"); }
   std::string checkpoint() const override { return "next=" + std::to_string(next_); }
   void mark_seen(const std::string& key) override { seen_.insert(key); }
-  size_t size() const { return all_.size(); }
 
  private:
-  const Space& space_;
-  std::vector<Config> all_;
+  const Space& space_;  // its legal configurations, in canonical order, are the order of proposals
   std::set<std::string> seen_;
   size_t next_ = 0, last_ = 0;
 };

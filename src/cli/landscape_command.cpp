@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 
 #include "cli/options.hpp"
 #include "cli/backends.hpp"
@@ -54,13 +55,14 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
       "dtype", po::value(&dtype), "the dtype (f32, bf16...)")("shape", po::value(&shape), "the shape, e.g. n=268435456")(
       "batch", po::value(&batch)->default_value(48), "configurations compiled together")(
       "backend", po::value(&backend)->default_value("cuda"), "cuda, or model (predicted times, for tests; labelled)")(
+      "resume", "continue the partial landscape FILE (a recording cut short): measure only what it lacks")(
       "count", "print the number of legal configurations of every task of CONFIG, and measure nothing")(
       "device", po::value(&device)->default_value(0), "CUDA device index")(
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "landscape");
   if (vm.count("help")) {
-    std::printf("usage: soltune landscape CONFIG -o FILE [--variant V] [--dtype D] [--shape KEY]\n"
+    std::printf("usage: soltune landscape CONFIG -o FILE [--variant V] [--dtype D] [--shape KEY] [--resume]\n"
                 "Measures every legal configuration of one task of CONFIG on the GPU.\n%s",
                 to_string(desc).c_str());
     return 0;
@@ -83,33 +85,49 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   const auto tasks = config_tasks(cfg);
   const Task& t = pick_task(tasks, variant, dtype, shape);
 
-  Landscape l;
-  l.task_id = t.id();
-  l.gpu = ev->device().name;
-  l.kind = ev->kind();
-  l.recorded = utc_now();
-  l.command = command_line;
-  l.toolchain = toolchain(ev->device());
-  l.dtype = t.dtype;
-  l.shape = t.shape;
-  l.problem.name = t.problem->name;
-  l.problem.sizes = t.problem->sizes;
-  l.problem.dtypes = {t.dtype};
-  l.problem.variants.push_back(*t.variant);
-  l.fixed = t.fixed(ev->device());
-  const Space space(*t.variant, l.fixed);
+  const Space space(*t.variant, t.fixed(ev->device()));
   const auto all = space.enumerate_legal(1u << 22);
   std::fprintf(stderr, "landscape %s: %zu legal configurations of %.0f\n", t.id().c_str(), all.size(), space.cardinality());
-  l.baseline = ev->baseline(t);
+  Landscape l;
+  if (vm.count("resume") && std::filesystem::exists(out)) {
+    l = load_landscape(out, true);
+    if (l.task_id != t.id() || l.gpu != ev->device().name || l.legal != all.size())
+      throw UsageError(out + ": --resume continues the same task on the same GPU; it holds " + l.task_id + " on " +
+                       l.gpu + " (" + std::to_string(l.legal) + " legal), this is " + t.id() + " on " +
+                       ev->device().name + " (" + std::to_string(all.size()) + " legal)");
+    l.command += " ; resumed: " + command_line;
+    std::fprintf(stderr, "resuming: %zu of %zu measured\n", l.results.size(), all.size());
+  } else {
+    l.task_id = t.id();
+    l.gpu = ev->device().name;
+    l.kind = ev->kind();
+    l.recorded = utc_now();
+    l.command = command_line;
+    l.toolchain = toolchain(ev->device());
+    l.dtype = t.dtype;
+    l.shape = t.shape;
+    l.problem.name = t.problem->name;
+    l.problem.sizes = t.problem->sizes;
+    l.problem.dtypes = {t.dtype};
+    l.problem.variants.push_back(*t.variant);
+    l.fixed = t.fixed(ev->device());
+    l.legal = all.size();
+    l.baseline = ev->baseline(t);
+  }
+  // What is left, in canonical order, in batches; the file is rewritten (atomically) after each
+  // batch, so a recording cut short by a deadline or a crash resumes where it stopped.
+  std::vector<Config> todo;
+  for (const auto& c : all)
+    if (!l.results.count(space.key(c))) todo.push_back(c);
   const auto start = std::chrono::steady_clock::now();
-  for (size_t at = 0; at < all.size(); at += static_cast<size_t>(batch)) {
-    const std::vector<Config> now(all.begin() + static_cast<long>(at),
-                                  all.begin() + static_cast<long>(std::min(all.size(), at + static_cast<size_t>(batch))));
-    const auto next_at = at + static_cast<size_t>(batch);
-    if (next_at < all.size())  // compile the next batch while this one is measured
-      ev->prefetch(t, {all.begin() + static_cast<long>(next_at),
-                       all.begin() + static_cast<long>(std::min(all.size(), next_at + static_cast<size_t>(batch)))});
-    for (auto& r : ev->evaluate(t, now)) l.results.emplace(r.key, std::move(r));
+  const auto slice = [&](size_t at) {
+    return std::vector<Config>(todo.begin() + static_cast<long>(at),
+                               todo.begin() + static_cast<long>(std::min(todo.size(), at + static_cast<size_t>(batch))));
+  };
+  for (size_t at = 0; at < todo.size(); at += static_cast<size_t>(batch)) {
+    if (at + static_cast<size_t>(batch) < todo.size()) ev->prefetch(t, slice(at + static_cast<size_t>(batch)));
+    for (auto& r : ev->evaluate(t, slice(at))) l.results.emplace(r.key, std::move(r));
+    save_landscape(l, out);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "  %zu/%zu evaluated, %.0f s, best %.2f us\n", l.results.size(), all.size(), s, l.best_us());
   }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 
@@ -64,7 +65,7 @@ double Landscape::best_us() const {
   return best;
 }
 
-Landscape load_landscape(const std::filesystem::path& file) {
+Landscape load_landscape(const std::filesystem::path& file, bool allow_partial) {
   std::ifstream in(file);
   if (!in) throw Error("cannot read landscape " + file.string());
   Landscape l;
@@ -103,9 +104,14 @@ Landscape load_landscape(const std::filesystem::path& file) {
     for (const auto& [name, value] : sp.at("fixed").items()) l.fixed[name] = value.get<double>();
     l.problem.variants.push_back(std::move(v));
     for (const auto& [key, r] : j.at("results").items()) l.results.emplace(key, result_from(r, key));
+    l.legal = j.value("legal", l.results.size());  // files from before partial recordings were whole
   } catch (const json::exception& e) {
     throw Error(where + "malformed landscape: " + e.what());
   }
+  if (!allow_partial && !l.complete())
+    throw Error(where + "a partial landscape (" + std::to_string(l.results.size()) + " of " + std::to_string(l.legal) +
+                " legal configurations measured); finish it with `soltune landscape CONFIG -o FILE --resume`");
+  if (allow_partial) return l;
   if (l.results.empty()) throw Error(where + "the landscape holds no results");
   if (!(l.best_us() < std::numeric_limits<double>::infinity()))
     throw Error(where + "the landscape holds no correct configuration");
@@ -127,7 +133,7 @@ void save_landscape(const Landscape& l, const std::filesystem::path& file) {
                {"baseline", {{"t_ref_us", l.baseline.t_ref_us}, {"t_sol_us", l.baseline.t_sol_us},
                              {"flops", l.baseline.flops}, {"bytes", l.baseline.bytes}}},
                {"space", {{"knobs", knobs}, {"constraints", constraints}, {"fixed", fixed}}},
-               {"results", results}};
+               {"legal", std::max(l.legal, l.results.size())}, {"results", results}};
   write_file_atomically(file, j.dump(1) + "\n");
 }
 

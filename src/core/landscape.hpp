@@ -23,6 +23,9 @@ struct Landscape {
   ProblemSpec problem;           // name, sizes and dtypes, and one variant: its knobs and constraints
   Bindings fixed;                // sizes, dtype_bytes and the device symbols legality saw
   std::map<std::string, EvalResult> results;  // by canonical key: every legal configuration
+  size_t legal = 0;              // legal configurations in the space; fewer results: a partial recording
+
+  bool complete() const { return results.size() >= legal; }
 
   const VariantSpec& variant() const { return problem.variants.front(); }
   Task task() const { return Task{&problem, &problem.variants.front(), dtype, shape}; }
@@ -30,8 +33,9 @@ struct Landscape {
   double best_us() const;
 };
 
-// Reads a landscape; every error names the file and what was expected.
-Landscape load_landscape(const std::filesystem::path& file);
+// Reads a landscape; every error names the file and what was expected. A partial one (a recording
+// cut short, to be finished with `soltune landscape --resume`) is refused unless allow_partial.
+Landscape load_landscape(const std::filesystem::path& file, bool allow_partial = false);
 // Writes it (atomically: a temporary file renamed into place).
 void save_landscape(const Landscape& l, const std::filesystem::path& file);
 

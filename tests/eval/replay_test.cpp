@@ -44,6 +44,30 @@ TEST(Replay, LandscapeRoundTripsThroughItsFile) {
   fs::remove_all(dir);
 }
 
+// A recording cut short (a deadline, a crash) is kept for `landscape --resume`, but never replayed:
+// a strategy compared on part of a space would be measured on a different problem.
+TEST(Replay, PartialLandscapeIsRefusedUnlessAsked) {
+  const auto dir = fs::temp_directory_path() / ("soltune-partial-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto l = small();
+  l.legal = l.results.size() + 3;
+  save_landscape(l, dir / "p_landscape.json");
+  try {
+    load_landscape(dir / "p_landscape.json");
+    ADD_FAILURE() << "a partial landscape loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("partial landscape"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("p_landscape.json"), std::string::npos) << e.what();
+  }
+  const auto back = load_landscape(dir / "p_landscape.json", true);
+  EXPECT_FALSE(back.complete());
+  EXPECT_EQ(back.legal, l.results.size() + 3);
+  l.legal = 0;  // unknown: the results are the whole space
+  save_landscape(l, dir / "w_landscape.json");
+  EXPECT_TRUE(load_landscape(dir / "w_landscape.json").complete());
+  fs::remove_all(dir);
+}
+
 TEST(Replay, AnswersAsRecordedAndUnknownAsIllegal) {
   const auto l = small();
   ReplayEvaluator ev({&l});

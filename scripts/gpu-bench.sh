@@ -6,6 +6,8 @@
 #   scripts/gpu-bench.sh tune        the memory-bound library (issue 6) and the GPU tests
 #   scripts/gpu-bench.sh landscapes  exhaustive landscapes (issue 4) and PyTorch's figures
 #   tune1, landscapes1               the same on a machine with one GPU, one after another
+#   tests-l1norm                     the GPU tests, then the l1norm landscape (resumed from
+#                                    .gpu/partial/ when an earlier call was cut short)
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out/a" "$out/b"
@@ -70,6 +72,24 @@ stream_last() {  # the third landscape, then PyTorch's figures for the row-wise 
     -o "$d/rmsnorm_f32_landscape.json" > "$d/landscape_rmsnorm.log" 2>&1
   bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps 30 --json "$d/torch.json" > "$d/torch.log" 2>&1
 }
+gpu_tests() {  # every packed test binary, one line per test (ctest's files name this machine's paths)
+  local d=$1
+  for t in .gpu/bin/*_test; do bounded "$t" 2>&1 | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED|tests ran'; done > "$d/tests.log"
+  tail -n 8 "$d/tests.log"
+}
+landscape_resumed() {  # landscape_resumed DIR FILE CONFIG [options]: continues .gpu/partial/FILE if there
+  local d=$1 f=$2 cfg=$3; shift 3
+  [ -f ".gpu/partial/$f" ] && cp ".gpu/partial/$f" "$d/$f"
+  bounded soltune landscape "$cfg" --resume -o "$d/$f" "$@" > "$d/${f%.json}.log" 2>&1
+  echo "exit $?" >> "$d/${f%.json}.log"
+  tail -n 2 "$d/${f%.json}.log"
+}
+stream_tests_l1norm() {
+  local d=$out/a
+  soltune devices > "$d/devices.txt" 2>&1
+  gpu_tests "$d"
+  landscape_resumed "$d" l1norm_f32_landscape.json configs/landscapes/l1norm.yaml --dtype f32 --batch 96
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -88,6 +108,7 @@ case "${1:-tune}" in
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
   tune1) stream_tune_single ;;
   last) stream_last ;;
+  tests-l1norm) stream_tests_l1norm ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

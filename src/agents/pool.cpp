@@ -1,7 +1,9 @@
 #include "agents/pool.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "agents/explorer.hpp"
 #include "agents/tuner.hpp"
@@ -32,7 +34,7 @@ std::vector<std::string> arm_names(const std::vector<std::unique_ptr<Agent>>& ag
 
 AgentPool::AgentPool(const Space& s, SearchOptions o, const std::string& only)
     : space_(s), opt_(o), only_(only), agents_(make_agents(only)), bandit_(arm_names(agents_)),
-      pop_(static_cast<size_t>(std::max(1, o.population))) {
+      pop_(static_cast<size_t>(std::max(1, o.population))), surrogate_(s) {
   for (size_t a = 0; a < agents_.size(); ++a)
     for (size_t op = 0; op < agents_[a]->operators().size(); ++op) arms_.emplace_back(a, op);
 }
@@ -52,48 +54,101 @@ std::optional<Config> AgentPool::admissible(std::optional<Config> c, Rng& rng) {
   return c;
 }
 
+void AgentPool::set_predictor(Predictor* p) {
+  surrogate_.set_predictor(p);
+  predictor_ = p ? p->describe() : "";
+}
+
+void AgentPool::take(Config c, const std::string& who, size_t arm) {
+  const auto key = space_.key(c);
+  pop_.seen.insert(key);
+  pending_[key] = arm;
+  out_.push_back(std::move(c));
+  proposers_.push_back(who);
+  ++proposed_;
+}
+
+void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::vector<bool>& excluded) {
+  struct Slot {
+    size_t arm;
+    std::string who;
+    std::vector<Config> drawn;
+  };
+  std::vector<Slot> slots;
+  std::set<std::string> drawn;  // this round's candidates, so that two slots never draw the same
+  const size_t screen = static_cast<size_t>(std::max(1, opt_.screen));
+  for (size_t tries = 0; slots.size() < n && tries < 64 * n; ++tries) {
+    // Space-filling samples until `initial` proposals are out: the bandit starts from evidence.
+    const bool warmup = only_.empty() && (pop_.elite.empty() || proposed_ + static_cast<int64_t>(slots.size()) < opt_.initial);
+    Slot s{kNoArm, "explorer.sample", {}};
+    if (!warmup) {
+      if (std::none_of(excluded.begin(), excluded.end(), [](bool e) { return !e; })) break;
+      s.arm = bandit_.choose(excluded);
+      bandit_.pulled(s.arm);  // a draw that yields nothing counts as a pull without reward
+      s.who = bandit_.arms()[s.arm];
+    }
+    for (size_t k = 0; k < screen; ++k)
+      if (auto c = admissible(from_arm(warmup ? Explorer::sample : s.arm, rng), rng))
+        if (drawn.insert(space_.key(*c)).second) s.drawn.push_back(std::move(*c));
+    if (!s.drawn.empty()) slots.push_back(std::move(s));
+    else if (!warmup && ++misses[s.arm] >= kMissesPerArm) excluded[s.arm] = true;
+  }
+  std::vector<Config> all;
+  for (const auto& s : slots) all.insert(all.end(), s.drawn.begin(), s.drawn.end());
+  surrogate_.prime(all);  // one call: a compiling backend builds the whole round in parallel
+  struct Pick {
+    double score;
+    size_t slot, index;
+  };
+  std::vector<Pick> picks;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    std::optional<Pick> best;
+    for (size_t j = 0; j < slots[i].drawn.size(); ++j) {
+      const double sc = surrogate_.score(slots[i].drawn[j]);
+      ++screened_;
+      if (!std::isfinite(sc)) {
+        // The static report says it cannot run (a compile error, a device limit): never measured.
+        pop_.seen.insert(space_.key(slots[i].drawn[j]));
+        ++dropped_;
+        continue;
+      }
+      if (!best || sc < best->score) best = Pick{sc, i, j};
+    }
+    if (best) picks.push_back(*best);
+  }
+  // The most promising first: a batch is measured in order, and an early best lets the rest stop early.
+  std::stable_sort(picks.begin(), picks.end(), [](const Pick& a, const Pick& b) { return a.score < b.score; });
+  for (const auto& p : picks) take(std::move(slots[p.slot].drawn[p.index]), slots[p.slot].who, slots[p.slot].arm);
+}
+
 std::vector<Config> AgentPool::propose(size_t n, Rng& rng) {
   archivist_.prime(pop_);
-  std::vector<Config> out;
+  out_.clear();
   proposers_.clear();
-  auto take = [&](Config c, const std::string& who, size_t arm) {
-    const auto key = space_.key(c);
-    pop_.seen.insert(key);
-    pending_[key] = arm;
-    out.push_back(std::move(c));
-    proposers_.push_back(who);
-    ++proposed_;
-  };
-  while (out.size() < n)
+  while (out_.size() < n)
     if (auto c = archivist_.next_seed(space_, pop_)) take(std::move(*c), "archivist.seed", kNoArm);
     else break;
   std::vector<int> misses(arms_.size(), 0);
   std::vector<bool> excluded(arms_.size(), false);
-  for (size_t tries = 0; out.size() < n && tries < 64 * n; ++tries) {
-    // Space-filling samples until `initial` proposals are out: the bandit starts from evidence.
-    const bool warmup = only_.empty() && (pop_.elite.empty() || proposed_ < opt_.initial);
-    if (warmup) {
-      if (auto c = admissible(from_arm(Explorer::sample, rng), rng)) take(std::move(*c), "explorer.sample", kNoArm);
-      continue;
-    }
-    if (std::none_of(excluded.begin(), excluded.end(), [](bool e) { return !e; })) break;
-    const size_t arm = bandit_.choose(excluded);
-    bandit_.pulled(arm);  // a draw that yields nothing counts as a pull without reward
-    if (auto c = admissible(from_arm(arm, rng), rng)) take(std::move(*c), bandit_.arms()[arm], arm);
-    else if (++misses[arm] >= kMissesPerArm) excluded[arm] = true;
+  // A round may come back short (candidates that cannot run are dropped): a few more rounds.
+  for (int round = 0; round < 4 && out_.size() < n; ++round) {
+    const size_t before = out_.size();
+    screen_round(n - out_.size(), rng, misses, excluded);
+    if (out_.size() == before) break;
   }
-  if (out.size() < n) {
+  if (out_.size() < n) {
     // The operators are spent (a small or nearly finished space): enumerate what is left.
     for (const auto& c : space_.all_legal()) {
-      if (out.size() >= n) break;
+      if (out_.size() >= n) break;
       if (!pop_.seen.count(space_.key(c))) take(c, "pool.enumerate", kNoArm);
     }
   }
-  return out;
+  return std::move(out_);
 }
 
 void AgentPool::observe(const std::vector<EvalResult>& results) {
   bandit_.decay(results.size());
+  surrogate_.observe(results);
   for (const auto& r : results) {
     ++pop_.observed;
     pop_.seen.insert(r.key);
@@ -111,7 +166,7 @@ std::string AgentPool::checkpoint() const {
   std::string s = "observed=" + std::to_string(pop_.observed) + ";seen=" + std::to_string(pop_.seen.size()) +
                   ";next_seed=" + std::to_string(archivist_.next()) + ";elite=";
   for (size_t i = 0; i < pop_.elite.size(); ++i) s += (i ? "|" : "") + pop_.elite[i].key;
-  return s + ";bandit=" + bandit_.state();
+  return s + ";screened=" + std::to_string(screened_) + ";bandit=" + bandit_.state();
 }
 
 std::string AgentPool::report() const {
@@ -123,7 +178,13 @@ std::string AgentPool::report() const {
                     static_cast<long long>(bandit_.total_pulls(a)), bandit_.total_reward(a));
       arms += b;
     }
-  return "best found by " + (best_by_.empty() ? std::string("none") : best_by_) + "; validator admitted " +
+  const std::string screen =
+      opt_.screen > 1 || !predictor_.empty()
+          ? "; screen: " + std::to_string(screened_) + " candidates judged for " + std::to_string(proposed_) +
+                " proposals, " + std::to_string(dropped_) + " dropped unmeasured (cannot run), prior: " +
+                (predictor_.empty() ? std::string("none (measurements only)") : predictor_)
+          : "";
+  return "best found by " + (best_by_.empty() ? std::string("none") : best_by_) + screen + "; validator admitted " +
          std::to_string(validator_.admitted()) + ", rejected " + std::to_string(validator_.rejected()) +
          "; bandit: " + (arms.empty() ? std::string("not started (warm-up only)") : arms);
 }

@@ -6,6 +6,11 @@
 // results into the elite. Illegal proposals are repaired (fewest knobs changed) or dropped before
 // they reach the evaluator; seen ones are never proposed again.
 //
+// The screen: for every proposal the chosen operator draws `screen` candidates, and the surrogate
+// (search/surrogate.hpp: the evaluator's predictor, the analytic model over each candidate's static
+// report, corrected by what the task measured) keeps the one it expects fastest; a candidate the
+// static report says cannot run is dropped unmeasured. A batch goes out most promising first.
+//
 // With `only` set, a single agent proposes alone (bench-search's per-agent strategies).
 #include <map>
 #include <memory>
@@ -14,6 +19,7 @@
 #include "agents/validator.hpp"
 #include "core/run_config.hpp"
 #include "search/bandit.hpp"
+#include "search/surrogate.hpp"
 #include "search/strategy.hpp"
 
 namespace soltune {
@@ -32,6 +38,7 @@ class AgentPool final : public Strategy {
   void mark_seen(const std::string& key) override { archivist_.know(key); }
   void add_seed(const Config& c) override { archivist_.add_seed(c); }
   void set_baseline(double, double t_sol_us) override { validator_.set_t_sol(t_sol_us); }
+  void set_predictor(Predictor* p) override;
 
   const Population& population() const { return pop_; }
   const Bandit& bandit() const { return bandit_; }
@@ -45,6 +52,9 @@ class AgentPool final : public Strategy {
  private:
   std::optional<Config> from_arm(size_t arm, Rng& rng);
   std::optional<Config> admissible(std::optional<Config> c, Rng& rng);
+  // One round of the screen: up to n proposals, each the surrogate's pick of its operator's draws.
+  void screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::vector<bool>& excluded);
+  void take(Config c, const std::string& who, size_t arm);
 
   const Space& space_;
   SearchOptions opt_;
@@ -55,6 +65,10 @@ class AgentPool final : public Strategy {
   Population pop_;
   Archivist archivist_;
   Validator validator_;
+  Surrogate surrogate_;
+  std::string predictor_;                  // what the screen's prior rests on ("" without one)
+  int64_t screened_ = 0, dropped_ = 0;     // candidates the screen judged, and dropped as unable to run
+  std::vector<Config> out_;                // the batch being proposed
   std::map<std::string, size_t> pending_;  // key -> arm, for proposals whose results are not in
   std::vector<std::string> proposers_;
   std::string best_by_;                    // the proposer of the current best

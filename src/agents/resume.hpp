@@ -29,6 +29,7 @@ class ResumeEvaluator final : public Evaluator {
     return inner_.retime(t, configs, rounds);
   }
   std::optional<GpuUse> gpu_use() const override { return inner_.gpu_use(); }
+  std::unique_ptr<Predictor> predictor(const Task& t) override { return inner_.predictor(t); }
   int64_t replayed() const { return replayed_; }
 
  private:

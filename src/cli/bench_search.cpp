@@ -1,13 +1,18 @@
 // soltune bench-search: every strategy on every recorded landscape, over many seeds, through the
 // same funnel a real run uses (TaskRun, with the replay backend). Reports the median number of
-// evaluations each strategy needs to come within 1% and 5% of the landscape's best, and whether
-// soltune's median best-so-far is ever worse than random search's at any budget.
+// evaluations each strategy needs to come within 1% and 5% of the landscape's best, the median
+// best-so-far at every budget (the curve), and whether soltune's is ever worse than random search's.
+// The landscape's variant takes its launch geometry and model hints from its template (--templates),
+// so that the replay backend can offer the model's prior over the recorded ptxas reports; how well
+// that prior ranks the landscape is reported too (an analysis after the fact: the searches never
+// see a time they did not evaluate).
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <limits>
 
@@ -16,6 +21,7 @@
 #include "cli/options.hpp"
 #include "core/landscape.hpp"
 #include "eval/replay_evaluator.hpp"
+#include "eval/model_predictor.hpp"
 #include "search/tune_task.hpp"
 
 namespace po = boost::program_options;
@@ -49,10 +55,26 @@ class Tracker final : public TaskObserver {
   Trace& t_;
 };
 
-Trace run_one(const Landscape& l, const std::string& strategy, uint64_t seed, const SearchOptions& o) {
+// The replay backend without its predictor: what a search does with measurements alone.
+class NoPrior final : public Evaluator {
+ public:
+  explicit NoPrior(Evaluator& inner) : inner_(inner) {}
+  const DeviceInfo& device() const override { return inner_.device(); }
+  std::string backend_name() const override { return inner_.backend_name(); }
+  TimeKind kind() const override { return inner_.kind(); }
+  TaskBaseline baseline(const Task& t) override { return inner_.baseline(t); }
+  std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& c) override { return inner_.evaluate(t, c); }
+
+ private:
+  Evaluator& inner_;
+};
+
+Trace run_one(const Landscape& l, const std::string& strategy, uint64_t seed, const SearchOptions& o, bool prior) {
   const Space space(l.variant(), l.fixed);
   auto s = make_strategy(strategy, space, o);
-  ReplayEvaluator ev({&l});
+  ReplayEvaluator replay({&l});
+  NoPrior bare(replay);
+  Evaluator& ev = prior ? static_cast<Evaluator&>(replay) : bare;
   Trace trace;
   Tracker obs(l.best_us(), trace);
   Rng rng(Rng::mix(seed, 0xbe7c4));
@@ -103,6 +125,89 @@ Summary summarize_runs(const std::vector<Trace>& runs, int64_t cap) {
   return s;
 }
 
+std::filesystem::path default_templates() {
+  if (const char* env = std::getenv("SOLTUNE_TEMPLATES")) return env;
+  if (std::filesystem::exists("templates")) return "templates";
+  return SOLTUNE_TEMPLATES_DIR;
+}
+
+// Gives the landscape's variant the launch geometry and model hints of its template, where the
+// template's space is the landscape's (same knobs and values). Returns why not, or "".
+std::string attach_template(Landscape& l, const std::filesystem::path& dir) {
+  try {
+    const auto p = load_problem(dir, l.problem.name);
+    const auto& v = p.variant(l.variant().name);
+    auto& mine = l.problem.variants.front();
+    if (v.knobs.size() != mine.knobs.size()) return "its template's knobs differ";
+    for (size_t i = 0; i < v.knobs.size(); ++i)
+      if (v.knobs[i].name != mine.knobs[i].name || v.knobs[i].values != mine.knobs[i].values)
+        return "its template's knob " + v.knobs[i].name + " differs";
+    mine.launch = v.launch;
+    mine.inflight_bytes = v.inflight_bytes;
+    l.problem.flops = p.flops;  // the model's FLOP and byte counts, as the task's problem has them
+    l.problem.bytes = p.bytes;
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<size_t> o(v.size());
+    for (size_t i = 0; i < o.size(); ++i) o[i] = i;
+    std::stable_sort(o.begin(), o.end(), [&](size_t x, size_t y) { return v[x] < v[y]; });
+    std::vector<double> r(v.size());
+    for (size_t i = 0; i < o.size();) {  // ties share their mean rank
+      size_t j = i;
+      while (j + 1 < o.size() && v[o[j + 1]] == v[o[i]]) ++j;
+      for (size_t k = i; k <= j; ++k) r[o[k]] = 0.5 * static_cast<double>(i + j);
+      i = j + 1;
+    }
+    return r;
+  };
+  const auto ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  double ma = 0, mb = 0, c = 0, va = 0, vb = 0;
+  for (size_t i = 0; i < a.size(); ++i) ma += ra[i] / n, mb += rb[i] / n;
+  for (size_t i = 0; i < a.size(); ++i) {
+    c += (ra[i] - ma) * (rb[i] - mb);
+    va += (ra[i] - ma) * (ra[i] - ma);
+    vb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return va > 0 && vb > 0 ? c / std::sqrt(va * vb) : 0;
+}
+
+// How well the prior alone ranks the landscape: Spearman's rho between predicted and measured times
+// over the correct configurations, and the measured time of the model's top k over the best.
+nlohmann::json model_ranking(const Landscape& l) {
+  ReplayEvaluator ev({&l});
+  const auto p = ev.predictor(l.task());
+  if (!p) return nullptr;
+  const Space space(l.variant(), l.fixed);
+  std::vector<Config> configs;
+  std::vector<double> measured;
+  for (const auto& [key, r] : l.results)
+    if (r.status == Status::ok || r.status == Status::slow) {
+      configs.push_back(space.parse_key(key));
+      measured.push_back(r.status == Status::ok ? r.time.median_us : kInf);
+    }
+  const auto predicted = p->predict(configs);
+  std::vector<double> pa, ma;
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (std::isfinite(measured[i]) && std::isfinite(predicted[i])) pa.push_back(predicted[i]), ma.push_back(measured[i]);
+  std::vector<size_t> order(configs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+  nlohmann::json j{{"prior", p->describe()}, {"spearman_ok", spearman(pa, ma)}};
+  for (size_t k : {1, 8, 24}) {
+    double best = kInf;
+    for (size_t i = 0; i < k && i < order.size(); ++i) best = std::min(best, measured[order[i]]);
+    j["top" + std::to_string(k) + "_over_best"] = best / l.best_us();
+  }
+  return j;
+}
+
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   size_t at = 0;
@@ -120,12 +225,15 @@ int bench_search_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune bench-search options");
   std::vector<std::string> files;
   int seeds = 25, batch = 8;
-  std::string strategies;
+  std::string strategies, templates;
   desc.add_options()("help,h", "this text")("landscape", po::value(&files)->multitoken(), "recorded landscapes (JSON)")(
       "seeds", po::value(&seeds)->default_value(25), "runs per strategy and landscape, seeds 0..N-1")(
       "strategies", po::value(&strategies), "comma-separated subset of the strategies (default: all)")(
       "batch", po::value(&batch)->default_value(8), "configurations per batch (as a real run compiles them)")(
-      "json", "print the results as JSON");
+      "templates", po::value(&templates), "templates folder the landscapes' launch geometry comes from, for the model's prior "
+      "(default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
+      "no-prior", "run every strategy without the model's prior (measurements only)")(
+      "json", "print the results as JSON (with each strategy's curve: the median best-so-far per budget)");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "bench-search");
   if (vm.count("help")) {
@@ -141,23 +249,47 @@ int bench_search_command(const std::vector<std::string>& args) {
   SearchOptions o;
   o.batch = batch;
   const bool as_json = vm.count("json") > 0;
+  const bool prior = vm.count("no-prior") == 0;
+  const auto template_dir = templates.empty() ? default_templates() : std::filesystem::path(templates);
   nlohmann::json out = nlohmann::json::object();
   for (const auto& f : files) {
-    const auto l = load_landscape(f);
+    auto l = load_landscape(f);
+    const auto why = prior ? attach_template(l, template_dir) : std::string("--no-prior");
     const auto cap = static_cast<int64_t>(l.results.size());
     const auto name = std::filesystem::path(f).stem().string();
     std::map<std::string, std::vector<Trace>> traces;
     for (const auto& s : names) {
       std::vector<std::future<Trace>> runs;
       for (int seed = 0; seed < seeds; ++seed)
-        runs.push_back(std::async(std::launch::async, [&, s, seed] { return run_one(l, s, static_cast<uint64_t>(seed), o); }));
+        runs.push_back(std::async(std::launch::async, [&, s, seed] { return run_one(l, s, static_cast<uint64_t>(seed), o, prior); }));
       for (auto& r : runs) traces[s].push_back(r.get());
     }
-    if (!as_json)
-      std::printf("%s: %s, %lld legal configurations, best %.2f us (T_ref %.2f, T_SOL %.2f), %d seeds, batch %d\n"
-                  "  %-13s %14s %14s %18s\n", name.c_str(), l.task_id.c_str(), static_cast<long long>(cap), l.best_us(),
-                  l.baseline.t_ref_us, l.baseline.t_sol_us, seeds, batch, "strategy", "evals to 1%", "evals to 5%",
-                  "1%: quartiles");
+    const auto ranking = why.empty() ? model_ranking(l) : nlohmann::json(nullptr);
+    out[name]["prior"] = ranking.is_null() ? nlohmann::json("none: " + why) : ranking;
+    if (!as_json) {
+      std::printf("%s: %s, %lld legal configurations, best %.2f us (T_ref %.2f, T_SOL %.2f), %d seeds, batch %d\n",
+                  name.c_str(), l.task_id.c_str(), static_cast<long long>(cap), l.best_us(), l.baseline.t_ref_us,
+                  l.baseline.t_sol_us, seeds, batch);
+      if (ranking.is_null()) std::printf("  prior: none (%s)\n", why.c_str());
+      else
+        std::printf("  prior: %s; Spearman %.3f over the correct configurations; its top 1 / 8 / 24 at %.3f / %.3f / "
+                    "%.3f x the best\n", ranking["prior"].get<std::string>().c_str(), ranking["spearman_ok"].get<double>(),
+                    ranking["top1_over_best"].get<double>(), ranking["top8_over_best"].get<double>(),
+                    ranking["top24_over_best"].get<double>());
+      std::printf("  %-13s %14s %14s %18s\n", "strategy", "evals to 1%", "evals to 5%", "1%: quartiles");
+    }
+    // The curves run until every strategy's median is within 1% of the best (or a run ended).
+    size_t horizon = 0;
+    for (const auto& s : names)
+      for (const auto& t : traces[s]) horizon = std::max(horizon, t.best.size());
+    for (size_t b = 1; b <= horizon; ++b) {
+      bool all = true;
+      for (const auto& s : names) all = all && median_at(traces[s], b) <= l.best_us() * 1.01;
+      if (all) {
+        horizon = b;
+        break;
+      }
+    }
     for (const auto& s : names) {
       const auto sum = summarize_runs(traces[s], cap);
       auto& j = out[name][s];
@@ -167,6 +299,12 @@ int bench_search_command(const std::vector<std::string>& args) {
       j["evals_to_1pct_q3"] = sum.to1_q3;
       j["runs"] = seeds;
       j["space"] = cap;
+      auto curve = nlohmann::json::array();
+      for (size_t b = 1; b <= horizon; ++b) {
+        const double m = median_at(traces[s], b);
+        curve.push_back(std::isfinite(m) ? nlohmann::json(m) : nlohmann::json(nullptr));
+      }
+      j["curve"] = curve;
       if (!as_json)
         std::printf("  %-13s %14.1f %14.1f %8.0f .. %6.0f\n", s.c_str(), sum.to1, sum.to5, sum.to1_q1, sum.to1_q3);
     }

@@ -2,6 +2,7 @@
 // A tuning task: one variant of one problem at one shape and dtype, and the evaluator interface that
 // turns configurations of a task into results. src/eval implements it; search and agents use it.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 
 #include "core/device.hpp"
 #include "core/measure.hpp"
+#include "core/predictor.hpp"
 #include "core/problem.hpp"
 #include "core/sol.hpp"
 
@@ -79,6 +81,9 @@ class Evaluator {
   // The configurations the caller will evaluate next: a backend that compiles may start now, so that
   // its compiles run while the GPU measures the batch before them. A hint; the default ignores it.
   virtual void prefetch(const Task& t, const std::vector<Config>& configs) { (void)t, (void)configs; }
+  // A predictor of the task's configurations from what exists before the GPU times them (the
+  // static report: ptxas resources, geometry), for the search's screen; null where there is none.
+  virtual std::unique_ptr<Predictor> predictor(const Task& t) { (void)t; return nullptr; }
   // The GPU's busy fraction so far, where the backend drives one.
   virtual std::optional<GpuUse> gpu_use() const { return std::nullopt; }
   // A result obtained elsewhere (replayed from the knowledge base): the evaluator's own state, such

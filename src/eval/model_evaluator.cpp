@@ -4,15 +4,15 @@
 #include <cmath>
 
 #include "eval/candidates.hpp"
+#include "eval/model_predictor.hpp"
 
 namespace soltune {
 namespace {
 // Rough constants of the model (docs/MODEL.md): loaded-memory latency, the fraction of the
-// datasheet bandwidth a streaming kernel reaches, launch cost, and block scheduling cost per SM.
-constexpr double kLatency = 0.7e-6;
+// datasheet bandwidth a streaming kernel reaches, and the launch cost.
+constexpr double kLatency = 1.0e-6;
 constexpr double kAchievable = 0.90;
 constexpr double kLaunchUs = 2.5;
-constexpr double kBlockUs = 0.04;
 }  // namespace
 
 Prediction predict_time(double flops, double bytes, double inflight, const Resources& r, const Geometry& g,
@@ -24,15 +24,25 @@ Prediction predict_time(double flops, double bytes, double inflight, const Resou
   const double resident = std::min(blocks, slots) * static_cast<double>(g.block_threads());
   const double spill_bytes = static_cast<double>(r.spill_loads + r.spill_stores) * static_cast<double>(g.threads());
   const double peak = kAchievable * d.ceilings().mem_bw;
-  p.bandwidth = std::min(peak, resident * std::max(inflight, 1.0) / kLatency);
+  // Little's law with queueing: the bytes in flight over one latency, as a fraction x of what the
+  // peak needs, reach peak * x / (1 + x). Bandwidth keeps growing with concurrency and approaches
+  // the peak smoothly (a hard min(peak, ...) knee made every configuration past it tie).
+  const double x = resident * std::max(inflight, 1.0) / (peak * kLatency);
+  p.bandwidth = peak * x / (1 + x);
   const double waves = std::ceil(blocks / slots);
   const double tail = blocks > slots ? waves * slots / blocks : 1.0;
   const double t_mem = (bytes + spill_bytes) / p.bandwidth * tail;
   const double t_fp = d.ceilings().fp32 > 0 ? flops / d.ceilings().fp32 : 0;
-  const double t_sched = blocks / d.sms * kBlockUs * 1e-6;
-  p.why = t_fp > t_mem ? "compute" : (p.bandwidth < peak ? "memory latency (too few bytes in flight)" : "memory bandwidth");
-  p.t_us = (std::max(t_mem, t_fp) + t_sched) * 1e6 + kLaunchUs;
+  p.why = t_fp > t_mem ? "compute" : (x < 4 ? "memory latency (too few bytes in flight)" : "memory bandwidth");
+  p.t_us = std::max(t_mem, t_fp) * 1e6 + kLaunchUs;
   return p;
+}
+
+Prediction predict_config(const Task& t, const Bindings& b, const Resources& r, const Geometry& g, const DeviceInfo& d) {
+  const double bytes = t.bytes();
+  const double inflight = t.variant->inflight_bytes.empty() ? bytes / static_cast<double>(g.threads())
+                                                            : t.variant->inflight_bytes.eval(b);
+  return predict_time(t.flops(), bytes, inflight, r, g, d);
 }
 
 ModelEvaluator::ModelEvaluator(DeviceInfo d, const Compiler& c, std::string arch)
@@ -73,7 +83,6 @@ std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vecto
   auto batch = prepare_candidates(t, dev_, arch_, configs);
   const auto compiled = compiler_.compile_all(batch.requests);
   std::vector<EvalResult> out;
-  const double flops = t.flops(), bytes = t.bytes();
   for (auto& c : batch.candidates) {
     c.result.kind = TimeKind::predicted;
     if (c.request >= 0 && take_compile_result(c, compiled[c.request])) {
@@ -81,10 +90,7 @@ std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vecto
         c.result.status = Status::illegal;
         c.result.log = why;
       } else {
-        const double inflight = t.variant->inflight_bytes.empty()
-                                    ? bytes / static_cast<double>(c.result.geo.threads())
-                                    : t.variant->inflight_bytes.eval(c.bindings);
-        const auto p = predict_time(flops, bytes, inflight, c.result.res, c.result.geo, dev_);
+        const auto p = predict_config(t, c.bindings, c.result.res, c.result.geo, dev_);
         c.result.status = Status::ok;
         c.result.occupancy_blocks = p.blocks_per_sm;
         c.result.time.median_us = c.result.time.min_us = c.result.time.max_us = p.t_us;
@@ -96,6 +102,11 @@ std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vecto
     out.push_back(std::move(c.result));
   }
   return out;
+}
+
+std::unique_ptr<Predictor> ModelEvaluator::predictor(const Task& t) {
+  return std::make_unique<ModelPredictor>(t, dev_, compiled_reports(t, dev_, arch_, compiler_),
+                                          "the model over ptxas reports (NVRTC, " + arch_ + "), " + dev_.name);
 }
 
 }  // namespace soltune

@@ -17,10 +17,14 @@ struct Prediction {
 
 // The model's formula, exposed for tests and docs/MODEL.md:
 //   resident threads = min(grid, occupancy x SMs) x block;  bytes in flight = resident threads x
-//   bytes_in_flight_per_thread;  bandwidth = min(achievable fraction x peak, in flight / latency);
-//   t = max(bytes / bandwidth x tail-wave factor, FLOPs / peak FP32) + launch + block scheduling.
+//   bytes_in_flight_per_thread;  x = bytes in flight / (achievable peak x latency);
+//   bandwidth = achievable peak x x / (1 + x);  t = max(bytes / bandwidth x tail-wave factor,
+//   FLOPs / peak FP32) + launch.
 Prediction predict_time(double flops, double bytes, double inflight_per_thread, const Resources& r,
                         const Geometry& g, const DeviceInfo& d);
+// The same for one configuration of a task: bytes in flight from the variant's hint (else the bytes
+// per thread), evaluated with the configuration's bindings.
+Prediction predict_config(const Task& t, const Bindings& b, const Resources& r, const Geometry& g, const DeviceInfo& d);
 
 class ModelEvaluator final : public Evaluator {
  public:
@@ -30,6 +34,8 @@ class ModelEvaluator final : public Evaluator {
   TimeKind kind() const override { return TimeKind::predicted; }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
+  // The model over each candidate's compile (the same cached compile its evaluation uses).
+  std::unique_ptr<Predictor> predictor(const Task& t) override;
 
  private:
   DeviceInfo dev_;

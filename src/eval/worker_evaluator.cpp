@@ -1,5 +1,7 @@
 #include "eval/worker_evaluator.hpp"
 
+#include "eval/model_predictor.hpp"
+
 #include <thread>
 
 #include <algorithm>
@@ -257,6 +259,11 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
     out.push_back(std::move(c.result));
   }
   return out;
+}
+
+std::unique_ptr<Predictor> WorkerEvaluator::predictor(const Task& t) {
+  return std::make_unique<ModelPredictor>(t, dev_, compiled_reports(t, dev_, arch_, compiler_),
+                                          "the model over ptxas reports (NVRTC, " + arch_ + "), " + dev_.name);
 }
 
 }  // namespace soltune

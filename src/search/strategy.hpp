@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/measure.hpp"
+#include "core/predictor.hpp"
 #include "core/run_config.hpp"
 #include "core/space.hpp"
 
@@ -31,6 +32,9 @@ class Strategy {
   virtual std::string report() const { return ""; }
   // What the task is measured against, before the first proposal (T_SOL for the validator).
   virtual void set_baseline(double t_ref_us, double t_sol_us) { (void)t_ref_us, (void)t_sol_us; }
+  // What ranks configurations before they are measured (core/predictor.hpp), or null; it outlives
+  // the strategy's use of it. A strategy that screens its proposals uses it; others ignore it.
+  virtual void set_predictor(Predictor* p) { (void)p; }
 };
 
 // Random sampling first (`initial` configurations), then a genetic step per batch: tournament

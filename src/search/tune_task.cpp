@@ -72,6 +72,8 @@ TaskRun::TaskRun(const Task& t, Evaluator& ev, Strategy& s, int batch, Rng& rng,
       start_(std::chrono::steady_clock::now()) {
   out_.baseline = baseline;
   s_.set_baseline(baseline.t_ref_us, baseline.t_sol_us);
+  predictor_ = ev_.predictor(task_);
+  s_.set_predictor(predictor_.get());
 }
 
 std::vector<Config> TaskRun::propose(int64_t n) {

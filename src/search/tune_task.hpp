@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "core/run_config.hpp"
@@ -75,6 +76,7 @@ class TaskRun {
 
   Task task_;
   Evaluator& ev_;
+  std::unique_ptr<Predictor> predictor_;  // the evaluator's, handed to the strategy
   Strategy& s_;
   int batch_;
   Rng& rng_;

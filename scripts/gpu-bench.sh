@@ -90,6 +90,22 @@ stream_tests_l1norm() {
   gpu_tests "$d"
   landscape_resumed "$d" l1norm_f32_landscape.json configs/landscapes/l1norm.yaml --dtype f32 --batch 96
 }
+stream_l1norm_tune() {  # finish the l1norm landscape, then the row-wise problems with larger budgets
+  local d=$out/a
+  landscape_resumed "$d" l1norm_f32_landscape.json configs/landscapes/l1norm.yaml --dtype f32 --batch 96
+  tune "$d" configs/layernorm.yaml --evals 240 --seconds ${LN_S:-170}
+  tune "$d" configs/softmax.yaml --evals 600 --seconds ${SM_S:-260}
+}
+stream_tune_big() {  # the library with budgets of about 60-100 evaluations per task, then PyTorch's
+  local d=$out/a    # GELU and L1 norm figures
+  soltune devices > "$d/devices.txt" 2>&1
+  tune "$d" configs/softmax.yaml --evals 2400 --seconds ${SM_S:-270}
+  tune "$d" configs/layernorm.yaml --evals 640 --seconds 70
+  tune "$d" configs/rmsnorm.yaml --evals 480 --seconds 45
+  tune "$d" configs/gelu.yaml --evals 240 --seconds 30
+  tune "$d" configs/l1norm.yaml --evals 200 --seconds 30
+  bounded python3 bench/torch_reference.py --problems gelu,l1norm --reps 30 --json "$d/torch.json" > "$d/torch.log" 2>&1
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -109,6 +125,8 @@ case "${1:-tune}" in
   tune1) stream_tune_single ;;
   last) stream_last ;;
   tests-l1norm) stream_tests_l1norm ;;
+  l1norm-tune) stream_l1norm_tune ;;
+  tune-big) stream_tune_big ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -1,9 +1,11 @@
 #include "codegen/compiler.hpp"
 
+#include <cuda.h>  // CUDA_VERSION: the NVRTC header's version
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -12,6 +14,7 @@
 #include "codegen/nvrtc_cache.hpp"
 #include "codegen/nvrtc_program.hpp"
 #include "codegen/nvrtc_worker.hpp"
+#include "codegen/nvrtc_worker_pool.hpp"
 #include "codegen/ptxas_report.hpp"
 #include "core/error.hpp"
 
@@ -32,6 +35,8 @@ void append_line(std::string& log, const std::string& line) {
 
 Compiler::Compiler(CompilerOptions o) : opts_(std::move(o)) {
   if (!opts_.cache_dir.empty()) cache_ = std::make_unique<NvrtcCache>(opts_.cache_dir);
+  if (opts_.timeout_s > 0 && !opts_.isolate_command.empty())
+    pool_ = std::make_unique<NvrtcWorkerPool>(opts_.isolate_command, opts_.timeout_s);
 }
 Compiler::~Compiler() = default;
 Compiler::Compiler(Compiler&&) noexcept = default;
@@ -46,6 +51,16 @@ int Compiler::nvrtc_version() {
   return v;
 }
 
+bool Compiler::supports_auto_pch() {
+#if CUDA_VERSION >= 12080
+  return nvrtc_version() >= 12080;
+#else
+  return false;  // built against headers without the PCH API
+#endif
+}
+
+size_t Compiler::compile_workers_started() const { return pool_ ? pool_->started() : 0; }
+
 std::vector<std::string> Compiler::supported_archs() {
   int n = 0;
   nvrtc_check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
@@ -59,6 +74,9 @@ std::vector<std::string> Compiler::supported_archs() {
 std::vector<std::string> Compiler::nvrtc_options(const CompileRequest& r) const {
   std::vector<std::string> o = {"--gpu-architecture=" + r.arch, "--std=c++17", "--ptxas-options=-v",
                                 "-lineinfo"};
+  // Automatic PCH only in workers: they are single-threaded and live for many compiles (the PCH
+  // lives in the process). Same code either way (pch_test.cpp); quiet, so the log is as without it.
+  if (pool_ && supports_auto_pch()) o.insert(o.end(), {"-pch", "-pch-messages=false", "-pch-verbose=false"});
   for (const auto& d : opts_.include_dirs) o.push_back("--include-path=" + d);
   o.insert(o.end(), r.extra_options.begin(), r.extra_options.end());  // last, so they can override
   return o;
@@ -69,6 +87,7 @@ CompileResult nvrtc_compile(const CompileRequest& r, const std::vector<std::stri
   NvrtcProgram prog(r.source, r.source_name.empty() ? "source.cu" : r.source_name);
   for (const auto& n : r.name_expressions) prog.add_name_expression(n);
   const nvrtcResult rc = prog.compile(options);
+  if (std::find(options.begin(), options.end(), "-pch") != options.end()) prog.grow_pch_heap_if_exhausted();
   res.log = prog.log();
   if (rc != NVRTC_SUCCESS) {  // the source or an option was rejected: the log says why
     if (res.log.empty()) append_line(res.log, std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(rc));
@@ -113,8 +132,8 @@ CompileResult Compiler::compile(const CompileRequest& r) const {
     }
     CompileResult res;
     bool cacheable = true;  // a killed or crashed compile says nothing about the source
-    if (opts_.timeout_s > 0 && !opts_.isolate_command.empty()) {
-      auto iso = nvrtc_compile_isolated(opts_.isolate_command, opts_.timeout_s, r, options);
+    if (pool_) {
+      auto iso = pool_->compile(r, options);
       res = std::move(iso.res);
       cacheable = iso.cacheable;
     } else {

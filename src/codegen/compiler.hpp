@@ -37,9 +37,11 @@ struct CompileResult {
 struct CompilerOptions {
   std::vector<std::string> include_dirs;  // default: <cuda>/include and <cuda>/include/cccl
   std::filesystem::path cache_dir;        // empty = no disk cache
-  // NVRTC can hang (or take minutes) on pathological code. With a limit and a helper command, each
-  // cache miss compiles in a fresh child process (nvrtc_worker.hpp), killed at the limit: the
-  // result is ok=false with a log that says so, and is not cached. Otherwise NVRTC runs in-process.
+  // NVRTC can hang (or take minutes) on pathological code. With a limit and a helper command, cache
+  // misses compile in persistent worker processes (nvrtc_worker_pool.hpp), one per concurrent
+  // compile; a worker that misses the limit is killed: the result is ok=false with a log that says
+  // so, and is not cached. Workers use NVRTC's automatic precompiled headers (-pch, NVRTC 12.8+),
+  // which is what keeping them buys. Otherwise NVRTC runs in-process.
   double timeout_s = 0;                            // 0 = no limit
   std::vector<std::string> isolate_command = {};  // e.g. {"/proc/self/exe", "nvrtc-worker"}
 };
@@ -50,6 +52,7 @@ struct CompilerOptions {
 CompilerOptions default_compiler_options();
 
 class NvrtcCache;
+class NvrtcWorkerPool;
 
 class Compiler {
  public:
@@ -69,12 +72,17 @@ class Compiler {
   // The full NVRTC option list for a request, in the order passed to nvrtcCompileProgram.
   std::vector<std::string> nvrtc_options(const CompileRequest& r) const;
 
+  // Compile worker processes started so far (0 when NVRTC runs in-process).
+  size_t compile_workers_started() const;
+
   static int nvrtc_version();                         // e.g. 13000 for 13.0
+  static bool supports_auto_pch();                    // NVRTC (built and loaded) is 12.8 or later
   static std::vector<std::string> supported_archs();  // "sm_75", ..., "sm_90", ...
 
  private:
   CompilerOptions opts_;
-  std::unique_ptr<NvrtcCache> cache_;  // null without a cache dir
+  std::unique_ptr<NvrtcCache> cache_;      // null without a cache dir
+  std::unique_ptr<NvrtcWorkerPool> pool_;  // null when NVRTC runs in-process
 };
 
 }  // namespace soltune

@@ -1,5 +1,10 @@
 #include "codegen/nvrtc_program.hpp"
 
+#include <cuda.h>  // CUDA_VERSION
+
+#include <algorithm>
+#include <atomic>
+
 #include "core/error.hpp"
 
 namespace soltune {
@@ -59,6 +64,23 @@ std::string NvrtcProgram::lowered_name(const std::string& expr) const {
               ("nvrtcGetLoweredName(" + expr + ")").c_str());
   if (!lowered) throw Error("nvrtcGetLoweredName: no name for '" + expr + "'");
   return lowered;  // owned by the program: copied before it is destroyed
+}
+
+bool NvrtcProgram::grow_pch_heap_if_exhausted() const {
+#if CUDA_VERSION >= 12080
+  static std::atomic<bool> resized{false};
+  constexpr size_t kMaxHeap = size_t(2) << 30;  // beyond this, compile without a PCH
+  if (resized.load() || nvrtcGetPCHCreateStatus(prog_) != NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) return false;
+  size_t need = 0, have = 0;
+  if (nvrtcGetPCHHeapSizeRequired(prog_, &need) != NVRTC_SUCCESS || nvrtcGetPCHHeapSize(&have) != NVRTC_SUCCESS ||
+      need > kMaxHeap || resized.exchange(true))
+    return false;
+  // The heap may be full of other templates' headers rather than too small for this one's: double
+  // it at least. Resizing drops what it holds; later compiles create their PCH again.
+  return nvrtcSetPCHHeapSize(std::min(kMaxHeap, std::max(2 * have, need + need / 4))) == NVRTC_SUCCESS;
+#else
+  return false;
+#endif
 }
 
 }  // namespace soltune

@@ -25,6 +25,12 @@ class NvrtcProgram {
   std::vector<char> cubin() const;  // empty when NVRTC produced none (a virtual arch)
   std::string lowered_name(const std::string& expr) const;
 
+  // After a compile with -pch (NVRTC 12.8+): when the PCH heap was too small to hold this
+  // program's precompiled header, grows the heap to what it needed, once per process (the next
+  // compile then creates it). A larger need, or a second one, leaves it without (slower, same code).
+  // Single-threaded use only: resizing frees the heap. Returns true when it resized.
+  bool grow_pch_heap_if_exhausted() const;
+
  private:
   nvrtcProgram prog_ = nullptr;
 };

@@ -27,7 +27,7 @@ struct SearchOptions {
   int batch = 8;               // candidates compiled together
   double mutation_rate = 0.3;  // per knob
   double crossover_rate = 0.5;
-  int screen = 3;              // candidates the pool's screen predicts per proposal (1: no screen)
+  int screen = 4;              // candidates the pool's screen predicts per proposal (1: no screen)
   std::string strategy = "soltune";  // soltune (the agent pool), explorer, tuner, evolutionary, random, exhaustive
 };
 

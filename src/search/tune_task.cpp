@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <future>
 
 namespace soltune {
 
@@ -102,10 +103,20 @@ bool TaskRun::step(int64_t allowance, int64_t lookahead) {
     out_.exhausted = true;
     return false;
   }
-  // The next batch goes to the compilers before this one goes to the GPU.
-  next_ = propose(lookahead);
+  // The next batch is proposed while this one is measured, so a strategy that screens its
+  // candidates (compiling them for the predictor) never keeps the GPU waiting; it learns from this
+  // batch only after both are done, so what it proposes does not depend on timing. The next
+  // batch's compiles are prefetched as soon as it is known.
+  auto ahead = std::async(std::launch::async, [this, lookahead] {
+    return lookahead > 0 ? s_.propose(static_cast<size_t>(std::min<int64_t>(lookahead, batch_)), rng_)
+                         : std::vector<Config>{};
+  });
+  auto results = evaluate(std::move(batch), std::move(by));
+  next_ = ahead.get();
   next_by_ = s_.last_proposers();
-  evaluate(std::move(batch), std::move(by));
+  if (!next_.empty()) ev_.prefetch(task_, next_);
+  s_.observe(results);
+  obs_.on_checkpoint(task_, out_.evaluated, s_.checkpoint() + ";rng=" + rng_.state());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   out_.stopped_by = stop_.any_set() ? stop_reason(stop_, out_, since_better_, secs) : "";
   if (!out_.stopped_by.empty()) return false;
@@ -116,7 +127,7 @@ bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   return true;
 }
 
-void TaskRun::evaluate(std::vector<Config> batch, std::vector<std::string> proposers) {
+std::vector<EvalResult> TaskRun::evaluate(std::vector<Config> batch, std::vector<std::string> proposers) {
   const auto& baseline = out_.baseline;
   auto results = ev_.evaluate(task_, batch);
   for (size_t i = 0; i < results.size() && i < proposers.size(); ++i) results[i].proposer = proposers[i];
@@ -146,8 +157,7 @@ void TaskRun::evaluate(std::vector<Config> batch, std::vector<std::string> propo
     ++since_better_;
     obs_.on_result(task_, r, sol);
   }
-  s_.observe(results);
-  obs_.on_checkpoint(task_, out_.evaluated, s_.checkpoint() + ";rng=" + rng_.state());
+  return results;
 }
 
 double TaskRun::recent_gain(int64_t window) const {

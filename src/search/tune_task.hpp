@@ -2,7 +2,7 @@
 // The single evaluation funnel for one task (Kernel Tuner's design): proposals -> evaluator ->
 // score -> observers, until the task's budget is spent, a stop condition holds or the space is
 // exhausted. Compiles run one batch ahead: batch k+1 is proposed (from what batches up to k-1
-// taught) and handed to the evaluator's prefetch before batch k is measured, so the CPU compiles
+// taught, while batch k is measured) and handed to the evaluator's prefetch, so the CPU compiles
 // while the GPU measures. The lag is deterministic, so a seed in still gives the same proposals out.
 #include <atomic>
 #include <chrono>
@@ -72,7 +72,8 @@ class TaskRun {
 
  private:
   std::vector<Config> propose(int64_t n);
-  void evaluate(std::vector<Config> batch, std::vector<std::string> proposers);
+  // Measures a batch and records its results (the strategy observes them later).
+  std::vector<EvalResult> evaluate(std::vector<Config> batch, std::vector<std::string> proposers);
 
   Task task_;
   Evaluator& ev_;

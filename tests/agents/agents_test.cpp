@@ -118,7 +118,9 @@ TEST(Agents, PoolRewardsTheAgentWhoseProposalsImproveTheElite) {
   // must end up with more proposals than the explorer's bold ones.
   const auto l = bowl();
   const Space space(l.variant(), l.fixed);
-  AgentPool pool(space, SearchOptions{});
+  SearchOptions o;
+  o.screen = 1;  // the bandit alone: each arm's own draw is what it proposes (the screen is tested apart)
+  AgentPool pool(space, o);
   run(l, pool, 3, 120);
   const auto& b = pool.bandit();
   int64_t tuner = 0, explorer = 0;

@@ -1,6 +1,8 @@
 #include "codegen/nvrtc_worker.hpp"
 
 #include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -36,20 +38,39 @@ bool read_list(int fd, std::vector<std::string>& items) {
   return true;
 }
 
+void remove_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+}
+
 // A hung NVRTC must not outlive a parent that was killed: its end of our output pipe closing is
 // the sign (poll reports POLLERR on a pipe without readers, whatever the events asked for). Nobody
-// else will remove its temp dir then.
+// else removes our temp dir (~180 MB of PCH per template) then, nor on SIGTERM or SIGHUP: this
+// thread does, then exits. SIGINT is ignored: Ctrl-C reaches the whole process group, and the
+// parent decides what it means (it closes our input, or dies, or kills us).
 void exit_when_orphaned(int out_fd, std::filesystem::path tmpdir) {
-  std::thread([out_fd, tmpdir = std::move(tmpdir)] {
-    pollfd p{out_fd, 0, 0};
+  ::signal(SIGINT, SIG_IGN);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before the thread starts: every thread blocks them
+  const int sig_fd = ::signalfd(-1, &set, SFD_CLOEXEC);
+  std::thread([out_fd, sig_fd, tmpdir = std::move(tmpdir)] {
+    pollfd p[2] = {{out_fd, 0, 0}, {sig_fd, POLLIN, 0}};
     for (;;) {
-      const int r = ::poll(&p, 1, -1);
+      const int r = ::poll(p, sig_fd >= 0 ? 2 : 1, -1);
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return;
-      if (p.revents & (POLLERR | POLLHUP)) {
-        std::error_code ec;
-        if (!tmpdir.empty()) std::filesystem::remove_all(tmpdir, ec);
+      if (p[0].revents & (POLLERR | POLLHUP)) {
+        remove_dir(tmpdir);
         _exit(3);
+      }
+      if (p[1].revents & POLLIN) {
+        signalfd_siginfo info{};
+        const ssize_t n = ::read(sig_fd, &info, sizeof info);
+        remove_dir(tmpdir);
+        _exit(128 + (n == sizeof info ? static_cast<int>(info.ssi_signo) : SIGTERM));
       }
     }
   }).detach();
@@ -103,18 +124,25 @@ std::filesystem::path use_worker_tmpdir() {
 }
 
 int nvrtc_worker_main(int in_fd, int out_fd) {
-  exit_when_orphaned(out_fd, use_worker_tmpdir());
+  const auto tmpdir = use_worker_tmpdir();
+  exit_when_orphaned(out_fd, tmpdir);
+  int code = 0;
   try {
     for (;;) {
       CompileRequest r;
       std::vector<std::string> options;
-      if (!read_compile_request(in_fd, r, options)) return 0;
-      if (!answer_compile_request(out_fd, r, options)) return 1;
+      if (!read_compile_request(in_fd, r, options)) break;  // end of input: done
+      if (!answer_compile_request(out_fd, r, options)) {
+        code = 1;
+        break;
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "soltune %s\n", e.what());
-    return 1;
+    code = 1;
   }
+  remove_dir(tmpdir);  // the parent may be gone (its end closed our input), or not wait for us
+  return code;
 }
 
 }  // namespace soltune

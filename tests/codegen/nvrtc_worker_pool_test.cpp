@@ -163,5 +163,21 @@ TEST(NvrtcWorkerPool, DestructionEndsWorkersAndRemovesTheirPchFiles) {
   EXPECT_FALSE(fs::exists(worker_tmpdir(::getpid(), pids[0])));
 }
 
+TEST(NvrtcWorkerPool, WorkerIgnoresSigintAndRemovesItsPchFilesOnSigterm) {
+  NvrtcWorkerPool pool({FAKE_NVRTC_WORKER}, 120);
+  const CompileRequest r{"#include <cuda_bf16.h>\n" + std::string(kScale), "bf.cu", {"scale<float, 2>"}, "sm_90", {}};
+  ASSERT_TRUE(pool.compile(r, options_of(r)).res.ok);
+  const pid_t pid = pool.idle_pids().at(0);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);  // Ctrl-C reaches the whole process group: the parent decides
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(pool.compile(r, options_of(r)).res.ok);
+  EXPECT_EQ(pool.started(), 1u);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  wait_ended(pid);
+  EXPECT_FALSE(fs::exists(worker_tmpdir(::getpid(), pid))) << "not removed by the worker itself";
+  EXPECT_TRUE(pool.compile(r, options_of(r)).res.ok);
+  EXPECT_EQ(pool.started(), 2u);
+}
+
 }  // namespace
 }  // namespace soltune

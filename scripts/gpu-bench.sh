@@ -106,6 +106,17 @@ stream_tune_big() {  # the library with budgets of about 60-100 evaluations per 
   tune "$d" configs/l1norm.yaml --evals 200 --seconds 30
   bounded python3 bench/torch_reference.py --problems gelu,l1norm --reps 30 --json "$d/torch.json" > "$d/torch.log" 2>&1
 }
+stream_final() {  # the GPU tests, the library with budgets of about 100-150 evaluations per task
+  local d=$out/a  # (GPU busy measured on each), then PyTorch's row-wise figures beside them
+  soltune devices > "$d/devices.txt" 2>&1
+  gpu_tests "$d"
+  tune "$d" configs/gelu.yaml --evals 240 --seconds 30
+  tune "$d" configs/softmax.yaml --evals ${SM_EVALS:-3600} --seconds ${SM_S:-190}
+  tune "$d" configs/layernorm.yaml --evals 1200 --seconds 70
+  tune "$d" configs/rmsnorm.yaml --evals 960 --seconds 50
+  tune "$d" configs/l1norm.yaml --evals 300 --seconds 30
+  bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps 50 --json "$d/torch.json" > "$d/torch.log" 2>&1
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -127,6 +138,7 @@ case "${1:-tune}" in
   tests-l1norm) stream_tests_l1norm ;;
   l1norm-tune) stream_l1norm_tune ;;
   tune-big) stream_tune_big ;;
+  final) stream_final ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

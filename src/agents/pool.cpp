@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "agents/explorer.hpp"
@@ -87,9 +88,14 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
       bandit_.pulled(s.arm);  // a draw that yields nothing counts as a pull without reward
       s.who = bandit_.arms()[s.arm];
     }
+    // Drawn candidates count as seen while the round lasts, so that the operators draw others (a
+    // climb, the next unseen neighbour); those the screen passes over are unseen again after it.
     for (size_t k = 0; k < screen; ++k)
-      if (auto c = admissible(from_arm(warmup ? Explorer::sample : s.arm, rng), rng))
-        if (drawn.insert(space_.key(*c)).second) s.drawn.push_back(std::move(*c));
+      if (auto c = admissible(from_arm(warmup ? Explorer::sample : s.arm, rng), rng)) {
+        auto key = space_.key(*c);
+        pop_.seen.insert(key);
+        if (drawn.insert(std::move(key)).second) s.drawn.push_back(std::move(*c));
+      }
     if (!s.drawn.empty()) slots.push_back(std::move(s));
     else if (!warmup && ++misses[s.arm] >= kMissesPerArm) excluded[s.arm] = true;
   }
@@ -116,8 +122,38 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
     }
     if (best) picks.push_back(*best);
   }
-  // The most promising first: a batch is measured in order, and an early best lets the rest stop early.
+  // The most promising first: a batch is measured in order, and an early best lets the rest stop
+  // early. Greedily, each next one is the best score less kDiversity per unit of distance (knob
+  // ranges) from those ahead of it: the model is often off by 5-15%, so a close second from
+  // another region is worth measuring before a near twin of the first.
+  std::set<std::string> kept;
+  for (const auto& p : picks) kept.insert(space_.key(slots[p.slot].drawn[p.index]));
+  for (const auto& s : slots)
+    for (const auto& c : s.drawn)
+      if (const auto key = space_.key(c); !kept.count(key) && std::isfinite(surrogate_.score(c))) pop_.seen.erase(key);
+  if (screen == 1) {  // no screen: the operators' own order, as they proposed
+    for (const auto& p : picks) take(std::move(slots[p.slot].drawn[p.index]), slots[p.slot].who, slots[p.slot].arm);
+    return;
+  }
   std::stable_sort(picks.begin(), picks.end(), [](const Pick& a, const Pick& b) { return a.score < b.score; });
+  auto config = [&](const Pick& p) -> const Config& { return slots[p.slot].drawn[p.index]; };
+  std::vector<Pick> ordered;
+  std::vector<double> nearest(picks.size(), std::numeric_limits<double>::infinity());
+  std::vector<bool> used(picks.size(), false);
+  while (ordered.size() < picks.size()) {
+    size_t at = picks.size();
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < picks.size(); ++i) {
+      if (used[i]) continue;
+      const double v = picks[i].score - (ordered.empty() ? 0.0 : kDiversity * nearest[i]);
+      if (at == picks.size() || v < best) best = v, at = i;
+    }
+    used[at] = true;
+    ordered.push_back(picks[at]);
+    for (size_t i = 0; i < picks.size(); ++i)
+      if (!used[i]) nearest[i] = std::min(nearest[i], config_distance(space_, config(picks[i]), config(picks[at])));
+  }
+  picks = std::move(ordered);
   for (const auto& p : picks) take(std::move(slots[p.slot].drawn[p.index]), slots[p.slot].who, slots[p.slot].arm);
 }
 

@@ -9,7 +9,8 @@
 // The screen: for every proposal the chosen operator draws `screen` candidates, and the surrogate
 // (search/surrogate.hpp: the evaluator's predictor, the analytic model over each candidate's static
 // report, corrected by what the task measured) keeps the one it expects fastest; a candidate the
-// static report says cannot run is dropped unmeasured. A batch goes out most promising first.
+// static report says cannot run is dropped unmeasured. A batch goes out most promising first, with
+// a near twin of an earlier candidate moved behind a close second from elsewhere (kDiversity).
 //
 // With `only` set, a single agent proposes alone (bench-search's per-agent strategies).
 #include <map>
@@ -48,6 +49,9 @@ class AgentPool final : public Strategy {
 
   // Rewards: a proposal that became the best, one that entered the elite.
   static constexpr double kRewardBest = 1.0, kRewardElite = 0.25;
+  // The screen's batch order: log-time a candidate may give up per knob range of distance from the
+  // candidates ahead of it in the batch (0: strictly by score).
+  static constexpr double kDiversity = 0.15;
 
  private:
   std::optional<Config> from_arm(size_t arm, Rng& rng);

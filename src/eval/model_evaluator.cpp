@@ -105,8 +105,7 @@ std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vecto
 }
 
 std::unique_ptr<Predictor> ModelEvaluator::predictor(const Task& t) {
-  return std::make_unique<ModelPredictor>(t, dev_, compiled_reports(t, dev_, arch_, compiler_),
-                                          "the model over ptxas reports (NVRTC, " + arch_ + "), " + dev_.name);
+  return std::make_unique<ModelPredictor>(t, dev_, knob_reports(t, dev_), "the model over knobs and sizes (registers unknown), " + dev_.name);
 }
 
 }  // namespace soltune

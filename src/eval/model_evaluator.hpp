@@ -34,7 +34,7 @@ class ModelEvaluator final : public Evaluator {
   TimeKind kind() const override { return TimeKind::predicted; }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
-  // The model over each candidate's compile (the same cached compile its evaluation uses).
+  // The model over knobs and sizes (eval/model_predictor.hpp: no compile).
   std::unique_ptr<Predictor> predictor(const Task& t) override;
 
  private:

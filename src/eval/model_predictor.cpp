@@ -19,19 +19,20 @@ std::vector<double> ModelPredictor::predict(const std::vector<Config>& configs) 
   return out;
 }
 
-StaticReporter compiled_reports(const Task& t, const DeviceInfo& d, const std::string& arch, const Compiler& c) {
-  return [t, d, arch, &c](const std::vector<Config>& configs) {
-    auto batch = prepare_candidates(t, d, arch, configs);
-    const auto compiled = c.compile_all(batch.requests);
+StaticReporter knob_reports(const Task& t, const DeviceInfo& d) {
+  return [t, d](const std::vector<Config>& configs) {
+    const Space space(*t.variant, t.fixed(d));
     std::vector<StaticReport> out;
-    for (auto& cand : batch.candidates) {
+    for (const auto& c : configs) {
       StaticReport r;
-      if (cand.request >= 0 && take_compile_result(cand, compiled[static_cast<size_t>(cand.request)]) &&
-          launch_limits(cand.result.res, cand.result.geo, d).empty()) {
-        r.runs = true;
-        r.res = cand.result.res;
-        r.geo = cand.result.geo;
-        r.bindings = std::move(cand.bindings);
+      if (space.legal(c)) {
+        r.bindings = space.bind(c);
+        try {
+          r.geo = eval_geometry(t.variant->launch, r.bindings);
+          r.runs = launch_limits(r.res, r.geo, d).empty();
+        } catch (const Error&) {
+          r.runs = false;
+        }
       }
       out.push_back(std::move(r));
     }

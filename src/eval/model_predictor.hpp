@@ -1,9 +1,8 @@
 #pragma once
 // The analytic model (docs/MODEL.md) as the search's Predictor: each configuration's static report
-// (did it compile, its ptxas resources, its launch geometry) goes through predict_config. Where the
-// report comes from is the backend's business: the model and cuda backends compile (NVRTC, the
-// disk cache the evaluation itself hits later), the replay backend reads what ptxas reported when
-// the landscape was recorded. Nothing measured enters a prediction.
+// (legality, launch geometry, and the ptxas resources where known) goes through predict_config.
+// Every backend gives the knob-only report (knob_reports: no compile), so that the screen costs no
+// compile and the replay backend's prior is the one a real run has. Nothing measured enters it.
 #include <functional>
 #include <map>
 #include <string>
@@ -34,9 +33,11 @@ class ModelPredictor final : public Predictor {
   std::string what_;
 };
 
-// Static reports by compiling each configuration for `arch` (legality and geometry first, then
-// NVRTC; a compile error or a device limit: runs = false).
-StaticReporter compiled_reports(const Task& t, const DeviceInfo& d, const std::string& arch, const Compiler& c);
+// Static reports from the knobs and sizes alone: legality and launch geometry, registers unknown
+// (occupancy then limited by threads and shared memory only). No compile: screening 4 candidates
+// per proposal by compiling them made real runs compile-bound (docs/BENCHMARKS.md, session 3
+// call 5), and on the recorded landscapes the knob-only prior ranks nearly as well.
+StaticReporter knob_reports(const Task& t, const DeviceInfo& d);
 
 // Whether the task's variant carries what the model needs (a launch geometry).
 bool can_model(const Task& t);

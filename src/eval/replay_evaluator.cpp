@@ -67,35 +67,9 @@ std::vector<EvalResult> ReplayEvaluator::evaluate(const Task& t, const std::vect
 
 std::unique_ptr<Predictor> ReplayEvaluator::predictor(const Task& t) {
   if (!can_model(t)) return nullptr;  // a landscape alone has no launch geometry: no model
-  const Landscape* l = &find(t);
-  const DeviceInfo dev = dev_;
-  // The static report a real run has before the GPU sees a candidate: whether it compiled and
-  // launches, and what ptxas reported (registers, spills). Never its status on the GPU or its time.
-  auto report = [l, t, dev](const std::vector<Config>& configs) {
-    const Space space(*t.variant, t.fixed(dev));
-    std::vector<StaticReport> out;
-    for (const auto& c : configs) {
-      StaticReport r;
-      const auto it = l->results.find(space.key(c));
-      const bool built = it != l->results.end() && it->second.status != Status::compile_error &&
-                         it->second.status != Status::illegal && space.legal(c);
-      if (built) {
-        r.bindings = space.bind(c);
-        r.res = it->second.res;
-        r.res.spill_loads = r.res.spill_stores;  // a landscape records one spill figure
-        try {
-          r.geo = eval_geometry(t.variant->launch, r.bindings);
-          r.runs = launch_limits(r.res, r.geo, dev).empty();
-        } catch (const Error&) {
-          r.runs = false;
-        }
-      }
-      out.push_back(std::move(r));
-    }
-    return out;
-  };
-  return std::make_unique<ModelPredictor>(t, dev_, report, "the model over the ptxas reports recorded in " +
-                                                               l->file.filename().string() + ", " + dev_.name);
+  // The prior a real run has (knobs and sizes: no compile), never a status or time from the file.
+  return std::make_unique<ModelPredictor>(t, dev_, knob_reports(t, dev_),
+                                          "the model over knobs and sizes (registers unknown), " + dev_.name);
 }
 
 }  // namespace soltune

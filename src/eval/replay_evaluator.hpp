@@ -20,8 +20,8 @@ class ReplayEvaluator final : public Evaluator {
   TimeKind kind() const override { return kind_; }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
-  // The model over the recorded ptxas reports (registers, spills), where the task's variant has its
-  // launch geometry (a config's template, or bench-search's --templates).
+  // The model over knobs and sizes, where the task's variant has its launch geometry (a config's
+  // template, or bench-search's --templates).
   std::unique_ptr<Predictor> predictor(const Task& t) override;
   int64_t evaluations() const { return evaluations_; }
 

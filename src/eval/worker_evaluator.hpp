@@ -49,7 +49,7 @@ class WorkerEvaluator final : public Evaluator {
   void note_result(const Task& t, const EvalResult& r) override;
   // Starts compiling the configurations now (every core, bounded), so that evaluate() finds them done.
   void prefetch(const Task& t, const std::vector<Config>& configs) override;
-  // The model over each candidate's compile (cached: the evaluation finds it done).
+  // The model over knobs and sizes (eval/model_predictor.hpp: no compile).
   std::unique_ptr<Predictor> predictor(const Task& t) override;
   int restarts() const { return restarts_; }
   std::optional<GpuUse> gpu_use() const override;

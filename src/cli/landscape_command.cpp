@@ -131,7 +131,7 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "  %zu/%zu evaluated, %.0f s, best %.2f us\n", l.results.size(), all.size(), s, l.best_us());
   }
-  save_landscape(l, out);
+  if (todo.empty()) save_landscape(l, out);  // otherwise the last batch wrote it
   size_t ok = 0;
   for (const auto& [k, r] : l.results) ok += r.status == Status::ok;
   std::printf("%s: %zu configurations (%zu ok), best %.2f us, T_ref %.2f us, T_SOL %.2f us -> %s\n", t.id().c_str(),

@@ -75,7 +75,24 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     warmup = std::min(warmup, std::max<int64_t>(1, b.evals / static_cast<int64_t>(slots.size())));
   int64_t evals_left = b.evals > 0 ? b.evals : kUnlimited;
   auto interrupted = [&] { return stop && stop->load(); };
-  while (evals_left > 0 && !interrupted() && (b.seconds <= 0 || clock::now() < deadline)) {
+  auto out_of_time = [&] { return b.seconds > 0 && clock::now() >= deadline; };
+  auto start_task = [&](Slot& s) {
+    const auto baseline = ev_.baseline(s.task);
+    obs_.on_baseline(s.task, baseline);
+    s.run = std::make_unique<TaskRun>(s.task, ev_, *s.search, static_cast<int>(batch), *s.rng, obs_, baseline, cfg_.stop);
+  };
+  // Every task the budget reaches gets its baseline timed and its first batch proposed before
+  // anything is measured: the first batches then compile on every core while the GPU times the
+  // baselines, instead of each task's first compiles waiting for the task before it (H200 runs of
+  // 30 tasks spent their first 100 s that way). Proposals are those the first steps would make.
+  int64_t reach = evals_left;
+  for (auto& s : slots) {
+    if (reach <= 0 || interrupted() || out_of_time()) break;
+    start_task(s);
+    s.run->prime(std::min({batch, reach, warmup}));
+    reach -= warmup;
+  }
+  while (evals_left > 0 && !interrupted() && !out_of_time()) {
     // Warm-up first (least spent, then task order); then the least effort for the weight.
     Slot* next = nullptr;
     std::tuple<int, double, size_t> best{2, 0.0, 0};
@@ -91,12 +108,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
       }
     }
     if (!next) break;
-    if (!next->run) {
-      const auto baseline = ev_.baseline(next->task);
-      obs_.on_baseline(next->task, baseline);
-      next->run = std::make_unique<TaskRun>(next->task, ev_, *next->search, static_cast<int>(batch), *next->rng, obs_,
-                                            baseline, cfg_.stop);
-    }
+    if (!next->run) start_task(*next);
     const int64_t before = next->spent();
     const int64_t share = next->spent() < warmup ? warmup - next->spent() : batch;
     const int64_t now = std::min({batch, evals_left, share});

@@ -4,8 +4,9 @@
 // gets its warm-up share; after that the next batch goes to the task with the least effort spent
 // for its weight, where the weight grows with the task's SOL gap (1 - its best's SOL score) and its
 // recent progress. A task that converged (stop conditions) or reached its target leaves; what it
-// would have used goes to the others. Tasks interleave, and each proposes its next batch before
-// the current one is measured, so the CPU compiles while the GPU measures.
+// would have used goes to the others. Before the first measurement every task's baseline is timed
+// and its first batch proposed and prefetched; then tasks interleave, and each proposes its next
+// batch before the current one is measured, so the CPU compiles while the GPU measures.
 #include <functional>
 #include <set>
 #include <string>

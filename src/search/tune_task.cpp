@@ -84,6 +84,13 @@ std::vector<Config> TaskRun::propose(int64_t n) {
   return c;
 }
 
+void TaskRun::prime(int64_t n) {
+  if (primed_ || finished_) return;
+  next_ = propose(n);
+  next_by_ = s_.last_proposers();
+  primed_ = true;
+}
+
 bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   if (finished_ || allowance <= 0) return false;
   std::vector<Config> batch = std::move(next_);

@@ -62,6 +62,10 @@ class TaskRun {
   // next one (at most `lookahead` configurations). False when the task is done: its space is
   // exhausted, or a stop condition holds. A batch proposed ahead and never evaluated is dropped.
   bool step(int64_t allowance, int64_t lookahead);
+  // Proposes the first batch (at most n configurations) and hands it to the evaluator's prefetch
+  // now, so that a dispatcher can start every task's first compiles before it measures anything.
+  // The same proposals as the first step would make: no result exists yet either way.
+  void prime(int64_t n);
   // Re-times the best configurations against the baseline (unless interrupted), once.
   const TaskOutcome& finish(const RetimePolicy& retime, bool interrupted);
   const TaskOutcome& outcome() const { return out_; }

@@ -5,6 +5,7 @@ configuration its autotuner picked, so a template can be set against what beats 
     python3 bench/inductor_code.py [--problems softmax,layernorm,rmsnorm,l1norm] > inductor.txt
 """
 import argparse
+import gc
 import os
 import sys
 
@@ -12,6 +13,7 @@ os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")  # generate, ne
 import torch
 import torch._dynamo
 from torch._inductor import config as inductor_config
+from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_reference as ref  # noqa: E402  (the same ops and inputs as the timed figures)
@@ -24,7 +26,6 @@ def main():
     a = ap.parse_args()
     only = set(filter(None, a.shapes.split(",")))
     inductor_config.debug = False
-    torch._logging.set_logs(output_code=True)
     seen = set()
     gen = torch.Generator(device=ref.DEVICE).manual_seed(1)
     for problem in a.problems.split(","):
@@ -40,15 +41,18 @@ def main():
                 fn(*args)
                 torch.cuda.synchronize()
                 # The winning launcher of every kernel the compiled graph ran.
-                from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-                import gc
                 for o in gc.get_objects():
-                    if isinstance(o, CachingAutotuner) and getattr(o, "launchers", None) and id(o) not in seen:
+                    try:  # gc also lists weak proxies whose object is gone
+                        fresh = isinstance(o, CachingAutotuner) and getattr(o, "launchers", None) and id(o) not in seen
+                    except ReferenceError:
+                        continue
+                    if fresh:
                         seen.add(id(o))
                         for l in o.launchers:
                             print(f"#### chosen {o.fn.__name__}: {getattr(l, 'config', None)} "
                                   f"regs={getattr(l, 'n_regs', '?')} spills={getattr(l, 'n_spills', '?')} "
                                   f"shared={getattr(l, 'shared', '?')}", flush=True)
+                        print(getattr(o.fn, "src", "(no source)"), flush=True)
                 del args, fn
                 torch.cuda.empty_cache()
 

@@ -129,6 +129,17 @@ stream_s4() {  # the GPU tests, the library as in final (GPU busy of the knob-on
   bounded python3 bench/inductor_code.py --shapes 32768x1024,16384x256,8192x4096,n=268435456 \
     > "$d/inductor.txt" 2>&1
 }
+stream_s4b() {  # as s4 without the GPU tests: the dispatcher's priming measured on the same budgets
+  local d=$out/a
+  soltune devices > "$d/devices.txt" 2>&1
+  tune "$d" configs/gelu.yaml --evals 240 --seconds 30
+  tune "$d" configs/softmax.yaml --evals ${SM_EVALS:-3600} --seconds ${SM_S:-170}
+  tune "$d" configs/layernorm.yaml --evals 1200 --seconds 60
+  tune "$d" configs/rmsnorm.yaml --evals 960 --seconds 45
+  tune "$d" configs/l1norm.yaml --evals 300 --seconds 30
+  bounded python3 bench/inductor_code.py --shapes 32768x1024,16384x256,8192x4096,n=268435456 \
+    > "$d/inductor.txt" 2>&1
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -152,6 +163,7 @@ case "${1:-tune}" in
   tune-big) stream_tune_big ;;
   final) stream_final ;;
   s4) stream_s4 ;;
+  s4b) stream_s4b ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -2,17 +2,22 @@
 # Exports the tuned kernels of every memory-bound problem from a knowledge base and builds
 # bench/exported_bench.cu against the headers (nvcc, sm_90): an independent timing of soltune's
 # results through its export path, and the program ncu profiles.
-#   bench/exported_bench.sh KB OUT_DIR      -> OUT_DIR/{*.cuh, exported_bench}
+#   bench/exported_bench.sh KB OUT_DIR      -> OUT_DIR/{*.cuh, exported_bench, libsoltune_exported.so}
 # Then, on the GPU:  OUT_DIR/exported_bench                      (medians of 50 flushed runs)
 #                    EXPORTED_BENCH_PROFILE=1 ncu --clock-control none -k regex:'softmax|norm|gelu' OUT_DIR/exported_bench
 set -euo pipefail
 kb=$1 out=$2
 here=$(cd "$(dirname "$0")/.." && pwd)
 soltune=${SOLTUNE_BIN:-$here/build/src/cli/soltune}
+templates=${SOLTUNE_TEMPLATES:-$here/templates}  # those of the tuning run (export checks)
 cuda=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p "$out"
 for p in gelu softmax layernorm rmsnorm l1norm; do
-  "$soltune" export --kb "$kb" --problem "$p" --templates "$here/templates" -o "$out/$p.cuh" > /dev/null
+  "$soltune" export --kb "$kb" --problem "$p" --templates "$templates" -o "$out/$p.cuh" > /dev/null
 done
 "$cuda/bin/nvcc" -std=c++20 -O2 -arch=sm_90 -I"$out" -I"$cuda/include/cccl" "$here/bench/exported_bench.cu" -o "$out/exported_bench"
 echo "$out/exported_bench"
+# The same kernels as a shared library for bench/torch_reference.py --exported (PyTorch's harness).
+"$cuda/bin/nvcc" -std=c++20 -O2 -arch=sm_90 -shared -Xcompiler -fPIC -cudart shared -I"$out" -I"$cuda/include/cccl" \
+  "$here/bench/exported_lib.cu" -o "$out/libsoltune_exported.so"
+echo "$out/libsoltune_exported.so"

@@ -2,13 +2,17 @@
 """PyTorch eager and torch.compile figures to set beside soltune's, on the same GPU.
 
     python3 bench/torch_reference.py [--problems gelu,softmax,...] [--json FILE] [--reps N]
+                                     [--exported DIR/libsoltune_exported.so]
 
 Measured the way soltune measures (docs/MEASUREMENT.md): warm-up (torch.compile has compiled by
 then), L2 flushed before every timed repetition, one pair of CUDA events per repetition, median
 and spread over the repetitions, random normal inputs, and the byte counts of soltune's
-problem.yaml files for GB/s.
+problem.yaml files for GB/s. With --exported, the kernels `soltune export` wrote (built into a shared
+library by bench/exported_bench.sh) are timed as a third implementation in this same harness, on
+the same inputs, and checked against eager: the comparison then shares every condition.
 """
 import argparse
+import ctypes
 import datetime
 import gc
 import json
@@ -134,7 +138,38 @@ def sm_clock_mhz():
         return None
 
 
-def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref):
+def exported_fn(lib, problem, dname):
+    """soltune's exported kernel for (problem, dtype) as a callable like the torch ops: it returns
+    its output, allocated once (eager allocates per call from the caching allocator, off the GPU)."""
+    f = getattr(lib, f"soltune_{problem}_{dname}")
+    f.restype = ctypes.c_int
+    kept = {}
+
+    def call(*args):
+        x = args[0]
+        if "y" not in kept:
+            kept["y"] = torch.empty((), dtype=x.dtype, device=x.device) if problem == "l1norm" else torch.empty_like(x)
+            if problem == "l1norm":  # the header's zeroed workspace: 4 + 16 ints per SM (it leaves it zeroed)
+                sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+                kept["ws"] = torch.zeros(4 + 16 * sms, dtype=torch.int32, device=x.device)
+        y = kept["y"]
+        ptr = lambda t: ctypes.c_void_p(t.data_ptr())
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        if problem == "gelu":
+            e = f(ptr(x), ptr(y), ctypes.c_longlong(x.numel()), stream)
+        elif problem == "l1norm":
+            e = f(ptr(x), ptr(y), ptr(kept["ws"]), ctypes.c_longlong(x.numel()), stream)
+        else:
+            rows, cols = (ctypes.c_longlong(v) for v in x.shape)
+            e = f(ptr(x), *(ptr(t) for t in args[1:]), ptr(y), rows, cols, stream)  # x, weight[, bias], y
+        if e != 0:
+            raise RuntimeError(f"soltune_{problem}_{dname}: CUDA error {e}")
+        return y
+
+    return call
+
+
+def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref, lib=None):
     """Warm up, check, time; returns (record fields, output to keep as reference or None)."""
     op = PROBLEMS[problem][1]
     rec = {"problem": problem, "shape": shape_dict(shape), "dtype": dname, "impl": impl,
@@ -144,6 +179,8 @@ def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref):
         if impl == "torch.compile":
             torch._dynamo.reset()  # a fresh, static-shape compile for every case
             fn = torch.compile(op)
+        elif impl == "soltune":
+            fn = exported_fn(lib, problem, dname)
         else:
             fn = op
         out = fn(*args)  # torch.compile compiles here
@@ -191,6 +228,8 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write the records as a JSON list")
     ap.add_argument("--reps", type=int, default=100, help="timed repetitions per case (>= 50)")
     ap.add_argument("--dtypes", default="f32,bf16", help="comma-separated subset of f32,bf16")
+    ap.add_argument("--exported", metavar="LIB",
+                    help="also time soltune's exported kernels from this shared library (bench/exported_bench.sh)")
     ap.add_argument("--flush", choices=["read", "write"], default="read",
                     help="L2 flush by reading (soltune's way, default) or writing a 256 MiB buffer")
     a = ap.parse_args()
@@ -218,6 +257,8 @@ def main():
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
           f"{'p10-p90 us':>19} {'GB/s':>7}", flush=True)
 
+    lib = ctypes.CDLL(a.exported) if a.exported else None  # after torch: its libcudart serves both
+    impls = ("eager", "torch.compile") + (("soltune",) if lib else ())
     flush_buf, flush = make_flush(a.flush)
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(42)
@@ -230,8 +271,8 @@ def main():
                 nbytes = count(shape, torch.empty((), dtype=dtype).element_size())
                 args = make_args(problem, shape, dtype, gen)
                 ref = None
-                for impl in ("eager", "torch.compile"):
-                    rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref)
+                for impl in impls:
+                    rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib)
                     if impl == "eager":
                         ref = out
                     rec["gpu"] = torch.cuda.get_device_name()

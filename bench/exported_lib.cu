@@ -1,0 +1,49 @@
+// The kernels `soltune export` wrote, behind a C ABI, so that bench/torch_reference.py
+// (--exported) times them in PyTorch's own harness beside eager and torch.compile: the same
+// process, flush, events and inputs for all three. Built by bench/exported_bench.sh.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "gelu.cuh"
+#include "l1norm.cuh"
+#include "layernorm.cuh"
+#include "rmsnorm.cuh"
+#include "softmax.cuh"
+
+namespace {
+template <typename T> const T* in(const void* p) { return static_cast<const T*>(p); }
+template <typename T> T* out(void* p) { return static_cast<T*>(p); }
+cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
+using bf16 = __nv_bfloat16;
+}  // namespace
+
+// Each returns the cudaError_t of the launch (0: success).
+extern "C" {
+int soltune_gelu_f32(const void* x, void* y, long long n, void* s) { return soltune_gelu::gelu_f32(in<float>(x), out<float>(y), n, st(s)); }
+int soltune_gelu_bf16(const void* x, void* y, long long n, void* s) { return soltune_gelu::gelu_bf16(in<bf16>(x), out<bf16>(y), n, st(s)); }
+int soltune_softmax_f32(const void* x, void* y, long long r, long long c, void* s) {
+  return soltune_softmax::softmax_f32(in<float>(x), out<float>(y), r, c, st(s));
+}
+int soltune_softmax_bf16(const void* x, void* y, long long r, long long c, void* s) {
+  return soltune_softmax::softmax_bf16(in<bf16>(x), out<bf16>(y), r, c, st(s));
+}
+int soltune_layernorm_f32(const void* x, const void* w, const void* b, void* y, long long r, long long c, void* s) {
+  return soltune_layernorm::layernorm_f32(in<float>(x), in<float>(w), in<float>(b), out<float>(y), r, c, st(s));
+}
+int soltune_layernorm_bf16(const void* x, const void* w, const void* b, void* y, long long r, long long c, void* s) {
+  return soltune_layernorm::layernorm_bf16(in<bf16>(x), in<bf16>(w), in<bf16>(b), out<bf16>(y), r, c, st(s));
+}
+int soltune_rmsnorm_f32(const void* x, const void* w, void* y, long long r, long long c, void* s) {
+  return soltune_rmsnorm::rmsnorm_f32(in<float>(x), in<float>(w), out<float>(y), r, c, st(s));
+}
+int soltune_rmsnorm_bf16(const void* x, const void* w, void* y, long long r, long long c, void* s) {
+  return soltune_rmsnorm::rmsnorm_bf16(in<bf16>(x), in<bf16>(w), out<bf16>(y), r, c, st(s));
+}
+// ws: a zeroed int workspace of at least 4 + 16 * SMs entries (the header's contract).
+int soltune_l1norm_f32(const void* x, void* y, void* ws, long long n, void* s) {
+  return soltune_l1norm::l1norm_f32(in<float>(x), out<float>(y), out<int>(ws), n, st(s));
+}
+int soltune_l1norm_bf16(const void* x, void* y, void* ws, long long n, void* s) {
+  return soltune_l1norm::l1norm_bf16(in<bf16>(x), out<bf16>(y), out<int>(ws), n, st(s));
+}
+}

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 namespace soltune {
 namespace {
@@ -36,6 +37,39 @@ void setup(mu::Parser& p) {
 
 }  // namespace
 
+// Parsing is what costs (a fresh mu::Parser per evaluation was most of a search's CPU time on
+// large spaces); a parser with its expression set evaluates from bytecode. A parser is not safe to
+// share between threads, so each evaluation borrows one from this pool (one per concurrent caller).
+struct Expr::Compiled {
+  struct Instance {
+    mu::Parser parser;
+    std::vector<double> slots;  // the variables, in vars_ order; never resized after setup
+  };
+  std::mutex m;
+  std::vector<std::unique_ptr<Instance>> idle;
+
+  std::unique_ptr<Instance> borrow(const std::string& text, const std::vector<std::string>& vars) {
+    {
+      std::lock_guard lock(m);
+      if (!idle.empty()) {
+        auto in = std::move(idle.back());
+        idle.pop_back();
+        return in;
+      }
+    }
+    auto in = std::make_unique<Instance>();
+    setup(in->parser);
+    in->slots.assign(vars.size(), 0.0);
+    for (size_t i = 0; i < vars.size(); ++i) in->parser.DefineVar(vars[i], &in->slots[i]);
+    in->parser.SetExpr(text);
+    return in;
+  }
+  void give_back(std::unique_ptr<Instance> in) {
+    std::lock_guard lock(m);
+    idle.push_back(std::move(in));
+  }
+};
+
 Expr::Expr(std::string text, SourceLoc loc) : text_(std::move(text)), loc_(std::move(loc)) {
   if (text_.find_first_not_of(" \t") == std::string::npos) throw Error(loc_, "empty expression");
   if (auto pos = text_.find('^'); pos != std::string::npos)
@@ -49,6 +83,7 @@ Expr::Expr(std::string text, SourceLoc loc) : text_(std::move(text)), loc_(std::
     p.SetVarFactory(collect_var, &pool);
     p.SetExpr(text_);
     for (const auto& [name, ptr] : p.GetUsedVar()) vars_.push_back(name);
+    compiled_ = std::make_shared<Compiled>();
   } catch (const mu::ParserError& e) {
     throw Error(loc_, "in expression '" + text_ + "' at column " + std::to_string(e.GetPos() + 1) +
                           ": " + e.GetMsg());
@@ -68,18 +103,18 @@ void Expr::check_names(const std::set<std::string, std::less<>>& allowed, const 
 
 double Expr::eval(const Bindings& b) const {
   if (text_.empty()) throw Error(loc_, "evaluating an empty expression");
-  std::vector<double> slots(vars_.size());
   try {
-    mu::Parser p;
-    setup(p);
+    auto in = compiled_->borrow(text_, vars_);
     for (size_t i = 0; i < vars_.size(); ++i) {
       auto it = b.find(vars_[i]);
-      if (it == b.end()) throw Error(loc_, "expression '" + text_ + "': no value for '" + vars_[i] + "'");
-      slots[i] = it->second;
-      p.DefineVar(vars_[i], &slots[i]);
+      if (it == b.end()) {
+        compiled_->give_back(std::move(in));
+        throw Error(loc_, "expression '" + text_ + "': no value for '" + vars_[i] + "'");
+      }
+      in->slots[i] = it->second;
     }
-    p.SetExpr(text_);
-    double v = p.Eval();
+    const double v = in->parser.Eval();
+    compiled_->give_back(std::move(in));
     if (!std::isfinite(v)) throw Error(loc_, "expression '" + text_ + "' is not finite here");
     return v;
   } catch (const mu::ParserError& e) {

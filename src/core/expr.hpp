@@ -9,6 +9,7 @@
 // and expressions are also emitted verbatim into exported C++ headers.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,9 +40,11 @@ class Expr {
   bool eval_bool(const Bindings& b) const { return eval(b) != 0.0; }
 
  private:
+  struct Compiled;  // parsers with the text parsed once, reused (legality checks run millions)
   std::string text_;
   SourceLoc loc_;
   std::vector<std::string> vars_;
+  std::shared_ptr<Compiled> compiled_;  // shared by copies; thread-safe
 };
 
 }  // namespace soltune

@@ -2,10 +2,10 @@
 // same funnel a real run uses (TaskRun, with the replay backend). Reports the median number of
 // evaluations each strategy needs to come within 1% and 5% of the landscape's best, the median
 // best-so-far at every budget (the curve), and whether soltune's is ever worse than random search's.
-// The landscape's variant takes its launch geometry and model hints from its template (--templates),
-// so that the replay backend can offer the model's prior over the recorded ptxas reports; how well
-// that prior ranks the landscape is reported too (an analysis after the fact: the searches never
-// see a time they did not evaluate).
+// The landscape's variant takes its launch geometry and model hints from the file (recorded with
+// it), or for older files from its template (--templates), so that the replay backend can offer
+// the model's prior a real run has; how well that prior ranks the landscape is reported too (an
+// analysis after the fact: the searches never see a time they did not evaluate).
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
@@ -134,6 +134,7 @@ std::filesystem::path default_templates() {
 // Gives the landscape's variant the launch geometry and model hints of its template, where the
 // template's space is the landscape's (same knobs and values). Returns why not, or "".
 std::string attach_template(Landscape& l, const std::filesystem::path& dir) {
+  if (l.has_geometry()) return "";  // recorded with the file: the template may have changed since
   try {
     const auto p = load_problem(dir, l.problem.name);
     const auto& v = p.variant(l.variant().name);

@@ -109,7 +109,9 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
     l.problem.name = t.problem->name;
     l.problem.sizes = t.problem->sizes;
     l.problem.dtypes = {t.dtype};
-    l.problem.variants.push_back(*t.variant);
+    l.problem.variants.push_back(*t.variant);  // with its launch geometry and model hints
+    l.problem.flops = t.problem->flops;
+    l.problem.bytes = t.problem->bytes;
     l.fixed = t.fixed(ev->device());
     l.legal = all.size();
     l.baseline = ev->baseline(t);

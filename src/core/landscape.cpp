@@ -58,6 +58,38 @@ json result_to(const EvalResult& r) {
 
 }  // namespace
 
+bool Landscape::has_geometry() const { return !variant().launch.grid.empty() && !variant().launch.block.empty(); }
+
+namespace {
+
+// The launch geometry and model hints of the template that recorded the landscape, kept in the
+// file so that the model's prior replays without the template (which may have gained knobs since).
+json model_json(const ProblemSpec& p, const VariantSpec& v) {
+  if (v.launch.grid.empty() || v.launch.block.empty()) return nullptr;
+  auto texts = [](const std::vector<Expr>& es) {
+    json a = json::array();
+    for (const auto& e : es) a.push_back(e.text());
+    return a;
+  };
+  auto text = [](const Expr& e) { return e.empty() ? json(nullptr) : json(e.text()); };
+  return {{"grid", texts(v.launch.grid)}, {"block", texts(v.launch.block)}, {"smem", text(v.launch.smem)},
+          {"inflight_bytes", text(v.inflight_bytes)}, {"flops", text(p.flops)}, {"bytes", text(p.bytes)}};
+}
+
+void read_model(const json& m, const std::filesystem::path& file, ProblemSpec& p, VariantSpec& v) {
+  if (m.is_null()) return;
+  const SourceLoc loc{file.string() + " (model)", 0, 0};
+  auto expr = [&](const char* key) { return m.contains(key) && !m.at(key).is_null() ? Expr(m.at(key).get<std::string>(), loc) : Expr(); };
+  for (const auto& g : m.at("grid")) v.launch.grid.emplace_back(g.get<std::string>(), loc);
+  for (const auto& b : m.at("block")) v.launch.block.emplace_back(b.get<std::string>(), loc);
+  v.launch.smem = expr("smem");
+  v.inflight_bytes = expr("inflight_bytes");
+  p.flops = expr("flops");
+  p.bytes = expr("bytes");
+}
+
+}  // namespace
+
 double Landscape::best_us() const {
   double best = std::numeric_limits<double>::infinity();
   for (const auto& [k, r] : results)
@@ -102,6 +134,7 @@ Landscape load_landscape(const std::filesystem::path& file, bool allow_partial) 
     for (const auto& k : sp.at("knobs")) v.knobs.push_back(KnobSpec{k.at("name"), k.at("values"), ""});
     for (const auto& c : sp.at("constraints")) v.constraints.emplace_back(c.get<std::string>(), SourceLoc{file.string(), 0, 0});
     for (const auto& [name, value] : sp.at("fixed").items()) l.fixed[name] = value.get<double>();
+    if (j.contains("model")) read_model(j.at("model"), file, l.problem, v);
     l.problem.variants.push_back(std::move(v));
     for (const auto& [key, r] : j.at("results").items()) l.results.emplace(key, result_from(r, key));
     l.legal = j.value("legal", l.results.size());  // files from before partial recordings were whole
@@ -133,6 +166,7 @@ void save_landscape(const Landscape& l, const std::filesystem::path& file) {
                {"baseline", {{"t_ref_us", l.baseline.t_ref_us}, {"t_sol_us", l.baseline.t_sol_us},
                              {"flops", l.baseline.flops}, {"bytes", l.baseline.bytes}}},
                {"space", {{"knobs", knobs}, {"constraints", constraints}, {"fixed", fixed}}},
+               {"model", model_json(l.problem, l.variant())},
                {"legal", std::max(l.legal, l.results.size())}, {"results", results}};
   write_file_atomically(file, j.dump(1) + "\n");
 }

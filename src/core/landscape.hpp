@@ -29,6 +29,9 @@ struct Landscape {
 
   const VariantSpec& variant() const { return problem.variants.front(); }
   Task task() const { return Task{&problem, &problem.variants.front(), dtype, shape}; }
+  // Whether the file carried its template's launch geometry and model hints (files from before
+  // it did need the template itself for the model's prior).
+  bool has_geometry() const;
   // The fastest correct configuration's time (ok results only).
   double best_us() const;
 };

@@ -1,11 +1,12 @@
 // The replay backend and the landscape file: a landscape survives a round trip through its file,
 // answers every recorded configuration as recorded and anything else as illegal, and a damaged or
-// foreign file is refused with its name. The recorded H200 landscapes (tests/data) load and agree
-// with the templates they were recorded from.
+// foreign file is refused with its name. The recorded H200 landscapes (tests/data) load, carry
+// their template's geometry, and their knobs are still the template's.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "../support/files.hpp"
@@ -29,8 +30,22 @@ TEST(Replay, LandscapeRoundTripsThroughItsFile) {
   fs::create_directories(dir);
   auto l = small();
   l.recorded = "2026-11-29T00:00:00Z";
+  EXPECT_FALSE(l.has_geometry());
+  auto& v = l.problem.variants.front();
+  v.launch.grid = {Expr("cdiv(n, A * 128)", {})};
+  v.launch.block = {Expr("A * 32", {})};
+  v.launch.smem = Expr("0", {});
+  v.inflight_bytes = Expr("B * dtype_bytes", {});
+  l.problem.bytes = Expr("2 * n * dtype_bytes", {});
   save_landscape(l, dir / "a_landscape.json");
   const auto back = load_landscape(dir / "a_landscape.json");
+  // The template's launch geometry and model hints travel with the file (the model's prior).
+  ASSERT_TRUE(back.has_geometry());
+  EXPECT_EQ(back.variant().launch.grid.at(0).text(), "cdiv(n, A * 128)");
+  EXPECT_EQ(back.variant().launch.block.at(0).text(), "A * 32");
+  EXPECT_EQ(back.variant().inflight_bytes.text(), "B * dtype_bytes");
+  EXPECT_EQ(back.problem.bytes.text(), "2 * n * dtype_bytes");
+  EXPECT_TRUE(back.problem.flops.empty());
   EXPECT_EQ(back.task_id, l.task_id);
   EXPECT_EQ(back.results.size(), l.results.size());
   EXPECT_EQ(back.best_us(), 12);
@@ -127,16 +142,19 @@ TEST(Replay, RecordedLandscapesMatchTheirTemplates) {
     const auto l = load_landscape(f);
     EXPECT_EQ(l.kind, TimeKind::measured);
     EXPECT_NE(l.gpu.find("H200"), std::string::npos);
+    // Self-contained: its own space and the geometry the model's prior needs, so the template
+    // may gain knobs after the recording without changing what replays.
+    EXPECT_TRUE(l.has_geometry());
+    const Space then(l.variant(), l.fixed);
+    EXPECT_EQ(then.enumerate_legal(1u << 22).size(), l.results.size()) << "every legal configuration measured";
+    // Every knob it recorded is still in the template, with the same values.
     const auto p = load_problem(SOLTUNE_SOURCE_DIR "/templates", l.problem.name);
     const auto& v = p.variant(l.variant().name);
-    ASSERT_EQ(v.knobs.size(), l.variant().knobs.size());
-    for (size_t i = 0; i < v.knobs.size(); ++i) {
-      EXPECT_EQ(v.knobs[i].name, l.variant().knobs[i].name);
-      EXPECT_EQ(v.knobs[i].values, l.variant().knobs[i].values);
+    for (const auto& k : l.variant().knobs) {
+      const auto it = std::find_if(v.knobs.begin(), v.knobs.end(), [&](const KnobSpec& n) { return n.name == k.name; });
+      ASSERT_NE(it, v.knobs.end()) << k.name << " is no longer a knob of the template";
+      EXPECT_EQ(it->values, k.values) << k.name;
     }
-    // Every configuration legal now was measured then.
-    const Space now(v, l.fixed);
-    EXPECT_EQ(now.enumerate_legal(1u << 22).size(), l.results.size());
   }
 }
 

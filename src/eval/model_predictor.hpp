@@ -7,7 +7,6 @@
 #include <map>
 #include <string>
 
-#include "codegen/compiler.hpp"
 #include "core/task.hpp"
 
 namespace soltune {

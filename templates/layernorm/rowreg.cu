@@ -3,7 +3,8 @@
 // elements, all issued before the first use, so x is read from memory exactly once. Statistics
 // are taken on x - x[row, 0] (a value of the row: it keeps the mean of a row with a large common
 // offset exact in f32). The grid is a block per row group, or persistent (BPS blocks per SM
-// looping over row groups), where weight and bias may stay in registers across rows.
+// looping over row groups), where weight and bias may stay in registers across rows and the next
+// row group's loads may be in flight while the current one is reduced (PIPE).
 #include <cuda_bf16.h>
 
 namespace ln_detail {
@@ -90,8 +91,11 @@ template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums,
 }  // namespace ln_detail
 
 // BPS: the blocks per SM asked of __launch_bounds__ (it caps registers), and in persistent mode
-// the grid's blocks per SM.
-template <typename T, int TPR, int RPB, int VEC, int EPT, int STATS, int RED, int PERSIST, int BPS, int WREG, int HINT>
+// the grid's blocks per SM. PIPE 1 (persistent only): the loads of a block's next row group are
+// issued into a second register buffer (raw, the pivot subtracted later) before the current one is
+// reduced and stored, so that they are in flight while the block waits on its barriers.
+template <typename T, int TPR, int RPB, int VEC, int EPT, int STATS, int RED, int PERSIST, int BPS, int WREG, int PIPE,
+          int HINT>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
                  T* __restrict__ y, long long rows, long long cols, float eps) {
@@ -100,6 +104,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
   static_assert(STATS >= 0 && STATS <= 2 && (RED == 0 || RED == 1), "STATS in 0..2, RED in 0..1");
   static_assert(WREG == 0 || PERSIST == 1, "weights stay in registers only across the rows of a persistent block");
+  static_assert(PIPE == 0 || PERSIST == 1, "rows are pipelined only across the row groups of a persistent block");
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   using S = typename StatsOf<STATS>::type;
   constexpr int SLOTS = RED ? TPR * RPB : RPB * TPR / 32;
@@ -110,6 +115,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
   const float inv_n = 1.0f / static_cast<float>(cols);
   // Vector e of a thread starts at column (e * TPR + lane) * VEC: a warp's accesses are contiguous.
   auto col = [&](int e) { return static_cast<long long>(e * TPR + lane) * VEC; };
+  auto row_of = [&](long long g) { return g * RPB + threadIdx.x / TPR; };
 
   Raw wr[WREG ? EPT : 1], br[WREG ? EPT : 1];
   if constexpr (WREG) {
@@ -121,27 +127,11 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       }
   }
 
+  // Statistics, normalisation and store of one row group from its shifted values v (0 where
+  // invalid). Every thread of the block calls it: its reductions hold barriers. The reductions
+  // alternate scratch halves through phase, across row groups too.
   int phase = 0;
-  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
-    const long long row = g * RPB + threadIdx.x / TPR;
-    const bool active = row < rows;
-    const T* xr = x + (active ? row : 0) * cols;
-    const float pivot = to_f(xr[0]);
-
-    float v[EPT][VEC];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) {
-      if (active && col(e) < cols) {
-        unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) v[e][k] -= pivot;
-      } else {
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
-      }
-    }
-
-    // Mean and variance of the shifted values; invalid elements hold 0 and are masked below.
+  auto finish = [&](float (&v)[EPT][VEC], long long row, bool active) {
     float mean, var;
     if constexpr (STATS == 0) {
       float s = 0.f;
@@ -211,6 +201,77 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
 #pragma unroll
       for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(fmaf((v[e][k] - mean) * rstd, w[k], b[k]));
       store<HINT>(reinterpret_cast<Raw*>(yr + col(e)), out);
+    }
+  };
+
+  if constexpr (PIPE == 0) {
+    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
+      const long long row = row_of(g);
+      const bool active = row < rows;
+      const T* xr = x + (active ? row : 0) * cols;
+      const float pivot = to_f(xr[0]);
+
+      float v[EPT][VEC];
+#pragma unroll
+      for (int e = 0; e < EPT; ++e) {
+        if (active && col(e) < cols) {
+          unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[e][k] -= pivot;
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
+        }
+      }
+      finish(v, row, active);
+    }
+  } else {
+    // Issues the loads of row group g without waiting for them. Every register of the buffer is
+    // written (zero past the last row or column): a register kept where no load went would keep
+    // the consumed group's values alive until here, a third copy of the row.
+    auto fetch = [&](Raw (&r)[EPT], T& pivot, long long g) {
+      const long long row = row_of(g);
+      const bool active = row < rows;
+      const T* xr = x + (active ? row : 0) * cols;
+      pivot = active ? xr[0] : from_f<T>(0.f);
+#pragma unroll
+      for (int e = 0; e < EPT; ++e)
+        r[e] = active && col(e) < cols ? load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))) : Raw{};
+    };
+    auto consume = [&](const Raw (&r)[EPT], T pivot, long long g) {
+      const long long row = row_of(g);
+      const bool active = row < rows;
+      const float p = to_f(pivot);
+      float v[EPT][VEC];
+#pragma unroll
+      for (int e = 0; e < EPT; ++e) {
+        if (active && col(e) < cols) {
+          unpack<T>(r[e], v[e]);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[e][k] -= p;
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
+        }
+      }
+      finish(v, row, active);
+    };
+    // Two row groups per trip with the buffers swapped by name: no register copies, and the next
+    // group's loads are issued before the current group's first barrier. The exits are uniform
+    // over the block (g is), so every thread meets every barrier.
+    Raw ra[EPT], rb[EPT];
+    T pa, pb;
+    long long g = blockIdx.x;
+    fetch(ra, pa, g);
+    for (;;) {
+      if (g >= groups) break;
+      fetch(rb, pb, g + gridDim.x);
+      consume(ra, pa, g);
+      g += gridDim.x;
+      if (g >= groups) break;
+      fetch(ra, pa, g + gridDim.x);
+      consume(rb, pb, g);
+      g += gridDim.x;
     }
   }
 }

@@ -2,7 +2,8 @@
 // up to a whole block), RPB rows per block; each thread loads EPT vectors of VEC elements, all
 // issued before the first use, so x is read from memory exactly once. The grid is a block per row
 // group, or persistent (BPS blocks per SM looping over row groups), where the weight may stay in
-// registers across rows.
+// registers across rows and the next row group's loads may be in flight while the current one is
+// reduced (PIPE).
 #include <cuda_bf16.h>
 
 namespace rms_detail {
@@ -67,8 +68,10 @@ __device__ __forceinline__ float group_allreduce(float v, float* scratch) {
 }  // namespace rms_detail
 
 // BPS: the blocks per SM asked of __launch_bounds__ (it caps registers), and in persistent mode
-// the grid's blocks per SM.
-template <typename T, int TPR, int RPB, int VEC, int EPT, int RED, int PERSIST, int BPS, int WREG, int HINT>
+// the grid's blocks per SM. PIPE 1 (persistent only): the loads of a block's next row group are
+// issued into a second register buffer (raw) before the current one is reduced and stored, so that
+// they are in flight while the block waits on its barriers.
+template <typename T, int TPR, int RPB, int VEC, int EPT, int RED, int PERSIST, int BPS, int WREG, int PIPE, int HINT>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restrict__ y, long long rows,
                long long cols, float eps) {
@@ -77,6 +80,7 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
   static_assert(RED == 0 || RED == 1, "RED in 0..1");
   static_assert(WREG == 0 || PERSIST == 1, "the weight stays in registers only across the rows of a persistent block");
+  static_assert(PIPE == 0 || PERSIST == 1, "rows are pipelined only across the row groups of a persistent block");
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   constexpr int SLOTS = RED ? TPR * RPB : RPB * TPR / 32;
   __shared__ float scratch[2][SLOTS];
@@ -86,6 +90,7 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
   const float inv_n = 1.0f / static_cast<float>(cols);
   // Vector e of a thread starts at column (e * TPR + lane) * VEC: a warp's accesses are contiguous.
   auto col = [&](int e) { return static_cast<long long>(e * TPR + lane) * VEC; };
+  auto row_of = [&](long long g) { return g * RPB + threadIdx.x / TPR; };
 
   Raw wr[WREG ? EPT : 1];
   if constexpr (WREG) {
@@ -94,22 +99,11 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
       if (col(e) < cols) wr[e] = __ldg(reinterpret_cast<const Raw*>(weight + col(e)));
   }
 
+  // Mean square, scaling and store of one row group from its values v (0 where invalid). Every
+  // thread of the block calls it: its reduction holds a barrier. The reductions alternate scratch
+  // halves through phase, across row groups too.
   int phase = 0;
-  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
-    const long long row = g * RPB + threadIdx.x / TPR;
-    const bool active = row < rows;
-    const T* xr = x + (active ? row : 0) * cols;
-
-    float v[EPT][VEC];
-#pragma unroll
-    for (int e = 0; e < EPT; ++e) {
-      if (active && col(e) < cols) {
-        unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
-      }
-    }
+  auto finish = [&](float (&v)[EPT][VEC], long long row, bool active) {
     float q = 0.f;
 #pragma unroll
     for (int e = 0; e < EPT; ++e)
@@ -131,6 +125,69 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
 #pragma unroll
       for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(v[e][k] * rstd * w[k]);
       store<HINT>(reinterpret_cast<Raw*>(yr + col(e)), out);
+    }
+  };
+
+  if constexpr (PIPE == 0) {
+    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
+      const long long row = row_of(g);
+      const bool active = row < rows;
+      const T* xr = x + (active ? row : 0) * cols;
+
+      float v[EPT][VEC];
+#pragma unroll
+      for (int e = 0; e < EPT; ++e) {
+        if (active && col(e) < cols) {
+          unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
+        }
+      }
+      finish(v, row, active);
+    }
+  } else {
+    // Issues the loads of row group g without waiting for them. Every register of the buffer is
+    // written (zero past the last row or column): a register kept where no load went would keep
+    // the consumed group's values alive until here, a third copy of the row.
+    auto fetch = [&](Raw (&r)[EPT], long long g) {
+      const long long row = row_of(g);
+      const bool active = row < rows;
+      const T* xr = x + (active ? row : 0) * cols;
+#pragma unroll
+      for (int e = 0; e < EPT; ++e)
+        r[e] = active && col(e) < cols ? load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))) : Raw{};
+    };
+    auto consume = [&](const Raw (&r)[EPT], long long g) {
+      const long long row = row_of(g);
+      const bool active = row < rows;
+      float v[EPT][VEC];
+#pragma unroll
+      for (int e = 0; e < EPT; ++e) {
+        if (active && col(e) < cols) {
+          unpack<T>(r[e], v[e]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
+        }
+      }
+      finish(v, row, active);
+    };
+    // Two row groups per trip with the buffers swapped by name: no register copies, and the next
+    // group's loads are issued before the current group's barrier. The exits are uniform over
+    // the block (g is), so every thread meets every barrier.
+    Raw ra[EPT], rb[EPT];
+    long long g = blockIdx.x;
+    fetch(ra, g);
+    for (;;) {
+      if (g >= groups) break;
+      fetch(rb, g + gridDim.x);
+      consume(ra, g);
+      g += gridDim.x;
+      if (g >= groups) break;
+      fetch(ra, g + gridDim.x);
+      consume(rb, g);
+      g += gridDim.x;
     }
   }
 }

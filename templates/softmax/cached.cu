@@ -6,7 +6,10 @@
 // TPR threads share a row: a few lanes, a warp, or up to a whole block; BLOCK / TPR rows per
 // block. Rows wider than a warp reduce across warps through shared memory, after warp shuffles
 // (REDUCE 0) or as a shared-memory tree (REDUCE 1). GRID 0: a block per row group; GRID k: a
-// persistent grid of k blocks per SM looping over row groups.
+// persistent grid of k blocks per SM looping over row groups. PIPE 1 (persistent grid only):
+// the loads of the block's next row group go into a second buffer (registers, and shared memory
+// by cp.async) before the current group is reduced and stored, so that they stay in flight across
+// its reductions and barriers (as a Triton persistent reduction or a multistage pipeline does).
 // Moves the fewest bytes: x read once, y written once. Computes in f32 whatever the storage type.
 #include <cuda_bf16.h>
 
@@ -106,18 +109,20 @@ __device__ __forceinline__ float row_reduce(float v, float* red, float* tree) {
 
 }  // namespace softmax_cached_detail
 
-template <typename T, int BLOCK, int TPR, int VEC, int EPT, int STAGE, int REDUCE, int HINT, int FAST_EXP>
+template <typename T, int BLOCK, int TPR, int VEC, int EPT, int STAGE, int REDUCE, int HINT, int FAST_EXP, int PIPE>
 __global__ void __launch_bounds__(BLOCK)
     softmax_cached(const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols_ll) {
   static_assert(sizeof(T) * VEC <= 16 && VEC > 0 && (VEC & (VEC - 1)) == 0, "VEC: a power of two, at most 16 bytes");
   static_assert(TPR > 0 && (TPR & (TPR - 1)) == 0 && TPR <= BLOCK && BLOCK % 32 == 0 && BLOCK <= 1024,
                 "TPR: a power of two dividing BLOCK, a multiple of the warp size");
   static_assert(STAGE < 2 || sizeof(T) * VEC >= 4, "cp.async copies 4, 8 or 16 bytes");
+  static_assert(PIPE == 0 || (PIPE == 1 && STAGE != 1), "PIPE: rows loaded into registers or by cp.async only");
   using namespace softmax_cached_detail;
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   constexpr int RPB = BLOCK / TPR;  // rows per block
   constexpr bool INPLACE = sizeof(T) == 4;  // f32 keeps exp(x - max) where x was; bf16 recomputes it
   constexpr int NREG = STAGE == 0 || STAGE == 3 ? EPT : 0;  // vectors per thread held in registers
+  constexpr int NB = NREG > 0 ? NREG : 1;
   constexpr bool ASYNC = STAGE >= 2;                         // shared-memory part by cp.async
   __shared__ float red[2][TPR > 32 && REDUCE == 0 ? BLOCK / 32 : 1];
   __shared__ float tree[TPR > 32 && REDUCE == 1 ? BLOCK : 1];
@@ -127,32 +132,43 @@ __global__ void __launch_bounds__(BLOCK)
   const int nvec = cols / VEC;  // cols % VEC == 0 (a constraint)
   const int slot = threadIdx.x / TPR, lane = threadIdx.x % TPR;
   // Vectors [0, jsm) of a row are in registers (vector e * TPR + lane in thread lane), the rest
-  // [jsm, nvec) in this row's slot of shared memory; each thread reads back only what it wrote.
+  // [jsm, nvec) in this row's slot of shared memory; each thread reads back only what it wrote
+  // (so no barrier guards the slot, not even when PIPE refills it with the row after next).
   const int jsm = NREG * TPR < nvec ? NREG * TPR : nvec;
-  Raw* srow = reinterpret_cast<Raw*>(smem) + static_cast<long long>(slot) * (nvec - jsm);
+  const long long sper = nvec - jsm;  // shared-memory vectors per row
+  Raw* const srow0 = reinterpret_cast<Raw*>(smem) + slot * sper;
+  Raw* const srow1 = srow0 + RPB * sper;  // PIPE: the second buffer
   const long long groups = (rows + RPB - 1) / RPB;
   unsigned long long policy = 0;
   if constexpr (ASYNC && HINT) policy = evict_first_policy();
 
-  // With a block per group (GRID 0) this loop runs once; a persistent grid strides over the groups.
-  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+  // Issues the loads of group g (none past the last group): the shared-memory part first, in
+  // flight while the registers load. PIPE commits a cp.async group per row group.
+  auto issue = [&](long long g, Raw (&buf)[NB], Raw* srow) {
     const long long row = g * RPB + slot;
-    const bool valid = row < rows;  // the last group may be partial; its idle threads still reduce
+    const bool valid = g < groups && row < rows;
     const Raw* xv = reinterpret_cast<const Raw*>(x + (valid ? row : 0) * cols_ll);
-    Raw* yv = reinterpret_cast<Raw*>(y + (valid ? row : 0) * cols_ll);
-    Raw buf[NREG > 0 ? NREG : 1];
-    auto in_reg = [&](int e) { return valid && e * TPR + lane < nvec; };
-
-    float m = neg_inf();
-    if constexpr (ASYNC) {  // the shared-memory part first: in flight while the registers load
+    if constexpr (ASYNC) {
       if (valid) {
 #pragma unroll 4
         for (int j = jsm + lane; j < nvec; j += TPR) cp_async<sizeof(Raw), HINT>(srow + (j - jsm), xv + j, policy);
       }
+      if constexpr (PIPE) asm volatile("cp.async.commit_group;" ::: "memory");
     }
 #pragma unroll
     for (int e = 0; e < NREG; ++e)
-      if (in_reg(e)) buf[e] = load<HINT>(xv + e * TPR + lane);
+      if (valid && e * TPR + lane < nvec) buf[e] = load<HINT>(xv + e * TPR + lane);
+  };
+
+  // Reduces and stores group g, whose loads issue() started.
+  auto finish = [&](long long g, Raw (&buf)[NB], Raw* srow) {
+    const long long row = g * RPB + slot;
+    const bool valid = row < rows;  // the last group may be partial; its idle threads still reduce
+    const Raw* xv = reinterpret_cast<const Raw*>(x + (valid ? row : 0) * cols_ll);
+    Raw* yv = reinterpret_cast<Raw*>(y + (valid ? row : 0) * cols_ll);
+    auto in_reg = [&](int e) { return valid && e * TPR + lane < nvec; };
+
+    float m = neg_inf();
     if constexpr (STAGE == 1) {  // the whole row to shared memory through registers, EPT loads in flight
       if (valid)
         for (int j0 = lane; j0 < nvec; j0 += TPR * EPT) {
@@ -178,7 +194,8 @@ __global__ void __launch_bounds__(BLOCK)
         for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
       }
     if constexpr (ASYNC) {
-      asm volatile("cp.async.wait_all;" ::: "memory");
+      if constexpr (PIPE) asm volatile("cp.async.wait_group 1;" ::: "memory");  // the next group's stay in flight
+      else asm volatile("cp.async.wait_all;" ::: "memory");
       if (valid) {
 #pragma unroll 4
         for (int j = jsm + lane; j < nvec; j += TPR) {
@@ -233,11 +250,35 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int e = 0; e < NREG; ++e)
       if (in_reg(e)) store<HINT>(yv + e * TPR + lane, out(buf[e]));
+    // The slot's reads all happen here, before a later issue() refills it: the values are used
+    // (stored) first, and the cp.async asm is volatile with a memory clobber.
     if constexpr (STAGE != 0) {
       if (valid) {
 #pragma unroll 4
         for (int j = jsm + lane; j < nvec; j += TPR) store<HINT>(yv + j, out(srow[j - jsm]));
       }
+    }
+  };
+
+  if constexpr (PIPE == 0) {
+    // With a block per group (GRID 0) this loop runs once; a persistent grid strides over the groups.
+    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+      Raw buf[NB];
+      issue(g, buf, srow0);
+      finish(g, buf, srow0);
+    }
+  } else {
+    // Two buffers in turn (unrolled by two so that each stays in fixed registers): group g + G is
+    // in flight while group g is reduced and stored. g is block-uniform, so are the breaks.
+    const long long G = gridDim.x;
+    Raw b0[NB], b1[NB];
+    issue(blockIdx.x, b0, srow0);
+    for (long long g = blockIdx.x; g < groups; g += 2 * G) {
+      issue(g + G, b1, srow1);
+      finish(g, b0, srow0);
+      if (g + G >= groups) break;
+      issue(g + 2 * G, b0, srow0);
+      finish(g + G, b1, srow1);
     }
   }
 }

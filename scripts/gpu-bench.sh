@@ -140,22 +140,21 @@ stream_s4b() {  # as s4 without the GPU tests: the dispatcher's priming measured
   bounded python3 bench/inductor_code.py --shapes 32768x1024,16384x256,8192x4096,n=268435456 \
     > "$d/inductor.txt" 2>&1
 }
-stream_s4c() {  # the library with the pipelined templates, their tails, then soltune's exported kernels
-  local d=$out/a  # beside eager and torch.compile in PyTorch's own harness (same process, flush, inputs)
+stream_s4c() {  # the library with the pipelined templates, soltune's exported kernels beside eager and
+  local d=$out/a  # torch.compile in PyTorch's own harness (same process, flush, inputs), the tails
   mkdir -p "$d/odd"  # the odd-shape sweeps keep their own knowledge base: the export reads the library's
   soltune devices > "$d/devices.txt" 2>&1
-  tune "$d" configs/softmax.yaml --evals 3600 --seconds ${SM_S:-120}
-  tune "$d" configs/layernorm.yaml --evals 1200 --seconds 50
-  tune "$d" configs/rmsnorm.yaml --evals 960 --seconds 40
-  tune "$d" configs/gelu.yaml --evals 160 --seconds 20
-  tune "$d" configs/l1norm.yaml --evals 200 --seconds 20
-  for p in layernorm-pipe rmsnorm-pipe softmax-pipe; do tune "$d/odd" configs/$p-odd.yaml --evals 96 --seconds 15; done
+  tune "$d" configs/softmax.yaml --evals 3600 --seconds ${SM_S:-90}
+  tune "$d" configs/layernorm.yaml --evals 1200 --seconds 45
+  tune "$d" configs/rmsnorm.yaml --evals 960 --seconds 35
+  tune "$d" configs/gelu.yaml --evals 160 --seconds 15
+  tune "$d" configs/l1norm.yaml --evals 200 --seconds 15
   export PATH=/usr/local/cuda/bin:$PATH  # nvcc builds the exported kernels there
   bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded "$d/exp/exported_bench" > "$d/exported.txt" 2>&1
   bounded python3 bench/torch_reference.py --problems ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,l1norm,gelu} --reps 50 \
     --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  for p in layernorm-pipe rmsnorm-pipe softmax-pipe; do tune "$d/odd" configs/$p-odd.yaml --evals 96 --seconds 12; done
 }
 stream_landscapes_b() {
   local d=$out/b

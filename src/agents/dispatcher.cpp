@@ -85,9 +85,13 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
   // anything is measured: the first batches then compile on every core while the GPU times the
   // baselines, instead of each task's first compiles waiting for the task before it (H200 runs of
   // 30 tasks spent their first 100 s that way). Proposals are those the first steps would make.
+  // A quarter of a time budget at most: tasks not primed by then start at their first batch, as
+  // before, so that a short run over many tasks still measures (an H200 sweep of 8 tasks with 12 s
+  // spent all of it on baselines).
+  const auto priming_ends = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(b.seconds / 4));
   int64_t reach = evals_left;
   for (auto& s : slots) {
-    if (reach <= 0 || interrupted() || out_of_time()) break;
+    if (reach <= 0 || interrupted() || (b.seconds > 0 && clock::now() >= priming_ends)) break;
     start_task(s);
     s.run->prime(std::min({batch, reach, warmup}));
     reach -= warmup;

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -28,6 +31,7 @@ class FakeEvaluator final : public Evaluator {
     b.t_sol_us = 1;
     b.kind = TimeKind::predicted;
     calls.push_back("baseline " + t.id());
+    if (baseline_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(baseline_s));
     return b;
   }
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override {
@@ -55,6 +59,7 @@ class FakeEvaluator final : public Evaluator {
   std::set<std::string> prefetched;
   int64_t not_prefetched = 0;
   std::string slow_task;  // this task's times are ten times the others': a larger SOL gap
+  double baseline_s = 0;  // how long timing a baseline takes
 
  private:
   DeviceInfo dev_;
@@ -243,6 +248,19 @@ TEST_F(DispatcherTest, SecondsOnlyBudgetStopsAtTheDeadline) {
   ASSERT_EQ(reports.size(), 4u);
   for (const auto& r : reports) EXPECT_GT(r.outcome.evaluated, 0) << r.task.id();
   EXPECT_LT(secs, 10.0);
+}
+
+TEST_F(DispatcherTest, SlowBaselinesDoNotEatAShortTimeBudget) {
+  // Priming (every baseline timed before anything is measured) stops after a quarter of a time
+  // budget; the tasks after that start at their first batch, so a short run still measures.
+  FakeEvaluator ev;
+  ev.baseline_s = 0.4;  // the four baselines would take 1.6 s of a 1 s budget
+  Recorder rec;
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.0}, 1, none);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_GT(reports.front().outcome.evaluated, 0) << reports.front().task.id();
+  EXPECT_GE(reports.size(), 2u);
+  for (const auto& r : reports) EXPECT_GT(r.outcome.evaluated, 0) << r.task.id() << ": started, never measured";
 }
 
 TEST_F(DispatcherTest, StopConditionsAnyOrAll) {

@@ -156,6 +156,19 @@ stream_s4c() {  # the library with the pipelined templates, soltune's exported k
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
   for p in layernorm-pipe rmsnorm-pipe softmax-pipe; do tune "$d/odd" configs/$p-odd.yaml --evals 96 --seconds 12; done
 }
+stream_s4d() {  # the pipelined softmax's tails, then softmax tuned further from call 3's knowledge base
+  local d=$out/a  # (.gpu/kb_s4c3.sqlite), and the exported kernels in PyTorch's harness again
+  mkdir -p "$d/odd"
+  cp .gpu/kb_s4c3.sqlite "$d/kb.sqlite"
+  soltune devices > "$d/devices.txt" 2>&1
+  tune "$d/odd" configs/softmax-pipe-odd.yaml --evals 192 --seconds 40
+  tune "$d" configs/softmax.yaml --evals 4800 --seconds ${SM_S:-150}
+  export PATH=/usr/local/cuda/bin:$PATH
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems softmax,rmsnorm,layernorm --reps 50 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -181,6 +194,7 @@ case "${1:-tune}" in
   s4) stream_s4 ;;
   s4b) stream_s4b ;;
   s4c) stream_s4c ;;
+  s4d) stream_s4d ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

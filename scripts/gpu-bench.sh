@@ -117,10 +117,9 @@ stream_final() {  # the GPU tests, the library with budgets of about 100-150 eva
   tune "$d" configs/l1norm.yaml --evals 300 --seconds 30
   bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps 50 --json "$d/torch.json" > "$d/torch.log" 2>&1
 }
-stream_s4() {  # the GPU tests, the library as in final (GPU busy of the knob-only screen), then the
-  local d=$out/a  # Triton code torch.compile generates for the shapes where it still wins
+stream_s4b() {  # the library as in final (GPU busy measured on each), then the Triton code
+  local d=$out/a  # torch.compile generates for the shapes where it still wins
   soltune devices > "$d/devices.txt" 2>&1
-  gpu_tests "$d"
   tune "$d" configs/gelu.yaml --evals 240 --seconds 30
   tune "$d" configs/softmax.yaml --evals ${SM_EVALS:-3600} --seconds ${SM_S:-170}
   tune "$d" configs/layernorm.yaml --evals 1200 --seconds 60
@@ -129,16 +128,9 @@ stream_s4() {  # the GPU tests, the library as in final (GPU busy of the knob-on
   bounded python3 bench/inductor_code.py --shapes 32768x1024,16384x256,8192x4096,n=268435456 \
     > "$d/inductor.txt" 2>&1
 }
-stream_s4b() {  # as s4 without the GPU tests: the dispatcher's priming measured on the same budgets
-  local d=$out/a
-  soltune devices > "$d/devices.txt" 2>&1
-  tune "$d" configs/gelu.yaml --evals 240 --seconds 30
-  tune "$d" configs/softmax.yaml --evals ${SM_EVALS:-3600} --seconds ${SM_S:-170}
-  tune "$d" configs/layernorm.yaml --evals 1200 --seconds 60
-  tune "$d" configs/rmsnorm.yaml --evals 960 --seconds 45
-  tune "$d" configs/l1norm.yaml --evals 300 --seconds 30
-  bounded python3 bench/inductor_code.py --shapes 32768x1024,16384x256,8192x4096,n=268435456 \
-    > "$d/inductor.txt" 2>&1
+stream_s4() {  # the GPU tests, then s4b
+  gpu_tests "$out/a"
+  stream_s4b
 }
 stream_s4c() {  # the library with the pipelined templates, soltune's exported kernels beside eager and
   local d=$out/a  # torch.compile in PyTorch's own harness (same process, flush, inputs), the tails

@@ -39,6 +39,11 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
     wall_ms_.push_back(r.wall_ms);
     overhead_ms_.push_back(r.wall_ms - r.time.median_us * r.time.reps / 1000.0);
   }
+  // This run's compiles (a replayed landscape's compile times are the recording's, not this run's).
+  if (!r.replayed && ev_.backend_name() != "replay") {
+    if (r.cache_hit) ++cache_hits_;
+    else if (r.compile_ms > 0) compile_ms_.push_back(r.compile_ms);
+  }
   auto& best = best_us_[t.id()];
   if (r.status == Status::ok && !s.below_sol && (best == 0 || r.time.median_us < best)) best = r.time.median_us;
   if (!verbose_) return;
@@ -109,6 +114,16 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
     std::printf("GPU use over the run's %.1f s: worker busy with candidates %.0f%%, in timed kernel runs %.0f%%\n",
                 total / 1000, 100 * worker / total, 100 * kernels / total);
+  }
+  if (!compile_ms_.empty() || cache_hits_ > 0) {
+    // What the CPU side cost: where the GPU waits, compiles are the usual reason.
+    std::sort(compile_ms_.begin(), compile_ms_.end());
+    if (compile_ms_.empty())
+      std::printf("compiles: none in this run, %lld from the on-disk cache\n", static_cast<long long>(cache_hits_));
+    else
+      std::printf("compiles: %zu in this run (median %.0f ms, longest %.0f ms), %lld from the on-disk cache\n",
+                  compile_ms_.size(), compile_ms_[compile_ms_.size() / 2], compile_ms_.back(),
+                  static_cast<long long>(cache_hits_));
   }
   if (const auto use = ev_.gpu_use())
     std::printf("GPU busy %.1f%% of the wall time after the first compile batch (%.1f of %.1f s: candidates, baselines, "

@@ -29,6 +29,8 @@ class Progress {
   std::map<std::string, double> bytes_;    // per task id
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::vector<double> overhead_ms_, wall_ms_;  // per measured candidate: GPU-side time not in timed kernels
+  std::vector<double> compile_ms_;             // per candidate compiled in this run (not from the cache)
+  int64_t cache_hits_ = 0;                     // candidates whose compile came from the on-disk cache
 };
 
 }  // namespace soltune::cli

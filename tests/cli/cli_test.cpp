@@ -34,6 +34,11 @@ TEST_F(Cli, ModelBackendTuneEndToEnd) {
   EXPECT_NE(r.out.find("summary"), std::string::npos) << r;
   for (const char* id : {"gelu/vectorized/f32/n=268435456", "gelu/vectorized/bf16/n=1000003"})
     EXPECT_NE(r.out.find(id), std::string::npos) << id << "\n" << r;
+  // The CPU side's account: every candidate was compiled in this run or came from the cache.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("compiles: (none|[0-9]+) in this run.*, ([0-9]+) from the on-disk cache")))
+      << r;
+  EXPECT_EQ((m[1] == "none" ? 0 : std::stoi(m[1])) + std::stoi(m[2]), 16) << m[0];
   ASSERT_TRUE(fs::exists(kb_));
 
   auto kb = KnowledgeBase::open(kb_);

@@ -8,19 +8,15 @@
 #include "codegen/compiler.hpp"
 #include "core/error.hpp"
 
+#include "../support/scale_kernel.hpp"
+
 namespace soltune {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-const char* kScale = R"(
-template <typename T, int N>
-__global__ void scale(T* x, T a, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = x[i] * a + T(N);
-}
-)";
+using test::kScale;
 
 CompileRequest scale_request(const std::string& extra_source = "") {
   return {kScale + extra_source, "scale.cu", {"scale<float, 3>", "scale<double, 7>"}, "sm_90", {}};

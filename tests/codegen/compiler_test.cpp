@@ -15,18 +15,14 @@
 #include "codegen/nvrtc_program.hpp"
 #include "core/error.hpp"
 
+#include "../support/scale_kernel.hpp"
+
 namespace soltune {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* kScale = R"(
-template <typename T, int N>
-__global__ void scale(T* x, T a, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = x[i] * a + T(N);
-}
-)";
+using test::kScale;
 
 const char* kChecked = R"(
 template <int N>

@@ -16,18 +16,14 @@
 
 #include "codegen/nvrtc_worker.hpp"
 
+#include "../support/scale_kernel.hpp"
+
 namespace soltune {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* kScale = R"(
-template <typename T, int N>
-__global__ void scale(T* x, T a, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = x[i] * a + T(N);
-}
-)";
+using test::kScale;
 
 CompileRequest scale_request(const std::string& extra_source = "") {
   return {kScale + extra_source, "scale.cu", {"scale<float, 3>"}, "sm_90", {}};

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace soltune {
 namespace {
@@ -123,6 +127,31 @@ TEST(Expr, Constant) {
   const auto c = Expr::constant(268435456);
   EXPECT_EQ(c.eval_int({}), 268435456);
   EXPECT_TRUE(c.variables().empty());
+}
+
+// Parsed once, evaluated many times: each evaluation sees its own bindings, including from several
+// threads at once and through copies (which share the ready parsers), and a missing binding is
+// still an error that leaves the expression usable.
+TEST(Expr, ReusedAcrossCallsCopiesAndThreads) {
+  const Expr e("cdiv(n, BLOCK * VEC) * BLOCK + mod(n, 7)", kLoc);
+  const Expr copy = e;
+  EXPECT_EQ(e.eval({{"n", 1000}, {"BLOCK", 128}, {"VEC", 4}}), 2 * 128 + 6);
+  EXPECT_EQ(copy.eval({{"n", 50257}, {"BLOCK", 32}, {"VEC", 1}}), 1571 * 32 + 50257 % 7);
+  EXPECT_NE(error_of([&] { e.eval({{"n", 1}, {"BLOCK", 2}}); }).find("no value for 'VEC'"), std::string::npos);
+  EXPECT_EQ(e.eval({{"n", 8}, {"BLOCK", 2}, {"VEC", 2}}), 2 * 2 + 1);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      const Expr& mine = t % 2 ? e : copy;
+      for (int i = 1; i < 2000; ++i) {
+        const double n = i * 13 + t, block = 32 << (i % 4), vec = 1 << (t % 3);
+        const double want = std::ceil(n / (block * vec)) * block + (n - 7 * std::floor(n / 7));
+        if (mine.eval({{"n", n}, {"BLOCK", block}, {"VEC", vec}}) != want) ++wrong;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace

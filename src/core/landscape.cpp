@@ -58,14 +58,14 @@ json result_to(const EvalResult& r) {
 
 }  // namespace
 
-bool Landscape::has_geometry() const { return !variant().launch.grid.empty() && !variant().launch.block.empty(); }
+bool Landscape::has_geometry() const { return variant().launch.has_geometry(); }
 
 namespace {
 
 // The launch geometry and model hints of the template that recorded the landscape, kept in the
 // file so that the model's prior replays without the template (which may have gained knobs since).
 json model_json(const ProblemSpec& p, const VariantSpec& v) {
-  if (v.launch.grid.empty() || v.launch.block.empty()) return nullptr;
+  if (!v.launch.has_geometry()) return nullptr;
   auto texts = [](const std::vector<Expr>& es) {
     json a = json::array();
     for (const auto& e : es) a.push_back(e.text());

@@ -50,6 +50,7 @@ struct LaunchSpec {
   std::vector<Expr> block;  // 1 to 3 dimensions
   Expr smem;                // dynamic shared memory in bytes
   SourceLoc loc;
+  bool has_geometry() const { return !grid.empty() && !block.empty(); }
 };
 
 struct KnobSpec {

@@ -105,7 +105,7 @@ std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vecto
 }
 
 std::unique_ptr<Predictor> ModelEvaluator::predictor(const Task& t) {
-  return std::make_unique<ModelPredictor>(t, dev_, knob_reports(t, dev_), "the model over knobs and sizes (registers unknown), " + dev_.name);
+  return std::make_unique<ModelPredictor>(t, dev_);
 }
 
 }  // namespace soltune

@@ -7,39 +7,29 @@
 
 namespace soltune {
 
-ModelPredictor::ModelPredictor(const Task& t, DeviceInfo d, StaticReporter report, std::string what)
-    : task_(t), dev_(std::move(d)), report_(std::move(report)), what_(std::move(what)) {}
+ModelPredictor::ModelPredictor(const Task& t, DeviceInfo d) : task_(t), dev_(std::move(d)) {}
+
+std::string ModelPredictor::describe() const { return "the model over knobs and sizes (registers unknown), " + dev_.name; }
 
 std::vector<double> ModelPredictor::predict(const std::vector<Config>& configs) {
-  const auto reports = report_(configs);
+  const Space space(*task_.variant, task_.fixed(dev_));
+  const Resources unknown;  // no compile: registers and static shared memory unknown
   std::vector<double> out;
-  for (const auto& r : reports)
-    out.push_back(r.runs ? predict_config(task_, r.bindings, r.res, r.geo, dev_).t_us
-                         : std::numeric_limits<double>::infinity());
+  for (const auto& c : configs) {
+    double t = std::numeric_limits<double>::infinity();  // cannot run: illegal, or past a device limit
+    if (space.legal(c)) {
+      const auto bindings = space.bind(c);
+      try {
+        const auto geo = eval_geometry(task_.variant->launch, bindings);
+        if (launch_limits(unknown, geo, dev_).empty()) t = predict_config(task_, bindings, unknown, geo, dev_).t_us;
+      } catch (const Error&) {
+      }
+    }
+    out.push_back(t);
+  }
   return out;
 }
 
-StaticReporter knob_reports(const Task& t, const DeviceInfo& d) {
-  return [t, d](const std::vector<Config>& configs) {
-    const Space space(*t.variant, t.fixed(d));
-    std::vector<StaticReport> out;
-    for (const auto& c : configs) {
-      StaticReport r;
-      if (space.legal(c)) {
-        r.bindings = space.bind(c);
-        try {
-          r.geo = eval_geometry(t.variant->launch, r.bindings);
-          r.runs = launch_limits(r.res, r.geo, d).empty();
-        } catch (const Error&) {
-          r.runs = false;
-        }
-      }
-      out.push_back(std::move(r));
-    }
-    return out;
-  };
-}
-
-bool can_model(const Task& t) { return t.variant && !t.variant->launch.grid.empty() && !t.variant->launch.block.empty(); }
+bool can_model(const Task& t) { return t.variant && t.variant->launch.has_geometry(); }
 
 }  // namespace soltune

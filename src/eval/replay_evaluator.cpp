@@ -1,6 +1,5 @@
 #include "eval/replay_evaluator.hpp"
 
-#include "eval/candidates.hpp"
 #include "eval/model_predictor.hpp"
 
 namespace soltune {
@@ -66,10 +65,9 @@ std::vector<EvalResult> ReplayEvaluator::evaluate(const Task& t, const std::vect
 }
 
 std::unique_ptr<Predictor> ReplayEvaluator::predictor(const Task& t) {
-  if (!can_model(t)) return nullptr;  // a landscape alone has no launch geometry: no model
+  if (!can_model(t)) return nullptr;  // an older file without its template's launch geometry: no model
   // The prior a real run has (knobs and sizes: no compile), never a status or time from the file.
-  return std::make_unique<ModelPredictor>(t, dev_, knob_reports(t, dev_),
-                                          "the model over knobs and sizes (registers unknown), " + dev_.name);
+  return std::make_unique<ModelPredictor>(t, dev_);
 }
 
 }  // namespace soltune

@@ -262,7 +262,7 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
 }
 
 std::unique_ptr<Predictor> WorkerEvaluator::predictor(const Task& t) {
-  return std::make_unique<ModelPredictor>(t, dev_, knob_reports(t, dev_), "the model over knobs and sizes (registers unknown), " + dev_.name);
+  return std::make_unique<ModelPredictor>(t, dev_);
 }
 
 }  // namespace soltune

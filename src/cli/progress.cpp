@@ -39,8 +39,8 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
     wall_ms_.push_back(r.wall_ms);
     overhead_ms_.push_back(r.wall_ms - r.time.median_us * r.time.reps / 1000.0);
   }
-  // This run's compiles (a replayed landscape's compile times are the recording's, not this run's).
-  if (!r.replayed && ev_.backend_name() != "replay") {
+  // This run's compiles (results replayed on resume were compiled before).
+  if (!r.replayed) {
     if (r.cache_hit) ++cache_hits_;
     else if (r.compile_ms > 0) compile_ms_.push_back(r.compile_ms);
   }

@@ -58,7 +58,10 @@ std::vector<EvalResult> ReplayEvaluator::evaluate(const Task& t, const std::vect
     }
     r.config = c;
     r.kind = l.kind;
-    r.wall_ms = 0;  // no GPU time spent now: the recorded run's overheads are not this run's
+    // No GPU time or compile spent now: the recorded run's overheads are not this run's.
+    r.wall_ms = 0;
+    r.compile_ms = 0;
+    r.cache_hit = false;
     out.push_back(std::move(r));
   }
   return out;

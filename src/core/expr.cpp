@@ -68,6 +68,12 @@ struct Expr::Compiled {
     std::lock_guard lock(m);
     idle.push_back(std::move(in));
   }
+  // A borrowed parser, back in the pool however the evaluation ends.
+  struct Lease {
+    Compiled& pool;
+    std::unique_ptr<Instance> in;
+    ~Lease() { pool.give_back(std::move(in)); }
+  };
 };
 
 Expr::Expr(std::string text, SourceLoc loc) : text_(std::move(text)), loc_(std::move(loc)) {
@@ -104,17 +110,13 @@ void Expr::check_names(const std::set<std::string, std::less<>>& allowed, const 
 double Expr::eval(const Bindings& b) const {
   if (text_.empty()) throw Error(loc_, "evaluating an empty expression");
   try {
-    auto in = compiled_->borrow(text_, vars_);
+    const Compiled::Lease lease{*compiled_, compiled_->borrow(text_, vars_)};
     for (size_t i = 0; i < vars_.size(); ++i) {
       auto it = b.find(vars_[i]);
-      if (it == b.end()) {
-        compiled_->give_back(std::move(in));
-        throw Error(loc_, "expression '" + text_ + "': no value for '" + vars_[i] + "'");
-      }
-      in->slots[i] = it->second;
+      if (it == b.end()) throw Error(loc_, "expression '" + text_ + "': no value for '" + vars_[i] + "'");
+      lease.in->slots[i] = it->second;
     }
-    const double v = in->parser.Eval();
-    compiled_->give_back(std::move(in));
+    const double v = lease.in->parser.Eval();
     if (!std::isfinite(v)) throw Error(loc_, "expression '" + text_ + "' is not finite here");
     return v;
   } catch (const mu::ParserError& e) {

@@ -12,7 +12,6 @@ import sys
 os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")  # generate, never reuse a cache
 import torch
 import torch._dynamo
-from torch._inductor import config as inductor_config
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +24,6 @@ def main():
     ap.add_argument("--shapes", default="", help="comma-separated labels (32768x1024,n=268435456); all if empty")
     a = ap.parse_args()
     only = set(filter(None, a.shapes.split(",")))
-    inductor_config.debug = False
     seen = set()
     gen = torch.Generator(device=ref.DEVICE).manual_seed(1)
     for problem in a.problems.split(","):

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include "core/atomic_file.hpp"
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
+#include "codegen/compiler.hpp"
 #include "codegen/content_hash.hpp"
 #include "codegen/header_export.hpp"
 #include "kb/knowledge_base.hpp"
@@ -39,6 +41,46 @@ Shape parse_shape(const ProblemSpec& p, const std::string& key) {
   return s;
 }
 
+// Rebuilds each specialization's cubin as the tuning run built it (same source, name expression,
+// NVRTC options; the disk cache usually has it) for the GPU's compute capability, so the header can
+// launch the code that was timed. A register count that differs from the tuned build's says this
+// NVRTC is not the tuning run's: the binary is kept (it is still NVRTC's) and the header says so.
+void attach_binaries(std::vector<Specialization>& specs, const std::vector<ResultRecord>& records, const DeviceInfo& gpu) {
+  const std::string arch = "sm_" + std::to_string(gpu.cc_major) + std::to_string(gpu.cc_minor);
+  const auto archs = Compiler::supported_archs();
+  if (std::find(archs.begin(), archs.end(), arch) == archs.end()) {
+    std::fprintf(stderr, "export: this NVRTC cannot build for %s: the header compiles its kernels from source\n", arch.c_str());
+    return;
+  }
+  std::vector<CompileRequest> requests;
+  for (const auto& s : specs) {
+    Bindings b;
+    for (size_t k = 0; k < s.variant->knobs.size(); ++k) b[s.variant->knobs[k].name] = static_cast<double>(s.config.values[k]);
+    requests.push_back(CompileRequest{s.variant->source, s.variant->source_path.filename().string(),
+                                      {name_expression(s.variant->launch, s.dtype, b)}, arch, {}});
+  }
+  const Compiler compiler(default_compiler_options());
+  const auto built = compiler.compile_all(requests);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto& c = built[i];
+    if (!c.ok || c.kernels.empty())
+      throw Error("export: NVRTC no longer compiles " + requests[i].name_expressions.front() + " for " + arch + ":\n" + c.log);
+    auto& s = specs[i];
+    s.binary.assign(c.cubin.begin(), c.cubin.end());
+    s.lowered_name = c.kernels.front().lowered_name;
+    s.binary_cc = gpu.cc_major * 10 + gpu.cc_minor;
+    const int now = c.kernels.front().res.registers, then = records[i].res.registers;
+    char line[200];
+    std::snprintf(line, sizeof line, "binary: %s cubin by NVRTC %d.%d, %d registers (the timed build: %d)", arch.c_str(),
+                  Compiler::nvrtc_version() / 1000, Compiler::nvrtc_version() % 1000 / 10, now, then);
+    s.comment.push_back(line);
+    if (now != then)
+      std::fprintf(stderr, "export: warning: %s at %s: NVRTC here gives %d registers, the timed build had %d; this toolkit "
+                   "does not rebuild the timed binary exactly (re-tune with it to be sure)\n",
+                   records[i].config_key.c_str(), records[i].shape_key.c_str(), now, then);
+  }
+}
+
 }  // namespace
 
 int export_command(const std::vector<std::string>& args) {
@@ -49,7 +91,8 @@ int export_command(const std::vector<std::string>& args) {
       "gpu", po::value(&gpu)->default_value(""), "GPU name fragment (default: the only GPU in the knowledge base)")(
       "templates", po::value(&templates), "templates folder (default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
       "allow-predicted", "export model predictions where nothing was measured")(
-      "format", po::value(&format)->default_value("cuh"), "cuh (a self-contained header) or json (for frameworks)");
+      "format", po::value(&format)->default_value("cuh"), "cuh (a self-contained header) or json (for frameworks)")(
+      "source-only", "cuh: leave out the timed cubins (every kernel then compiles from source with the header)");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "export");
   if (vm.count("help")) {
@@ -100,6 +143,13 @@ int export_command(const std::vector<std::string>& args) {
     s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
     specs.push_back(std::move(s));
     records.push_back(r);
+  }
+  if (format == "cuh" && !vm.count("source-only")) {
+    const auto gpu_rows = kb.gpus();
+    const auto g = std::find_if(gpu_rows.begin(), gpu_rows.end(),
+                                [&](const GpuRecord& x) { return x.device.name == *gpus.begin(); });
+    if (g == gpu_rows.end()) throw Error("knowledge base " + kb_path + " has results for GPU '" + *gpus.begin() + "' but no record of it");
+    attach_binaries(specs, records, g->device);
   }
   const auto text = format == "json" ? export_json(spec, specs, records, *gpus.begin())
                                      : export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");

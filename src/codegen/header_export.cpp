@@ -26,18 +26,36 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
     << "// Per dtype, " << p.name << "_<dtype>(buffers..., sizes..., stream) launches the specialization tuned for\n"
     << "// these sizes, else the nearest tuned one (log2 distance over the sizes) whose constraints hold here,\n"
     << "// else returns cudaErrorInvalidValue without launching. Buffers must be 16-byte aligned (cudaMalloc\n"
-    << "// gives 256). <problem>_<dtype>_choice(...) says which specialization a call would use (-1: none).\n"
-    << "#pragma once\n";
+    << "// gives 256). <problem>_<dtype>_choice(...) says which specialization a call would use (-1: none).\n";
+  if (std::any_of(specs.begin(), specs.end(), [](const Specialization& s) { return !s.binary.empty(); }))
+    h << "// On a device of the tuned compute capability, a specialization runs the cubin soltune timed (NVRTC's\n"
+      << "// output: nvcc may allocate registers differently and run slower); define SOLTUNE_SOURCE_ONLY before\n"
+      << "// including this header to launch the kernels compiled here from source instead. Needs CUDA 12.0+.\n";
+  h << "#pragma once\n";
   std::set<std::string> includes{"#include <cuda_runtime.h>", "#include <cmath>", "#include <cstdint>"};
   std::vector<std::string> bodies;
   for (const auto* v : variants) bodies.push_back(split_includes(v->source, includes));
   for (const auto& inc : includes) h << inc << "\n";
   h << "\nnamespace " << ns << " {\n" << export_helpers() << "\n";
+  // One array per distinct binary (specializations of one kernel at several shapes share it).
+  std::map<std::string, std::string> images;
+  std::string arrays;
+  for (const auto& s : specs) {
+    if (s.binary.empty() || images.count(s.binary)) continue;
+    const std::string name = "image_" + std::to_string(images.size());
+    images.emplace(s.binary, name);
+    arrays += "// " + s.lowered_name + ": cubin for compute capability " + std::to_string(s.binary_cc) + ", " +
+              std::to_string(s.binary.size()) + " bytes\nalignas(16) inline constexpr char " + name + "[] =" +
+              bytes_literal(s.binary) + ";\n";
+  }
+  if (!images.empty())
+    h << embedded_helpers() << "#ifndef SOLTUNE_SOURCE_ONLY\nnamespace detail {\n" << arrays
+      << "}  // namespace detail\n#endif\n\n";
   for (size_t i = 0; i < variants.size(); ++i)
     h << "// ---- variant '" << variants[i]->name << "' (" << variants[i]->source_path.filename().string()
       << ")\nnamespace v_" << export_ident(variants[i]->name) << " {\n"
       << bodies[i] << "}  // namespace v_" << export_ident(variants[i]->name) << "\n\n";
-  for (const auto& [dt, group] : by_dtype) h << export_dtype(p, dt, group);
+  for (const auto& [dt, group] : by_dtype) h << export_dtype(p, dt, group, images);
   h << "}  // namespace " << ns << "\n";
   return h.str();
 }

@@ -5,6 +5,10 @@
 //   1. the specialization tuned for exactly these sizes, when its constraints hold here;
 //   2. else the tuned specialization nearest in log2 of the sizes whose constraints hold;
 //   3. else nothing is launched and cudaErrorInvalidValue is returned.
+// A specialization may carry the cubin soltune timed (NVRTC's output, which nvcc does not reproduce:
+// ptxas allocates NVRTC's PTX differently, by up to 20% in run time). On a device of the compute
+// capability it was built for, the header launches that cubin (cudaLibraryLoadData, once per process);
+// elsewhere, or with SOLTUNE_SOURCE_ONLY defined, the kernel compiled from source with the header.
 // Expressions are emitted as C++ over doubles, which is how soltune evaluates them, so the header
 // computes the same geometry and legality soltune tuned with.
 #include <string>
@@ -21,6 +25,9 @@ struct Specialization {
   Config config;
   Shape shape;                       // the sizes it was tuned for
   std::vector<std::string> comment;  // lines: GPU, date, time, SOL score, knob values...
+  std::string binary = {};           // the timed cubin; empty: the source kernel only
+  std::string lowered_name = {};     // the kernel's name in `binary`
+  int binary_cc = 0;                 // the compute capability `binary` runs on, e.g. 90
 };
 
 // Launch functions are named <problem>_<dtype>; at most one specialization per (dtype, shape).

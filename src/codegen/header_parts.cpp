@@ -1,6 +1,7 @@
 #include "codegen/header_parts.hpp"
 
 #include <cctype>
+#include <map>
 #include <sstream>
 
 namespace soltune {
@@ -28,7 +29,7 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
     << "  [[maybe_unused]] const double dtype_bytes = " << dtype_bytes(dt) << ";\n";
   for (size_t k = 0; k < v.knobs.size(); ++k)
     h << "  [[maybe_unused]] const double " << v.knobs[k].name << " = " << s.config.values.at(k) << ";\n";
-  h << "  " << fn << "_plan p;\n  p.ok = true";
+  h << "  " << fn << "_plan p;\n  p.cc = static_cast<int>(cc);\n  p.ok = true";
   for (const auto& c : v.constraints) h << "\n      && (" << c.text() << ")";
   h << ";\n  if (!p.ok) return p;\n  p.grid = " << dims(v.launch.grid) << ";\n  p.block = " << dims(v.launch.block)
     << ";\n  p.smem = static_cast<size_t>(" << v.launch.smem.text() << ");\n";
@@ -40,7 +41,7 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
 
 // launch_<j>: the kernel launch with its knob values baked into the template arguments.
 void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const std::string& fn,
-            size_t j, const std::string& params) {
+            size_t j, const std::string& params, const std::string& image) {
   const auto& v = *s.variant;
   Bindings b;
   for (size_t k = 0; k < v.knobs.size(); ++k) b[v.knobs[k].name] = static_cast<double>(s.config.values[k]);
@@ -51,8 +52,14 @@ void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Special
     call_args += (call_args.empty() ? "" : ", ") + (a->is_buffer ? name : "p." + name);
   }
   h << "inline cudaError_t " << fn << "_launch_" << j << "(" << params << "const " << fn
-    << "_plan& p, cudaStream_t stream) {\n"
-    << "  if (p.smem > 48 * 1024) {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
+    << "_plan& p, cudaStream_t stream) {\n";
+  if (!s.binary.empty())
+    h << "#ifndef SOLTUNE_SOURCE_ONLY\n  if (p.cc == " << s.binary_cc << ") {  // the binary soltune timed\n"
+      << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << s.lowered_name
+      << "\");\n    if (k.error != cudaSuccess) return k.error;\n"
+      << "    return detail::launch_embedded(k.kernel, p.grid, p.block, p.smem, stream, " << call_args << ");\n  }\n"
+      << "#endif\n";
+  h << "  if (p.smem > 48 * 1024) {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem));\n    if (e != cudaSuccess) return e;\n  }\n"
     << "  " << kernel << "<<<p.grid, p.block, p.smem, stream>>>(" << call_args << ");\n"
     << "  return cudaGetLastError();\n}\n\n";
@@ -116,11 +123,60 @@ std::string export_helpers() {
          "}  // namespace detail\n";
 }
 
-std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const Specialization*>& specs) {
+std::string embedded_helpers() {
+  return "#ifndef SOLTUNE_SOURCE_ONLY\n"
+         "namespace detail {\n"
+         "// A kernel of an embedded cubin. The library is context-independent (every device's context gets\n"
+         "// it when first used) and deliberately never unloaded: launches may come until the process ends.\n"
+         "struct Embedded {\n  cudaKernel_t kernel = nullptr;\n  cudaError_t error = cudaSuccess;\n};\n"
+         "inline Embedded load_embedded(const char* image, const char* name) {\n"
+         "  Embedded e;\n  cudaLibrary_t lib = nullptr;\n"
+         "  e.error = cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);\n"
+         "  if (e.error == cudaSuccess) e.error = cudaLibraryGetKernel(&e.kernel, lib, name);\n  return e;\n}\n"
+         "// Arguments by value, passed by address as the kernel's parameters (the same types soltune passed).\n"
+         "template <typename... A>\n"
+         "inline cudaError_t launch_embedded(cudaKernel_t k, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, A... a) {\n"
+         "  const void* f = reinterpret_cast<const void*>(k);\n"
+         "  if (smem > 48 * 1024) {\n"
+         "    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));\n"
+         "    if (e != cudaSuccess) return e;\n  }\n"
+         "  void* args[] = {static_cast<void*>(&a)...};\n"
+         "  return cudaLaunchKernel(f, grid, block, args, smem, stream);\n}\n"
+         "}  // namespace detail\n#endif\n";
+}
+
+std::string bytes_literal(const std::string& bytes) {
+  std::string out = "\n    \"";
+  size_t col = 0;
+  for (const unsigned char c : bytes) {
+    if (col >= 110) {
+      out += "\"\n    \"";
+      col = 0;
+    }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      col += 2;
+    } else if (c >= 0x20 && c < 0x7f && c != '?') {  // '?': no trigraphs under older standards
+      out += static_cast<char>(c);
+      ++col;
+    } else {  // always three octal digits, so a digit that follows is never part of the escape
+      const char oct[] = {'\\', static_cast<char>('0' + (c >> 6)), static_cast<char>('0' + ((c >> 3) & 7)),
+                          static_cast<char>('0' + (c & 7)), '\0'};
+      out += oct;
+      col += 4;
+    }
+  }
+  return out + "\"";
+}
+
+std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const Specialization*>& specs,
+                         const std::map<std::string, std::string>& images) {
   const std::string fn = export_ident(p.name) + "_" + std::string(dtype_name(dt));
   std::ostringstream h;
   h << "// ---- " << dtype_name(dt) << ": " << specs.size() << " tuned specialization(s)\n";
-  h << "struct " << fn << "_plan {\n  bool ok = false;\n  dim3 grid, block;\n  size_t smem = 0;\n";
+  h << "struct " << fn << "_plan {\n  bool ok = false;\n  int cc = 0;  // the device's compute capability\n"
+    << "  dim3 grid, block;\n  size_t smem = 0;\n";
   for (const auto& a : p.args)
     if (!a.is_buffer) h << "  " << dtype_cpp(a.resolve_dtype(dt)) << " " << a.name << "{};\n";
   h << "};\n\n";
@@ -132,7 +188,8 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   }
   for (size_t j = 0; j < specs.size(); ++j) {
     plan(h, p, dt, *specs[j], fn, j);
-    launch(h, p, dt, *specs[j], fn, j, params);
+    const auto image = images.find(specs[j]->binary);
+    launch(h, p, dt, *specs[j], fn, j, params, image == images.end() ? "" : image->second);
   }
   const std::string sizes_d = join_sizes(p, "double ", ", ");
   const std::string size_args = join_sizes(p, "", ", ");

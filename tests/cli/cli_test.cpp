@@ -113,6 +113,19 @@ TEST_F(Cli, ExportWritesAHeader) {
                         "gelu_tanh<float,", "gelu_tanh<__nv_bfloat16,", "predicted"})
     EXPECT_NE(h.find(s), std::string::npos) << s;
   EXPECT_FALSE(fs::exists(tmp_ / "gelu.cuh.tmp"));
+  // The cubins NVRTC builds for the tuned GPU travel in the header, each checked against the tuned
+  // build's register count; --source-only leaves them out.
+  for (const char* s : {"cudaLibraryLoadData", "if (p.cc == 90)", "binary: sm_90 cubin by NVRTC", "SOLTUNE_SOURCE_ONLY"})
+    EXPECT_NE(h.find(s), std::string::npos) << s;
+  EXPECT_EQ(r.err.find("registers, the timed build had"), std::string::npos) << r;
+  const std::regex regs("([0-9]+) registers \\(the timed build: ([0-9]+)\\)");
+  int checked = 0;
+  for (auto it = std::sregex_iterator(h.begin(), h.end(), regs); it != std::sregex_iterator(); ++it, ++checked)
+    EXPECT_EQ((*it)[1], (*it)[2]) << (*it)[0];
+  EXPECT_EQ(checked, 4);
+  r = soltune("export --kb " + q(kb_) + " --problem gelu -o " + q(out) + " --allow-predicted --source-only");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(read(out).find("cudaLibraryLoadData"), std::string::npos);
 
   // The export of an unknown problem is an error that names it.
   r = soltune("export --kb " + q(kb_) + " --problem gelux -o " + q(tmp_ / "x.cuh") + " --allow-predicted");

@@ -117,6 +117,47 @@ int main() {
   fs::remove_all(dir);
 }
 
+// An embedded binary reaches the compiled program byte for byte (NULs, quotes, backslashes, '?',
+// digits right after an escape), once per distinct binary, and SOLTUNE_SOURCE_ONLY leaves it out.
+TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto& v = p.variant("vectorized");
+  const Space s(v, Bindings{});
+  const auto c = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
+  std::string bytes("\x7f" "ELF\0\0\x01\"q\\?\?=\n7\x00" "12\xff\x80", 20);
+  for (int i = 0; i < 600; ++i) bytes += static_cast<char>((i * 37 + 11) % 256);
+  std::vector<Specialization> specs = {{&v, DType::f32, c, Shape{{{"n", 1 << 20}}}, {}, bytes, "kernel_a", 90},
+                                       {&v, DType::f32, c, Shape{{{"n", 1 << 28}}}, {}, bytes, "kernel_a", 90},
+                                       {&v, DType::bf16, s.parse_key("BLOCK=128,VEC=8,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=1,CACHE_HINT=1"),
+                                        Shape{{{"n", 1 << 20}}}, {}, bytes + "x", "kernel_b", 90}};
+  const auto header = export_header(p, specs, "test");
+  EXPECT_NE(header.find("image_1[]"), std::string::npos);
+  EXPECT_EQ(header.find("image_2[]"), std::string::npos) << "one array per distinct binary";
+  EXPECT_NE(header.find("if (p.cc == 90)"), std::string::npos);
+  const auto dir = fs::temp_directory_path() / ("soltune-export-bin-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "gelu.cuh") << header;
+  std::string expect = "{";
+  for (unsigned char b : bytes) expect += std::to_string(static_cast<int>(b)) + ",";
+  std::ofstream(dir / "main.cu") << "#include \"gelu.cuh\"\n#include <cstdio>\n#include <cstring>\n"
+                                 << "static const unsigned char want[] = " << expect << "};\nint main() {\n"
+                                 << "#ifdef SOLTUNE_SOURCE_ONLY\n  return 0;\n#else\n"
+                                 << "  using namespace soltune_gelu::detail;\n"
+                                 << "  const bool a = sizeof(image_0) == sizeof(want) + 1 && std::memcmp(image_0, want, sizeof(want)) == 0;\n"
+                                 << "  const bool b = sizeof(image_1) == sizeof(want) + 2 && image_1[sizeof(want)] == 'x';\n"
+                                 << "  std::printf(\"%d %d\\n\", a, b);\n  return a && b ? 0 : 1;\n#endif\n}\n";
+  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
+    const auto cmd = nv + " -std=c++17 -arch=sm_90" + def + " -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
+                     " > " + (dir / "log").string() + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << def << "\n" << std::ifstream(dir / "log").rdbuf();
+    EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
+        << def << "\n" << std::ifstream(dir / "run").rdbuf();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
   const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
   const auto& v = p.variant("vectorized");

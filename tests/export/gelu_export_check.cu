@@ -1,5 +1,5 @@
 // Builds against a header written by `soltune export --problem gelu` and nothing of soltune:
-//   nvcc -std=c++17 -arch=sm_90 -DEXPORTED='"gelu.cuh"' gelu_export_check.cu
+//   nvcc -std=c++17 -arch=sm_90 -DEXPORTED='"gelu.cuh"' gelu_export_check.cu && ./a.out [N...]
 // With a GPU it runs both exported launch functions on fresh random inputs, at tuned and untuned
 // sizes, and compares with a double-precision CPU reference; without one it reports and exits 0.
 #include EXPORTED
@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -56,15 +57,18 @@ bool check(const char* name, long long n, Launch launch, double atol, double rto
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::printf("no CUDA device: the exported header compiled; nothing to run\n");
     return 0;
   }
   bool ok = true;
-  // The tuned size first, then sizes no one tuned (odd tails included).
-  for (long long n : {268435456LL, 1000003LL, 12345LL, 1LL}) {
+  // The tuned size first, then sizes no one tuned (odd tails included); or the sizes given.
+  std::vector<long long> sizes = {268435456LL, 1000003LL, 12345LL, 1LL};
+  if (argc > 1) sizes.clear();
+  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoll(argv[i]));
+  for (long long n : sizes) {
     ok &= check<float>("f32", n, [](const float* x, float* y, long long m) { return soltune_gelu::gelu_f32(x, y, m); },
                        1e-6, 2e-6, 1u + static_cast<unsigned>(n));
     ok &= check<__nv_bfloat16>("bf16", n,

@@ -1,0 +1,67 @@
+// GPU test (label gpu): the path a user takes, end to end. A short real tune of GELU, an export,
+// and the header built by nvcc into tests/export/gelu_export_check.cu, which checks both launch
+// functions against a double-precision reference on fresh inputs at tuned and untuned sizes: once
+// launching the embedded cubins soltune timed, once with SOLTUNE_SOURCE_ONLY (kernels from source).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <string>
+
+#include "../eval/gpu_fixture.hpp"
+#include "../support/files.hpp"
+
+namespace soltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+fs::path find_nvcc() {
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home && fs::exists(fs::path(home) / "bin" / "nvcc"))
+    return fs::path(home) / "bin" / "nvcc";
+  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  return {};
+}
+
+int run(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(ExportGpu, ExportedKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto nvcc = find_nvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
+  const auto dev = cuda_devices().devices.front();
+  std::string t = (fs::temp_directory_path() / "soltune-export-gpu-XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const fs::path tmp = t, src = test::source_dir();
+  test::write_file(tmp / "gelu.yaml", "problem: gelu\ndtypes: [f32, bf16]\nshapes:\n  - {n: 1048576}\n"
+                                      "budget: {evals: 12, seconds: 120}\nseed: 3\nbackend: cuda\ntemplates: " +
+                                          (src / "templates").string() + "\n");
+  const std::string bin = q(test::soltune_binary());
+  const std::string log = " > " + q(tmp / "log.txt") + " 2>&1";
+  ASSERT_EQ(run(bin + " tune " + q(tmp / "gelu.yaml") + " --kb " + q(tmp / "kb.sqlite") + " -q" + log), 0)
+      << test::read_file(tmp / "log.txt");
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp / "kb.sqlite") + " --problem gelu --templates " + q(src / "templates") +
+                " -o " + q(tmp / "gelu.cuh") + log), 0)
+      << test::read_file(tmp / "log.txt");
+  const auto header = test::read_file(tmp / "gelu.cuh");
+  EXPECT_NE(header.find("cudaLibraryLoadData"), std::string::npos) << "the export should carry the timed cubins";
+  const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
+    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "gelu.cuh").string() + "\"' " +
+                  q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000003 12345 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+  }
+  fs::remove_all(tmp);
+}
+
+}  // namespace
+}  // namespace soltune

@@ -104,6 +104,26 @@ __global__ void soltune_flush_read(const uint4* p, long long n, unsigned int* si
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
+// The timing gate (src/eval/timing_gate.hpp): one thread holds the stream until the host has
+// queued a whole timed repetition and stored `target` (or more) into the host-mapped counter, so
+// no CPU delay lands between the start and end events. It gives up after timeout_ns of
+// %globaltimer (a stalled or dead host must never hang the GPU) and records whether it did.
+__global__ void soltune_gate(const volatile unsigned long long* counter, unsigned long long target,
+                             unsigned long long timeout_ns, unsigned int* timed_out) {
+  unsigned long long t0, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  unsigned int late = 0;
+  while (*counter < target) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - t0 > timeout_ns) {
+      late = 1;
+      break;
+    }
+    __nanosleep(200);  // each poll is a read across PCIe: no need to issue them back to back
+  }
+  *timed_out = late;
+}
+
 // Bandwidth ceiling probes: copies with 16-byte accesses. The first moves one 16-byte word per
 // thread over a grid covering the buffer; the second four per thread, grid-stride, each block
 // moving a contiguous chunk per step. The faster one counts.
@@ -181,7 +201,7 @@ std::vector<std::string> builtin_name_expressions() {
           "soltune_compare<__half>", "soltune_compare<double>",       "soltune_fma_probe",
           "soltune_flush_read",     "soltune_copy_probe",             "soltune_mma_probe<1>",
           "soltune_copy_probe_flat",        "soltune_mma_probe<2>",
-          "soltune_mma_probe<0>"};
+          "soltune_mma_probe<0>",   "soltune_gate"};
 }
 
 }  // namespace soltune

@@ -1,7 +1,8 @@
 #pragma once
 // Kernels soltune itself runs on the device: seeded random input draws, the output comparison
-// against the double-precision reference, and the ceiling probes. Compiled with NVRTC like every
-// candidate (and cached), so the binary carries no fat binary and starts without a GPU.
+// against the double-precision reference, the L2 flush, the timing gate and the ceiling probes.
+// Compiled with NVRTC like every candidate (and cached), so the binary carries no fat binary and
+// starts without a GPU.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ struct CompareStats {
 };
 
 const std::string& builtin_kernels_source();
-// Name expressions the evaluator asks NVRTC for: fill and compare for each storage dtype, the probes.
+// Name expressions the evaluator asks NVRTC for: fill and compare for each storage dtype, the
+// flush, the gate, the probes.
 std::vector<std::string> builtin_name_expressions();
 
 }  // namespace soltune

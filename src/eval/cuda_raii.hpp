@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,7 @@ struct FreeDevice { void operator()(void* p) const { (void)cudaFree(p); } };
 struct DestroyEvent { void operator()(cudaEvent_t e) const { (void)cudaEventDestroy(e); } };
 struct UnloadLibrary { void operator()(cudaLibrary_t l) const { (void)cudaLibraryUnload(l); } };
 struct DestroyStream { void operator()(cudaStream_t s) const { (void)cudaStreamDestroy(s); } };
+struct FreeHost { void operator()(void* p) const { (void)cudaFreeHost(p); } };
 
 class DeviceBuffer {
  public:
@@ -61,6 +63,32 @@ class DeviceBuffer {
 
  private:
   Handle<void*, FreeDevice> h_;
+  size_t bytes_ = 0;
+};
+
+// Page-locked host memory mapped into the device's address space, zeroed: kernels read what the
+// host stores there while they run (the timing gate's counter).
+class MappedHostBuffer {
+ public:
+  MappedHostBuffer() = default;
+  explicit MappedHostBuffer(size_t bytes) : bytes_(bytes) {
+    void* p = nullptr;
+    SOLTUNE_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocMapped));
+    h_ = Handle<void*, FreeHost>(p);
+    std::memset(p, 0, bytes);
+    SOLTUNE_CUDA(cudaHostGetDevicePointer(&device_, p, 0));
+  }
+  void* host() const { return h_.get(); }
+  void* device() const { return device_; }
+  size_t bytes() const { return bytes_; }
+  void abandon() {
+    h_.abandon();
+    device_ = nullptr;
+  }
+
+ private:
+  Handle<void*, FreeHost> h_;
+  void* device_ = nullptr;
   size_t bytes_ = 0;
 };
 

@@ -99,6 +99,7 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
       LoadedModule::load(results[1], reference_, log) != cudaSuccess ||
       LoadedModule::load(results[2], baseline_, log) != cudaSuccess)
     throw Error("loading " + t.problem->name + "'s support kernels: " + log);
+  gate_ = std::make_unique<TimingGate>(builtin_.at("soltune_gate"));
 
   for (int i = 0; i < sets_; ++i) draw_inputs(i);
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
@@ -296,6 +297,7 @@ void TaskState::abandon_all() {
   flush_.abandon();
   stats_.abandon();
   for (auto& e : events_) e->abandon();
+  if (gate_) gate_->abandon();
   builtin_.lib.abandon();
   reference_.lib.abandon();
   baseline_.lib.abandon();

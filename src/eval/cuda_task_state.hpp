@@ -1,8 +1,8 @@
 #pragma once
 // Device-side state of one task: argument buffers (several input sets to rotate through, one output,
 // a double-precision shadow of each output for the reference, workspaces kept zeroed), baseline temporaries, the L2 flush
-// buffer, events, and the loaded reference, baseline and builtin modules. Dropped and rebuilt
-// whole after a candidate faults and the device is reset.
+// buffer, events, the timing gate, and the loaded reference, baseline and builtin modules. Dropped
+// and rebuilt whole after a candidate faults and the device is reset.
 #include <cuda_runtime.h>
 
 #include <map>
@@ -15,6 +15,7 @@
 #include "core/task.hpp"
 #include "eval/builtin_kernels.hpp"
 #include "eval/cuda_raii.hpp"
+#include "eval/timing_gate.hpp"
 
 namespace soltune {
 
@@ -72,6 +73,7 @@ class TaskState {
   cudaError_t run_baseline(int set);
   void flush_l2();
   Event& event(size_t i);  // a pool, grown on demand
+  TimingGate& gate() { return *gate_; }  // one per task: its counter grows over the state's life
 
   const LoadedModule& builtins() const { return builtin_; }
   void abandon_all();  // after a device reset: forget every handle without releasing it
@@ -96,6 +98,8 @@ class TaskState {
   DeviceBuffer flush_, stats_;
   std::vector<std::unique_ptr<Event>> events_;
   LoadedModule builtin_, reference_, baseline_;
+  // Last, so it goes first: it waits for its gates to pass while the stream and kernels still exist.
+  std::unique_ptr<TimingGate> gate_;
 };
 
 }  // namespace soltune

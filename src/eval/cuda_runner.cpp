@@ -1,7 +1,6 @@
 #include "eval/cuda_runner.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include "eval/candidates.hpp"
@@ -28,64 +27,6 @@ TaskState& CudaRunner::state_for(const Task& t) {
     state_ = std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed);
   }
   return *state_;
-}
-
-CudaRunner::TimingOutcome CudaRunner::time_it(TaskState& st, const std::function<cudaError_t(int)>& launch,
-                                              const TimingPlan& plan) {
-  TimingOutcome out;
-  int set = 0;
-  for (int i = 0; i < opt_.warmup; ++i)
-    if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
-  if ((out.err = cudaStreamSynchronize(st.stream())) != cudaSuccess) return out;
-
-  // Repetition `check_rep` (-1: none) has its output poisoned before and checked after: a kernel
-  // that only works while it is being checked, or replays a cached result, is caught here.
-  auto timed = [&](int reps, int check_rep, std::vector<double>& us) -> cudaError_t {
-    for (int r = 0; r < reps; ++r) {
-      const int s = set++ % st.sets();
-      st.flush_l2();
-      if (r == check_rep) st.poison_outputs();
-      SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
-      if (auto e = launch(s); e != cudaSuccess) return e;
-      SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
-      if (r == check_rep) {
-        if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
-        st.run_reference(s);
-        st.compare_outputs(out.loop_acc);
-        out.verified = out.loop_acc.pass;
-      }
-    }
-    if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
-    for (int r = 0; r < reps; ++r) {
-      float ms = 0;
-      SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(2 * r).get(), st.event(2 * r + 1).get()));
-      us.push_back(ms * 1000.0);
-    }
-    return cudaSuccess;
-  };
-  // A short first round sizes the real one so each candidate gets about target_ms of timed work,
-  // and stops a candidate that is clearly slower than the task's best (status slow).
-  std::vector<double> probe;
-  if ((out.err = timed(3, -1, probe)) != cudaSuccess) return out;
-  std::sort(probe.begin(), probe.end());
-  if (plan.incumbent_us > 0 && probe[0] > opt_.slow_factor * plan.incumbent_us) {
-    out.slow = true;
-    out.time = summarize(probe);
-    return out;
-  }
-  const double est_ms = std::max(probe[1] / 1000.0, 1e-3);
-  const int reps = static_cast<int>(std::clamp(std::ceil(opt_.target_ms / est_ms), double(opt_.min_reps), double(opt_.max_reps)));
-  const int check_rep = plan.verify ? static_cast<int>(plan.pick % static_cast<uint64_t>(reps)) : -1;
-  std::vector<double> us;
-  if ((out.err = timed(reps, check_rep, us)) != cudaSuccess) return out;
-  out.time = summarize(us);
-  // A wide spread (a noisy machine, clocks settling) earns more repetitions, up to a cap.
-  for (int extra = 0; extra < opt_.extra_batches && out.time.cv() > opt_.target_cv; ++extra) {
-    if ((out.err = timed(reps, -1, us)) != cudaSuccess) return out;
-    out.time = summarize(us);
-  }
-  out.checked_rep = check_rep;
-  return out;
 }
 
 TaskBaseline CudaRunner::baseline(const Task& t) {
@@ -121,10 +62,11 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
                 acc.max_abs_err);
   b.note = note;
   const auto clock_before = clock_->mhz();
-  const auto timed = time_it(st, [&](int set) { return st.run_baseline(set); }, TimingPlan{});
+  const auto timed = time_launches(st, opt_, [&](int set) { return st.run_baseline(set); }, TimingPlan{});
   SOLTUNE_CUDA(timed.err);
   b.ref_timing = timed.time;
   b.note += "; " + clock_note(clock_before, clock_->mhz());
+  if (!timed.note.empty()) b.note += "; " + timed.note;
   b.t_ref_us = b.ref_timing.median_us;
   return b;
 }
@@ -195,10 +137,10 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
   plan.incumbent_us = incumbent_us;
   plan.verify = true;
   plan.pick = st.next_random();
-  const auto timed = time_it(st, launch, plan);
+  const auto timed = time_launches(st, opt_, launch, plan);
   if (timed.err != cudaSuccess) return failed(timed.err, "while timing");
   res.time = timed.time;
-  const auto clock = clock_note(clock_before, clock_->mhz());
+  const auto clock = clock_note(clock_before, clock_->mhz()) + (timed.note.empty() ? "" : "; " + timed.note);
   // After every repetition (a slow candidate's few included) the workspace must be zero again.
   Accuracy after;
   st.check_workspaces(after);
@@ -221,7 +163,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     std::snprintf(buf, sizeof buf, "stopped after %d repetitions: %.1f us or more against the best %.1f us; ",
                   timed.time.reps, timed.time.min_us, incumbent_us);
     res.status = Status::slow;
-    res.log = buf + res.acc.summary();
+    res.log = buf + res.acc.summary() + (timed.note.empty() ? "" : "; " + timed.note);
     return;
   }
   res.status = Status::ok;
@@ -249,11 +191,11 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
   Retimed out;
   out.config_us.resize(cs.size());
   for (int r = 0; r < rounds; ++r) {
-    const auto b = time_it(st, [&](int set) { return st.run_baseline(set); }, TimingPlan{});
+    const auto b = time_launches(st, opt_, [&](int set) { return st.run_baseline(set); }, TimingPlan{});
     check(b, "the baseline");
     out.baseline_us.push_back(b.time.median_us);
     for (size_t i = 0; i < cs.size(); ++i) {
-      const auto o = time_it(st, [&](int set) {
+      const auto o = time_launches(st, opt_, [&](int set) {
         auto a = st.args(t.variant->launch, set, false);
         return launch_kernel(kernels[i], cs[i].result.geo, a.ptrs.data(), st.stream());
       }, TimingPlan{});
@@ -266,7 +208,10 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
 
 namespace {
 
-// Median of `reps` timed runs of `launch` (after two untimed ones), in milliseconds.
+// Median of `reps` timed runs of `launch` (after two untimed ones), in milliseconds. Ungated (see
+// timing_loop.hpp): the probes run for milliseconds, so the few microseconds the CPU takes to
+// queue the launch after the start event are noise, and the median drops a repetition that a
+// descheduled CPU stretched.
 template <typename F>
 double median_ms(int reps, F launch) {
   Event e0, e1;

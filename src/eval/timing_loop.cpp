@@ -1,0 +1,121 @@
+#include "eval/timing_loop.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace soltune {
+namespace {
+constexpr int kGateReruns = 2;  // dropped repetitions of a batch are run again at most this often
+}  // namespace
+
+TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std::function<cudaError_t(int)>& launch,
+                            const TimingPlan& plan) {
+  TimingOutcome out;
+  int set = 0;
+  // The warm-up is not timed, so it needs no gate. At least one launch: it also loads kernels that
+  // load lazily, and a first launch that waits for the device to go idle would wait on a held gate.
+  for (int i = 0; i < std::max(opt.warmup, 1); ++i)
+    if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
+  if ((out.err = cudaStreamSynchronize(st.stream())) != cudaSuccess) return out;
+
+  TimingGate& gate = st.gate();
+  const auto timeout_ns = static_cast<uint64_t>(opt.gate_timeout_ms * 1e6);
+  // `reps` repetitions queued back to back. Appends the times of those whose gate was opened by the
+  // host (all of them without the gate) and counts the others in `late`. Repetition `check_rep`
+  // (-1: none) has its output poisoned before and checked after: a kernel that only works while it
+  // is being checked, or replays a cached result, is caught here.
+  auto batch = [&](int reps, int check_rep, std::vector<double>& us, int& late) -> cudaError_t {
+    if (opt.gate) gate.reserve(reps);
+    const TimingGate::ReleaseOnExit released{gate};  // an error return must not leave a gate held
+    for (int r = 0; r < reps; ++r) {
+      const int s = set++ % st.sets();
+      st.flush_l2();
+      if (r == check_rep) st.poison_outputs();
+      if (opt.gate) gate.hold(st.stream(), r, timeout_ns);
+      SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
+      if (auto e = launch(s); e != cudaSuccess) return e;
+      SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
+      gate.release();  // the repetition is queued up to its end event: the GPU may start the clock
+      if (r == check_rep) {
+        if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
+        st.run_reference(s);
+        st.compare_outputs(out.loop_acc);
+        out.verified = out.loop_acc.pass;
+      }
+    }
+    if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
+    const auto timed_out = opt.gate ? gate.timed_out(st.stream(), reps) : std::vector<bool>(static_cast<size_t>(reps));
+    for (int r = 0; r < reps; ++r) {
+      if (timed_out[static_cast<size_t>(r)]) {
+        ++late;
+        continue;
+      }
+      float ms = 0;
+      SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(2 * r).get(), st.event(2 * r + 1).get()));
+      us.push_back(ms * 1000.0);
+    }
+    return cudaSuccess;
+  };
+  // A batch whose gates timed out runs the dropped repetitions again, a few times at most: a CPU
+  // that keeps stalling past the timeout leaves the batch short, and the note says so.
+  auto timed = [&](int reps, int check_rep, std::vector<double>& us) -> cudaError_t {
+    int missing = reps;
+    for (int run = 0; missing > 0 && run <= kGateReruns; ++run) {
+      int late = 0;
+      if (auto e = batch(missing, run == 0 ? check_rep : -1, us, late); e != cudaSuccess) return e;
+      out.gate_timeouts += late;
+      missing = late;
+    }
+    out.short_reps += missing;
+    if (us.empty()) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "every timed repetition's gate timed out (%d, after %.0f ms each): the CPU never queued one in "
+                    "time, or the device does not see the host-mapped gate counter; no GPU-only time to report",
+                    out.gate_timeouts, opt.gate_timeout_ms);
+      throw Error(buf);
+    }
+    return cudaSuccess;
+  };
+  auto finish = [&](std::vector<double> us) {
+    out.time = summarize(std::move(us));
+    if (out.gate_timeouts == 0) return;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%d timed repetitions dropped: the CPU had not queued them within the gate's %.0f ms",
+                  out.gate_timeouts, opt.gate_timeout_ms);
+    out.note = buf;
+    if (out.short_reps > 0) {
+      std::snprintf(buf, sizeof buf, " (%d still missing after %d re-runs: the CPU kept stalling)", out.short_reps,
+                    kGateReruns);
+      out.note += buf;
+    }
+  };
+
+  // A short first round sizes the real one so each candidate gets about target_ms of timed work,
+  // and stops a candidate that is clearly slower than the task's best (status slow).
+  std::vector<double> probe;
+  if ((out.err = timed(3, -1, probe)) != cudaSuccess) return out;
+  std::sort(probe.begin(), probe.end());
+  if (plan.incumbent_us > 0 && probe[0] > opt.slow_factor * plan.incumbent_us) {
+    out.slow = true;
+    finish(probe);
+    return out;
+  }
+  const double est_ms = std::max(probe[probe.size() / 2] / 1000.0, 1e-3);
+  const int reps = static_cast<int>(std::clamp(std::ceil(opt.target_ms / est_ms), double(opt.min_reps), double(opt.max_reps)));
+  const int check_rep = plan.verify ? static_cast<int>(plan.pick % static_cast<uint64_t>(reps)) : -1;
+  std::vector<double> us;
+  if ((out.err = timed(reps, check_rep, us)) != cudaSuccess) return out;
+  finish(us);
+  // A wide spread (a noisy machine, clocks settling) earns more repetitions, up to a cap.
+  for (int extra = 0; extra < opt.extra_batches && out.time.cv() > opt.target_cv; ++extra) {
+    if ((out.err = timed(reps, -1, us)) != cudaSuccess) return out;
+    finish(us);
+  }
+  out.checked_rep = check_rep;
+  return out;
+}
+
+}  // namespace soltune

@@ -1,0 +1,55 @@
+#pragma once
+// The one timing protocol every measurement goes through (the baseline, candidates, re-timing):
+// warm-up, a three-repetition probe that sizes the run and stops clearly slow candidates, then
+// timed batches. Each repetition: L2 flushed, the stream gated until the host has queued the
+// repetition whole (timing_gate.hpp), CUDA events around the launch. A repetition whose gate timed
+// out may contain a CPU gap: it is dropped and run again, and the outcome's note says so.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/measure.hpp"
+#include "eval/cuda_task_state.hpp"
+
+namespace soltune {
+
+struct CudaEvalOptions {
+  int check_rounds = 3;      // correctness rounds, each on fresh inputs of another distribution
+  double slow_factor = 1.5;  // stop timing a candidate this much slower than the task's best
+  double target_cv = 0.02;   // repeat the timed batch while (q3 - q1) / median is wider than this
+  int extra_batches = 2;     // at most this many more batches
+  double target_ms = 100;    // timed work per candidate
+  int min_reps = 10, max_reps = 100;
+  int warmup = 3;
+  uint64_t seed = 0;
+  bool measure_ceilings = true;
+  bool gate = true;               // off only in the test that shows what the gate prevents
+  double gate_timeout_ms = 1000;  // a gate opens by itself after this long (the host stalled)
+};
+
+struct TimingPlan {
+  double incumbent_us = 0;  // 0: never stop early
+  bool verify = false;      // check the output of one timed repetition
+  uint64_t pick = 0;        // which one (modulo the repetitions)
+};
+
+struct TimingOutcome {
+  cudaError_t err = cudaSuccess;
+  Timing time;
+  bool slow = false, verified = true;
+  Accuracy loop_acc;
+  int checked_rep = -1;
+  int gate_timeouts = 0;  // repetitions dropped because their gate timed out
+  int short_reps = 0;     // of those, how many were still missing after the re-runs
+  std::string note;       // empty, or what the gate dropped, for the result's log
+};
+
+// Times `launch(set)` (set: the input set to use) with the protocol above. A launch error is
+// returned in err, not thrown; CUDA failures of soltune's own calls throw. Throws Error too when
+// no repetition at all passed its gate in time: there is then no GPU-only time to report.
+TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std::function<cudaError_t(int)>& launch,
+                            const TimingPlan& plan);
+
+}  // namespace soltune

@@ -8,10 +8,10 @@ void Archivist::prime(Population& p) {
   p.seen.insert(known_.begin(), known_.end());
 }
 
-std::optional<Config> Archivist::next_seed(const Space& s, const Population& p) {
+std::optional<std::pair<Config, std::string>> Archivist::next_seed(const Space& s, const Population& p) {
   while (next_ < seeds_.size()) {
-    const auto& c = seeds_[next_++];
-    if (s.legal(c) && !p.seen.count(s.key(c))) return c;
+    const auto& seed = seeds_[next_++];
+    if (s.legal(seed.first) && !p.seen.count(s.key(seed.first))) return seed;
   }
   return std::nullopt;
 }

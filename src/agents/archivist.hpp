@@ -16,17 +16,18 @@ namespace soltune {
 class Archivist {
  public:
   void know(const std::string& key) { known_.push_back(key); }
-  void add_seed(const Config& c) { seeds_.push_back(c); }
+  // `label`: what the summary credits when the seed wins (archivist.seed, archivist.preset).
+  void add_seed(const Config& c, std::string label) { seeds_.emplace_back(c, std::move(label)); }
   // Marks what is known as seen in the population (once, before the first proposal).
   void prime(Population& p);
-  // The next seed legal here and not seen, or nullopt when they are spent.
-  std::optional<Config> next_seed(const Space& s, const Population& p);
+  // The next seed legal here and not seen, with its label, or nullopt when they are spent.
+  std::optional<std::pair<Config, std::string>> next_seed(const Space& s, const Population& p);
   size_t seeds_left() const { return seeds_.size() - next_; }
   size_t next() const { return next_; }
 
  private:
   std::vector<std::string> known_;
-  std::vector<Config> seeds_;
+  std::vector<std::pair<Config, std::string>> seeds_;
   size_t next_ = 0;
   bool primed_ = false;
 };

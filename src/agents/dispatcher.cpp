@@ -54,8 +54,8 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
            std::make_unique<Rng>(Rng::mix(seed, slots.size())), nullptr};
     s.search = make_strategy(cfg_.search.strategy, *s.space, cfg_.search);
     for (const auto& k : known(t)) s.search->mark_seen(k);
+    size_t used = 0;
     if (seeds) {
-      size_t used = 0;
       for (const auto& key : seeds(t)) {
         try {
           s.search->add_seed(s.space->parse_key(key));
@@ -64,8 +64,11 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
           // A key that does not fit this variant's knobs: not a seed for it.
         }
       }
-      if (used) obs_.on_seeds(t, used);
     }
+    // The template's presets (the known designs) after what the knowledge base suggests.
+    const auto presets = s.space->presets();
+    for (const auto& preset : presets) s.search->add_preset(preset.second);
+    if (used || !presets.empty()) obs_.on_seeds(t, used, presets.size());
     slots.push_back(std::move(s));
   }
   const int64_t batch = std::max(1, cfg_.search.batch);

@@ -162,7 +162,7 @@ std::vector<Config> AgentPool::propose(size_t n, Rng& rng) {
   out_.clear();
   proposers_.clear();
   while (out_.size() < n)
-    if (auto c = archivist_.next_seed(space_, pop_)) take(std::move(*c), "archivist.seed", kNoArm);
+    if (auto c = archivist_.next_seed(space_, pop_)) take(std::move(c->first), c->second, kNoArm);
     else break;
   std::vector<int> misses(arms_.size(), 0);
   std::vector<bool> excluded(arms_.size(), false);

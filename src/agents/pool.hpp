@@ -37,7 +37,8 @@ class AgentPool final : public Strategy {
   std::vector<std::string> last_proposers() const override { return proposers_; }
   std::string checkpoint() const override;
   void mark_seen(const std::string& key) override { archivist_.know(key); }
-  void add_seed(const Config& c) override { archivist_.add_seed(c); }
+  void add_seed(const Config& c) override { archivist_.add_seed(c, "archivist.seed"); }
+  void add_preset(const Config& c) override { archivist_.add_seed(c, "archivist.preset"); }
   void set_baseline(double, double t_sol_us) override { validator_.set_t_sol(t_sol_us); }
   void set_predictor(Predictor* p) override;
 

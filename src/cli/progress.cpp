@@ -60,9 +60,11 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
   std::fflush(stdout);
 }
 
-void Progress::seeds(const Task& t, size_t n) {
-  std::printf("task %s: seeded with %zu configuration(s) that did best at other shapes or on other GPUs\n",
-              t.id().c_str(), n);
+void Progress::seeds(const Task& t, size_t n, size_t presets) {
+  if (n)
+    std::printf("task %s: seeded with %zu configuration(s) that did best at other shapes or on other GPUs\n",
+                t.id().c_str(), n);
+  if (presets) std::printf("task %s: %zu preset(s) of the template legal here, tried first\n", t.id().c_str(), presets);
   std::fflush(stdout);
 }
 

@@ -18,7 +18,7 @@ class Progress {
   void baseline(const Task& t, const TaskBaseline& b);
   void result(const Task& t, const EvalResult& r, const SolScore& s);
   void retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s);
-  void seeds(const Task& t, size_t n);
+  void seeds(const Task& t, size_t n, size_t presets);
   void summary(const std::vector<TaskReport>& reports);
 
  private:

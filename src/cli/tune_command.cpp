@@ -36,7 +36,7 @@ class RunObserver final : public TaskObserver {
     if (!b.replayed) kb_.record_baseline(run_, t, b);
     progress_.baseline(t, b);
   }
-  void on_seeds(const Task& t, size_t n) override { progress_.seeds(t, n); }
+  void on_seeds(const Task& t, size_t n, size_t presets) override { progress_.seeds(t, n, presets); }
   // Checkpoints are written as the run goes; a resumed run compares its rebuilt state with the one
   // recorded at the same point, which proves the replay exact (or says where it was not).
   void on_checkpoint(const Task& t, int64_t evaluated, const std::string& state) override {

@@ -141,7 +141,8 @@ void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool
 
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
-  n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model"});
+  n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model",
+               "presets"});
   VariantSpec v;
   v.yaml_path = yaml_path;
   v.name = yaml_path.stem().string();
@@ -193,6 +194,18 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
     v.inflight_bytes = m.at("bytes_in_flight_per_thread").expr();
     v.inflight_bytes.check_names(all, "bytes_in_flight_per_thread");
   }
+  if (n.has("presets"))
+    for (const auto& [name, pn] : n.at("presets").map_items()) {
+      Preset pr{name, {}};
+      for (const auto& [key, kv] : pn.map_items())
+        if (!knob_names.count(key)) kv.fail("preset '" + name + "': '" + key + "' is not a knob of this variant");
+      for (const auto& k : v.knobs) {
+        if (!pn.has(k.name)) pn.fail("preset '" + name + "' gives no value for knob '" + k.name + "'");
+        pr.values.push_back(pn.at(k.name).expr());
+        pr.values.back().check_names(base, "preset '" + name + "', knob '" + k.name + "'");
+      }
+      v.presets.push_back(std::move(pr));
+    }
   return v;
 }
 

@@ -59,6 +59,14 @@ struct KnobSpec {
   std::string doc;
 };
 
+// A design the template's author knows (PyTorch's, Triton's...): a value per knob, in knob order, as
+// expressions over the sizes, dtype_bytes and the device. Searches try the legal ones first, so a
+// tuned result is never worse than the known designs the space holds.
+struct Preset {
+  std::string name;
+  std::vector<Expr> values;
+};
+
 struct VariantSpec {
   std::string name, description;
   std::filesystem::path source_path;
@@ -67,6 +75,7 @@ struct VariantSpec {
   std::vector<KnobSpec> knobs;
   std::vector<Expr> constraints;
   Expr inflight_bytes;           // model hint: bytes one thread keeps in flight (optional)
+  std::vector<Preset> presets;   // optional
   std::filesystem::path yaml_path;
 };
 

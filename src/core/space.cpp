@@ -1,12 +1,27 @@
 #include "core/space.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace soltune {
 
 Space::Space(const VariantSpec& v, Bindings fixed)
-    : knobs_(&v.knobs), constraints_(&v.constraints), fixed_(std::move(fixed)) {}
+    : knobs_(&v.knobs), constraints_(&v.constraints), presets_(&v.presets), fixed_(std::move(fixed)) {}
+
+std::vector<std::pair<std::string, Config>> Space::presets() const {
+  std::vector<std::pair<std::string, Config>> out;
+  for (const auto& p : *presets_) {
+    Config c;
+    for (const auto& e : p.values) {
+      const double v = e.eval(fixed_);
+      if (!(v == std::floor(v)) || std::fabs(v) > 1e15) break;  // not a whole number: not a value here
+      c.values.push_back(static_cast<int64_t>(v));
+    }
+    if (c.values.size() == knobs().size() && legal(c)) out.emplace_back(p.name, std::move(c));
+  }
+  return out;
+}
 
 std::string Space::key(const Config& c) const {
   std::string s;

@@ -41,10 +41,13 @@ class Space {
   std::optional<Config> repair(const Config& c, Rng& rng) const;
   std::vector<Config> enumerate_legal(size_t limit) const;  // in lexicographic index order
   const std::vector<Config>& all_legal() const;             // the same, every one, enumerated once
+  // The variant's presets that name a listed value of every knob here and are legal, with their names.
+  std::vector<std::pair<std::string, Config>> presets() const;
 
  private:
   const std::vector<KnobSpec>* knobs_;
   const std::vector<Expr>* constraints_;
+  const std::vector<Preset>* presets_;
   Bindings fixed_;
   mutable std::optional<std::vector<Config>> legal_;  // all_legal(), once asked for
 };

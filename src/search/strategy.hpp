@@ -28,6 +28,8 @@ class Strategy {
   virtual void mark_seen(const std::string& key) = 0;
   // A configuration that did well elsewhere (other shapes, other GPUs): proposed first where legal.
   virtual void add_seed(const Config&) {}
+  // A known design the template lists (core/problem.hpp, Preset): proposed after the seeds.
+  virtual void add_preset(const Config& c) { add_seed(c); }
   // The strategy's own account at the end of a task, for the log ("" when it has none).
   virtual std::string report() const { return ""; }
   // What the task is measured against, before the first proposal (T_SOL for the validator).

@@ -25,7 +25,8 @@ class TaskObserver {
   // After each batch: the search's state (strategy and random generator) and how far it got.
   virtual void on_checkpoint(const Task&, int64_t /*evaluated*/, const std::string& /*state*/) {}
   // Before the search: how many configurations from elsewhere seed it.
-  virtual void on_seeds(const Task&, size_t /*count*/) {}
+  // Seeds from the knowledge base, and the template's presets (known designs) legal for the task.
+  virtual void on_seeds(const Task&, size_t /*seeds*/, size_t /*presets*/) {}
   // After the search: the baseline and the best configurations re-timed interleaved.
   virtual void on_retime(const Task&, const TaskBaseline&, const EvalResult& /*best*/, const SolScore&) {}
 };

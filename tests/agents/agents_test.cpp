@@ -203,11 +203,14 @@ TEST(Agents, ArchivistSeedsFirstAndKnownKeysNeverReturn) {
   pool.add_seed(all[1]);
   pool.add_seed(all[0]);  // known already: skipped
   pool.add_seed(all[4]);
+  pool.add_preset(all[5]);  // a template's known design, after the seeds, credited as such
   const auto results = run(l, pool, 4, 60);
-  ASSERT_GE(results.size(), 2u);
+  ASSERT_GE(results.size(), 3u);
   EXPECT_EQ(results[0].key, space.key(all[1]));
   EXPECT_EQ(results[0].proposer, "archivist.seed");
   EXPECT_EQ(results[1].key, space.key(all[4]));
+  EXPECT_EQ(results[2].key, space.key(all[5]));
+  EXPECT_EQ(results[2].proposer, "archivist.preset");
   for (const auto& r : results) EXPECT_FALSE(known.count(r.key)) << r.key;
 }
 

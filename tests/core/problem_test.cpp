@@ -239,3 +239,41 @@ TEST(RunConfig, StopConditions) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// A preset must give every knob a value and name only knobs; the error names the file and line.
+TEST(Problem, PresetMistakesAreRefusedWithFileAndLine) {
+  const auto root = fs::temp_directory_path() / ("soltune-presets-" + std::to_string(::getpid()));
+  const auto yaml = root / "gelu" / "vectorized.yaml";
+  const auto original = test::read_file(kTemplates / "gelu" / "vectorized.yaml");
+  const std::string from = "FAST_TANH: 0, CACHE_HINT: 0}";
+  for (const auto& [to, phrase] : std::vector<std::pair<std::string, std::string>>{
+           {"FAST_TANH: 0}", "gives no value for knob 'CACHE_HINT'"},
+           {"FAST_TANH: 0, CACHE_HINT: 0, WARP: 1}", "'WARP' is not a knob of this variant"},
+           {"FAST_TANH: 0, CACHE_HINT: BLOCK}", "uses unknown name 'BLOCK'"}}) {
+    SCOPED_TRACE(to);
+    fs::remove_all(root);
+    fs::create_directories(root);
+    fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
+    auto text = original;
+    const auto pos = text.rfind(from);
+    ASSERT_NE(pos, std::string::npos);
+    text.replace(pos, from.size(), to);
+    ASSERT_TRUE(test::write_file(yaml, text));
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+    try {
+      load_problem(root, "gelu");
+      ADD_FAILURE() << "not refused";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("vectorized.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(phrase), std::string::npos) << msg;
+    }
+  }
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace soltune

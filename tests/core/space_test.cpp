@@ -223,3 +223,36 @@ TEST_F(GeluSpace, EnumerateLegalMatchesBruteForce) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// The shipped preset (PyTorch eager's launch) resolves to its knob values where it is legal.
+TEST_F(GeluSpace, PresetsResolveWhereLegal) {
+  ASSERT_FALSE(variant().presets.empty());
+  for (DType t : {DType::f32, DType::bf16}) {
+    const auto s = space(t);
+    const auto p = s.presets();
+    ASSERT_EQ(p.size(), 1u) << dtype_name(t);
+    EXPECT_EQ(p[0].first, "pytorch eager");
+    EXPECT_EQ(s.key(p[0].second), "BLOCK=128,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
+    EXPECT_TRUE(s.legal(p[0].second));
+  }
+}
+
+// A preset whose expressions give no listed value, or an illegal configuration, is left out.
+TEST(Presets, UnlistedOrIllegalOnesAreLeftOut) {
+  VariantSpec v;
+  v.knobs = {KnobSpec{"A", {1, 2, 4}, ""}, KnobSpec{"B", {1, 2}, ""}};
+  v.constraints = {Expr("A * B <= n", {})};
+  v.presets = {Preset{"fits", {Expr("n / 3", {}), Expr("1", {})}}, Preset{"not listed", {Expr("n / 2", {}), Expr("1", {})}},
+               Preset{"fraction", {Expr("n / 4", {}), Expr("1", {})}}, Preset{"illegal", {Expr("4", {}), Expr("2", {})}}};
+  const Space s(v, Bindings{{"n", 6.0}});
+  const auto p = s.presets();
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].first, "fits");
+  EXPECT_EQ(s.key(p[0].second), "A=2,B=1");
+}
+
+}  // namespace
+}  // namespace soltune

@@ -27,25 +27,6 @@ template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
   if constexpr (HINT) __stcs(p, v); else *p = v;
 }
-// HINT 2, the L2 policy torch.compile's looped reductions use on a row read more than once: reads
-// before the last ask L2 to keep the lines (evict_last), the last read lets them go first. The
-// stores keep the default policy. createpolicy needs sm_80.
-template <bool KEEP, typename R> __device__ __forceinline__ R load_l2(const R* p) {
-  unsigned long long pol;
-  if constexpr (KEEP) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-  R r;
-  if constexpr (sizeof(R) == 16)
-    asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
-  else if constexpr (sizeof(R) == 8)
-    asm("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
-  else if constexpr (sizeof(R) == 4)
-    asm("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
-  else
-    asm("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(r) : "l"(p), "l"(pol));
-  return r;
-}
 template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
   const T* e = reinterpret_cast<const T*>(&r);
 #pragma unroll
@@ -91,7 +72,6 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
   static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
   static_assert(STAGE >= 0 && STAGE <= 2, "STAGE in 0..2");
-  static_assert(HINT >= 0 && HINT <= 2 && (HINT < 2 || STAGE == 0), "HINT in 0..2; HINT 2 re-reads global memory (STAGE 0)");
   static_assert(STAGE != 2 || VEC * sizeof(T) >= 4, "cp.async moves 4, 8 or 16 bytes");
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   constexpr int CHUNK = TPR * VEC * UNROLL;
@@ -139,8 +119,6 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
         const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
         if (active && c < cols) {
           if (STAGE == 2 || (STAGE == 1 && !first)) r[u] = *reinterpret_cast<const Raw*>(sr + c);
-          else if (HINT == 2 && first) r[u] = load_l2<true>(reinterpret_cast<const Raw*>(xr + c));
-          else if (HINT == 2) r[u] = load_l2<false>(reinterpret_cast<const Raw*>(xr + c));
           else if (HINT && (!first || STAGE == 1)) r[u] = load<1>(reinterpret_cast<const Raw*>(xr + c));
           else r[u] = load<0>(reinterpret_cast<const Raw*>(xr + c));
         }
@@ -185,7 +163,7 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
         T* o = reinterpret_cast<T*>(&out);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(v[u][k] * rstd * w[k]);
-        store<HINT == 1>(reinterpret_cast<Raw*>(yr + c), out);
+        store<HINT>(reinterpret_cast<Raw*>(yr + c), out);
       }
     }
     if constexpr (DOUBLE) slot ^= 1;

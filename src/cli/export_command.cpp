@@ -71,10 +71,11 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
     s.binary_cc = gpu.cc_major * 10 + gpu.cc_minor;
     const int now = c.kernels.front().res.registers, then = records[i].res.registers;
     char line[200];
-    std::snprintf(line, sizeof line, "binary: %s cubin by NVRTC %d.%d, %d registers (the timed build: %d)", arch.c_str(),
-                  Compiler::nvrtc_version() / 1000, Compiler::nvrtc_version() % 1000 / 10, now, then);
+    std::snprintf(line, sizeof line, "binary: %s cubin by NVRTC %d.%d, %d registers (the timed build: %s)", arch.c_str(),
+                  Compiler::nvrtc_version() / 1000, Compiler::nvrtc_version() % 1000 / 10, now,
+                  then > 0 ? std::to_string(then).c_str() : "not recorded");
     s.comment.push_back(line);
-    if (now != then)
+    if (then > 0 && now != then)
       std::fprintf(stderr, "export: warning: %s at %s: NVRTC here gives %d registers, the timed build had %d; this toolkit "
                    "does not rebuild the timed binary exactly (re-tune with it to be sure)\n",
                    records[i].config_key.c_str(), records[i].shape_key.c_str(), now, then);
@@ -105,8 +106,17 @@ int export_command(const std::vector<std::string>& args) {
   if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
   auto kb = KnowledgeBase::open(kb_path);
   const auto spec = load_problem(templates.empty() ? default_templates() : std::filesystem::path(templates), problem);
-  auto best = kb.best(problem, gpu);
-  if (best.empty()) throw Error("no valid result for problem '" + problem + "' in " + kb_path + (gpu.empty() ? "" : " for GPU '" + gpu + "'"));
+  // Only results of the templates as they are now: the header holds today's source, and a result
+  // of an edited template says nothing about it.
+  std::vector<std::string> hashes;
+  for (const auto& v : spec.variants) hashes.push_back(content_hash(v.source));
+  auto best = kb.best(problem, gpu, hashes);
+  if (best.empty()) {
+    if (!kb.best(problem, gpu).empty())
+      throw Error("every result for '" + problem + "' in " + kb_path + " was tuned with other versions of its templates "
+                  "(the sources changed since): re-tune, or export with --templates of that run");
+    throw Error("no valid result for problem '" + problem + "' in " + kb_path + (gpu.empty() ? "" : " for GPU '" + gpu + "'"));
+  }
   std::set<std::string> gpus;
   for (const auto& r : best) gpus.insert(r.gpu_name);
   if (gpus.size() > 1) {
@@ -122,14 +132,18 @@ int export_command(const std::vector<std::string>& args) {
     if (!fresh && r.time_us < it->second.time_us) it->second = r;
   }
   if (pick.empty()) throw Error("only model predictions for '" + problem + "' in " + kb_path + ": pass --allow-predicted to export them");
+  std::set<std::pair<std::string, std::string>> older_faster;  // beaten only by earlier template versions
+  for (const auto& r : kb.best(problem, gpu))
+    if (auto it = pick.find({r.dtype, r.shape_key}); it != pick.end() && r.time_kind == "measured" && r.time_us < it->second.time_us)
+      older_faster.insert(it->first);
+  if (!older_faster.empty())
+    std::fprintf(stderr, "export: %zu tuned shape(s) had faster results with earlier versions of the templates, which "
+                 "are not exported (re-tune to measure today's)\n", older_faster.size());
   std::vector<Specialization> specs;
   std::vector<ResultRecord> records;
   for (const auto& [group, r] : pick) {
     const auto& dt = group.first;
     const auto& v = spec.variant(r.variant);
-    if (content_hash(v.source) != r.source_hash)
-      throw Error("template " + v.source_path.string() + " changed since it was tuned (" + r.created_at +
-                  "): re-tune, or export with the templates of that run");
     const Space space(v, Bindings{});
     Specialization s{&v, parse_dtype(dt), space.parse_key(r.config_key), parse_shape(spec, r.shape_key), {}};
     char line[256];

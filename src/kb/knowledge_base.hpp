@@ -56,7 +56,9 @@ class KnowledgeBase {
   // Per (GPU name, variant, dtype, shape): the fastest result with status ok. Measured results win
   // over predicted ones; a prediction is returned only where the group has no measurement.
   // gpu_name_filter: a case-insensitive fragment of the GPU name ("" = all).
-  std::vector<ResultRecord> best(const std::string& problem, const std::string& gpu_name_filter = "") const;
+  // source_hashes: only results of these template sources (empty = any), e.g. the current ones.
+  std::vector<ResultRecord> best(const std::string& problem, const std::string& gpu_name_filter = "",
+                                 const std::vector<std::string>& source_hashes = {}) const;
   std::vector<ResultRecord> results(int64_t run_id) const;  // in recording order
   // Configuration keys already evaluated (any status) for the task on the GPU with the source, under
   // the toolchain (a run's RunInfo::toolchain; "" = any).

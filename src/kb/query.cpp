@@ -75,7 +75,8 @@ std::vector<ResultRecord> read_results(sqlite::Stmt& st) {
 
 }  // namespace
 
-std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const std::string& gpu_name_filter) const {
+std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const std::string& gpu_name_filter,
+                                              const std::vector<std::string>& source_hashes) const {
   // Grouped by GPU name, not row: a model device and a real one of the same name are different
   // rows (uuid, kind) but one GPU to a user, and there a measurement must beat a prediction.
   // Ties go to the earlier result, so the answer does not change as equal results accumulate.
@@ -86,12 +87,15 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
                                 ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
       FROM results r JOIN gpus g ON g.id = r.gpu_id
       WHERE r.problem = :problem AND r.status = 'ok' AND r.time_us IS NOT NULL
-        AND (:gpu = '' OR instr(lower(g.name), lower(:gpu)) > 0))
+        AND (:gpu = '' OR instr(lower(g.name), lower(:gpu)) > 0)
+        AND (:hashes = '' OR instr(:hashes, ',' || r.source_hash || ',') > 0))
     WHERE pos = 1
     ORDER BY gpu_name, variant, dtype, shape_key)sql";
+  std::string hashes;  // ",h1,h2,": hashes are hex, so a match is a whole hash
+  for (const auto& h : source_hashes) hashes += (hashes.empty() ? "," : "") + h + ",";
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare(kSql);
-  st.bind("problem", problem).bind("gpu", gpu_name_filter);
+  st.bind("problem", problem).bind("gpu", gpu_name_filter).bind("hashes", hashes);
   return read_results(st);
 }
 

@@ -292,6 +292,15 @@ TEST_F(kb, BestPicksFastestOkPerGroupAndPrefersMeasured) {
   EXPECT_TRUE(store.best("gelu", "V100").empty());
   EXPECT_EQ(store.best("softmax").size(), 1u);
   EXPECT_TRUE(store.best("nosuch").empty());
+
+  // Only the given template sources: a faster result of another version does not count.
+  store.record(rr, s1k, "h-old", result("B=3", 1), {});
+  EXPECT_EQ(store.best("gelu", "h200")[1].time_us, 1);
+  const auto current = store.best("gelu", "h200", {"h"});
+  ASSERT_EQ(current.size(), 4u);
+  EXPECT_EQ(current[1].config_key, "B=2");
+  EXPECT_EQ(current[1].time_us, 9);
+  EXPECT_TRUE(store.best("gelu", "h200", {"h-other"}).empty());
 }
 
 TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {

@@ -74,6 +74,10 @@ std::vector<std::string> Compiler::supported_archs() {
 std::vector<std::string> Compiler::nvrtc_options(const CompileRequest& r) const {
   std::vector<std::string> o = {"--gpu-architecture=" + r.arch, "--std=c++17", "--ptxas-options=-v",
                                 "-lineinfo"};
+  // NVRTC 12.9+ keeps compiled code in the driver's compute cache (~/.nv/ComputeCache) where a driver
+  // is installed; a hit skips ptxas and returns an empty log, so the -v report (registers, spills)
+  // was missing for 20% of a tune's candidates on the H200. soltune caches compiles itself, logs included.
+  if (nvrtc_version() >= 12090) o.push_back("--no-cache");
   // Automatic PCH only in workers: they are single-threaded and live for many compiles (the PCH
   // lives in the process). Same code either way (pch_test.cpp); quiet, so the log is as without it.
   if (pool_ && supports_auto_pch()) o.insert(o.end(), {"-pch", "-pch-messages=false", "-pch-verbose=false"});

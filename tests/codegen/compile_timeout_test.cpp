@@ -68,7 +68,8 @@ TEST_F(CompileTimeoutTest, IsolatedCompileMatchesInProcess) {
   // Workers add NVRTC's automatic PCH options (the only difference, hence another cache key).
   auto options = Compiler(o).nvrtc_options(scale_request());
   if (Compiler::supports_auto_pch())
-    options.insert(options.begin() + 4, {"-pch", "-pch-messages=false", "-pch-verbose=false"});
+    options.insert(options.begin() + 4 + (Compiler::nvrtc_version() >= 12090),  // after --no-cache
+                   {"-pch", "-pch-messages=false", "-pch-verbose=false"});
   EXPECT_EQ(isolated("", 60).nvrtc_options(scale_request()), options);
   EXPECT_EQ(remote.key == local.key, !Compiler::supports_auto_pch());
   EXPECT_EQ(remote.cubin, local.cubin);

@@ -92,6 +92,29 @@ TEST_F(CudaEvaluatorGpu, EveryGeluVariantIsCorrectOnFreshInputs) {
       }
 }
 
+// Where a driver is installed, NVRTC may answer a repeated compile from the driver's compute cache
+// without running ptxas, and so without the -v report that static pruning and the knowledge base's
+// register counts need (seen on the H200 machine). Every compile here must carry the report.
+TEST(CompilerWithDriver, RepeatedCompilesKeepThePtxasReport) {
+  SOLTUNE_REQUIRE_GPU();
+  auto o = default_compiler_options();
+  o.cache_dir.clear();  // soltune's own cache would answer the repeat with the stored report
+  const Compiler c(o);
+  const auto p = load_problem(test::source_dir() / "templates", "gelu");
+  const auto& v = p.variant("vectorized");
+  const Space s(v, Bindings{});
+  Bindings b;
+  const auto cfg = s.parse_key("BLOCK=256,VEC=4,EPT=2,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
+  for (size_t k = 0; k < v.knobs.size(); ++k) b[v.knobs[k].name] = static_cast<double>(cfg.values[k]);
+  const CompileRequest r{v.source, "vectorized.cu", {name_expression(v.launch, DType::f32, b)}, "sm_90", {}};
+  for (int i = 0; i < 3; ++i) {
+    const auto res = c.compile(r);
+    ASSERT_TRUE(res.ok) << res.log;
+    EXPECT_TRUE(res.kernels.front().res.parsed) << "compile " << i << ": no ptxas report in the log:\n" << res.log;
+    EXPECT_GT(res.kernels.front().res.registers, 0) << "compile " << i;
+  }
+}
+
 TEST_F(CudaEvaluatorGpu, BaselineIsCheckedAndTimed) {
   const auto p = load_problem(test::source_dir() / "templates", "gelu");
   for (auto dt : p.dtypes) {

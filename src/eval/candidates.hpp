@@ -37,7 +37,8 @@ std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, c
 // Throws Error with the NVRTC log when a support source did not compile.
 void require_compiled(const CompileResult& r, const std::string& what);
 
-// Device limits for a compiled kernel: "" when it can launch, else the reason (status illegal).
+// Device limits for a compiled kernel, and register spills: "" when it is worth a launch, else the
+// reason (status illegal).
 std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInfo& d);
 
 // Active blocks per SM from the CUDA occupancy calculator (cuda_occupancy.h), 0 if none fit.

@@ -161,6 +161,78 @@ stream_s4d() {  # the pipelined softmax's tails, then softmax tuned further from
     --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+stream_s5a() {  # the GPU tests at this commit, then the exported kernels of call 4's knowledge base
+  local d=$out/a  # (.gpu/kb_s4c4.sqlite), now carrying the cubins soltune timed, in PyTorch's harness
+  soltune devices > "$d/devices.txt" 2>&1
+  export PATH=/usr/local/cuda/bin:$PATH  # nvcc: the export GPU test and the exported kernels' build
+  gpu_tests "$d"
+  cp .gpu/kb_s4c4.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,gelu,l1norm} --reps 50 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
+stream_s5b() {  # the GPU tests (the timing gate's among them), the library tuned further from call 4's
+  local d=$out/a  # knowledge base with the templates' presets, then the exports in PyTorch's harness
+  soltune devices > "$d/devices.txt" 2>&1
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb_s4c4.sqlite "$d/kb.sqlite"
+  tune "$d" configs/softmax.yaml --evals 3000 --seconds ${SM_S:-100}
+  tune "$d" configs/layernorm.yaml --evals 800 --seconds 45
+  tune "$d" configs/rmsnorm.yaml --evals 600 --seconds 35
+  tune "$d" configs/gelu.yaml --evals 400 --seconds 30
+  tune "$d" configs/l1norm.yaml --evals 100 --seconds 12
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,gelu,l1norm} --reps 50 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
+stream_s5c() {  # the GPU tests at the final code, call 2's exports timed again with 200 repetitions
+  local d=$out/a  # beside torch.compile, ncu on two shapes where torch.compile leads, and whether a
+  soltune devices > "$d/devices.txt" 2>&1  # fresh compile cache records registers for every candidate
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb_s5c2.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps 200 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  for c in "softmax 32768x1024 bf16" "rmsnorm 8192x4096 f32" "layernorm 32768x1024 bf16"; do
+    set -- $c
+    (cd bench && bounded ncu --clock-control none -k regex:'triton|softmax|norm' --section SpeedOfLight \
+      --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats \
+      python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem $1 --shape $2 --dtype $3 \
+      > "$d/ncu_$1_$2_$3.txt" 2>&1)
+  done
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  SOLTUNE_CACHE_DIR=/tmp/fresh-cache bounded soltune tune configs/gelu.yaml --kb "$d/fresh.sqlite" --evals 200 \
+    --seconds 20 > "$d/fresh_gelu.log" 2>&1
+  sqlite3 "$d/fresh.sqlite" "select registers = 0, cache_hit, count(*) from results group by 1, 2" > "$d/fresh_registers.txt" 2>&1 ||
+    python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select registers = 0, cache_hit, count(*) from results group by 1, 2').fetchall())" "$d/fresh.sqlite" > "$d/fresh_registers.txt" 2>&1
+}
+stream_s5d() {  # the GPU tests at the final code, then the norms tuned further from call 2's knowledge
+  local d=$out/a  # base under spill pruning and the wider register bounds, exported, in PyTorch's harness
+  soltune devices > "$d/devices.txt" 2>&1
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb_s5c2.sqlite "$d/kb.sqlite"
+  tune "$d" configs/rmsnorm.yaml --evals 600 --seconds ${NORM_S:-50}
+  tune "$d" configs/layernorm.yaml --evals 800 --seconds ${NORM_S:-50}
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm --reps 100 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
+stream_s5e() {  # the final code's exports from call 5's knowledge base (every problem), in PyTorch's
+  local d=$out/a  # harness beside eager and torch.compile, 100 repetitions each
+  soltune devices > "$d/devices.txt" 2>&1
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb_s5c4.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py --reps 100 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -187,6 +259,11 @@ case "${1:-tune}" in
   s4b) stream_s4b ;;
   s4c) stream_s4c ;;
   s4d) stream_s4d ;;
+  s5a) stream_s5a ;;
+  s5b) stream_s5b ;;
+  s5c) stream_s5c ;;
+  s5d) stream_s5d ;;
+  s5e) stream_s5e ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

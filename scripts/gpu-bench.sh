@@ -233,6 +233,32 @@ stream_s5e() {  # the final code's exports from call 5's knowledge base (every p
     --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+stream_s5f() {  # the norms' full-occupancy row-in-registers points at 8192x4096, measured outright: a
+  local d=$out/a  # copy of the templates whose rowreg knobs list only them (same .cu, so the results
+  soltune devices > "$d/devices.txt" 2>&1  # count for the real templates), then exported and A/B'd
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb_s5c4.sqlite "$d/kb.sqlite"
+  local t=/tmp/occ-templates
+  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm templates/layernorm $t/
+  python3 - $t <<'PY'
+import re, sys
+for p in ("rmsnorm", "layernorm"):
+    f = f"{sys.argv[1]}/{p}/rowreg.yaml"
+    s = open(f).read()
+    for knob, vals in {"TPR": "[256, 512, 1024]", "RPB": "[1]", "EPT": "[1, 2, 4]", "PERSIST": "[0]",
+                       "BPS": "[2, 4]", "WREG": "[0]", "PIPE": "[0]", "STATS": "[0, 1]"}.items():
+        s = re.sub(rf"^(  {knob}: \{{values: )\[[^\]]*\]", rf"\g<1>{vals}", s, flags=re.M)
+    open(f, "w").write(s)
+PY
+  for p in rmsnorm layernorm; do
+    printf 'problem: %s\nvariants: [rowreg]\ndtypes: [f32, bf16]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 96, seconds: 45}\nseed: 5\ntemplates: %s\n' $p $t > $d/$p-occ.yaml
+    tune "$d" $d/$p-occ.yaml
+  done
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm --reps 100 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -264,6 +290,7 @@ case "${1:-tune}" in
   s5c) stream_s5c ;;
   s5d) stream_s5d ;;
   s5e) stream_s5e ;;
+  s5f) stream_s5f ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -259,6 +259,26 @@ PY
     --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+stream_s5g() {  # ncu on RMSNorm looped at torch.compile's point (TPR=512, VEC=4, UNROLL=1, BPS=4), the
+  local d=$out/a  # design Triton runs at 63 us and soltune's template at 80: a template copy that
+  export PATH=/usr/local/cuda/bin:$PATH  # holds only that configuration, one evaluation under ncu
+  local t=/tmp/looped-templates
+  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  python3 - $t <<'PY'
+import re, sys
+f = f"{sys.argv[1]}/rmsnorm/looped.yaml"
+s = open(f).read()
+for knob, vals in {"TPR": "[512]", "RPB": "[1]", "VEC": "[4]", "UNROLL": "[1]", "STAGE": "[0]", "PERSIST": "[0]",
+                   "BPS": "[4]", "HINT": "[0]"}.items():
+    s = re.sub(rf"^(  {knob}: \{{values: )\[[^\]]*\]", rf"\g<1>{vals}", s, flags=re.M)
+open(f, "w").write(s)
+PY
+  printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 1}\nseed: 5\ntemplates: %s\n' $t > $d/looped1.yaml
+  SOLTUNE_CACHE_DIR=/tmp/ncu-cache bounded ncu --clock-control none --target-processes all -k regex:rmsnorm_looped \
+    --launch-count 2 --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section SchedulerStats --section InstructionStats \
+    soltune tune $d/looped1.yaml --kb /tmp/looped1.sqlite -q > "$d/ncu_looped.txt" 2>&1
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -291,6 +311,7 @@ case "${1:-tune}" in
   s5d) stream_s5d ;;
   s5e) stream_s5e ;;
   s5f) stream_s5f ;;
+  s5g) stream_s5g ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -93,7 +93,7 @@ int export_command(const std::vector<std::string>& args) {
       "templates", po::value(&templates), "templates folder (default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
       "allow-predicted", "export model predictions where nothing was measured")(
       "format", po::value(&format)->default_value("cuh"), "cuh (a self-contained header) or json (for frameworks)")(
-      "source-only", "cuh: leave out the timed cubins (every kernel then compiles from source with the header)");
+      "source-only", "leave out the timed cubins (the header's kernels then compile from its source)");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "export");
   if (vm.count("help")) {
@@ -158,7 +158,7 @@ int export_command(const std::vector<std::string>& args) {
     specs.push_back(std::move(s));
     records.push_back(r);
   }
-  if (format == "cuh" && !vm.count("source-only")) {
+  if (!vm.count("source-only")) {
     const auto gpu_rows = kb.gpus();
     const auto g = std::find_if(gpu_rows.begin(), gpu_rows.end(),
                                 [&](const GpuRecord& x) { return x.device.name == *gpus.begin(); });

@@ -2,10 +2,26 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
 namespace soltune::cli {
 namespace {
+
+// RFC 4648 base64: JSON has no bytes, and a framework loads the cubin with its own CUDA bindings.
+std::string base64(const std::string& bytes) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (size_t k = 0; k < 4; ++k) out += k <= n ? kDigits[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
 
 nlohmann::json texts(const std::vector<Expr>& es) {
   auto a = nlohmann::json::array();
@@ -65,6 +81,10 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                                     {"sol_execbench", r.sol_execbench},
                                     {"measured_at", r.created_at},
                                     {"source_hash", r.source_hash}});
+    if (!s.binary.empty())  // the code soltune timed, for a GPU of this compute capability
+      j["specializations"].back()["cubin"] = {{"compute_capability", s.binary_cc},
+                                              {"kernel", s.lowered_name},
+                                              {"base64", base64(s.binary)}};
   }
   for (const auto* v : variants)
     j["variants"][v->name] = {{"source", v->source},

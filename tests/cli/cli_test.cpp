@@ -544,6 +544,15 @@ TEST_F(Cli, ExportAsJsonForFrameworks) {
     EXPECT_EQ(s["knobs"].size(), 7u);
   }
   EXPECT_NE(j["variants"]["vectorized"]["source"].get<std::string>().find("__global__"), std::string::npos);
+  // Each specialization carries the cubin soltune timed, base64: an ELF file for sm_90.
+  for (const auto& s : j["specializations"]) {
+    ASSERT_TRUE(s.contains("cubin")) << s.dump();
+    EXPECT_EQ(s["cubin"]["compute_capability"], 90);
+    EXPECT_EQ(s["cubin"]["kernel"].get<std::string>().rfind("_Z", 0), 0u);
+    const auto b64 = s["cubin"]["base64"].get<std::string>();
+    EXPECT_EQ(b64.size() % 4, 0u);
+    EXPECT_EQ(b64.substr(0, 4), "f0VM");  // "\x7fELF"
+  }
   EXPECT_FALSE(j["variants"]["vectorized"]["constraints"].empty());
   EXPECT_EQ(soltune("export --kb " + q(kb_) + " --problem gelu -o " + q(out) + " --format xml").code, 2);
 }

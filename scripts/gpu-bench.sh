@@ -279,6 +279,28 @@ PY
     --section WarpStateStats --section SchedulerStats --section InstructionStats \
     soltune tune $d/looped1.yaml --kb /tmp/looped1.sqlite -q > "$d/ncu_looped.txt" 2>&1
 }
+stream_s5h() {  # RMSNorm looped with its whole chunks unguarded (two first-pass loads in flight):
+  local d=$out/a  # its small-row-occupancy points tuned outright from a template copy, then the
+  export PATH=/usr/local/cuda/bin:$PATH  # export beside torch.compile
+  cp .gpu/kb_s5c6.sqlite "$d/kb.sqlite"
+  local t=/tmp/looped2-templates
+  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  python3 - $t <<'PY'
+import re, sys
+f = f"{sys.argv[1]}/rmsnorm/looped.yaml"
+s = open(f).read()
+for knob, vals in {"TPR": "[256, 512, 1024]", "RPB": "[1]", "UNROLL": "[1, 2]", "STAGE": "[0]", "PERSIST": "[0]",
+                   "BPS": "[1, 2, 4]"}.items():
+    s = re.sub(rf"^(  {knob}: \{{values: )\[[^\]]*\]", rf"\g<1>{vals}", s, flags=re.M)
+open(f, "w").write(s)
+PY
+  printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32, bf16]\nshapes: [{rows: 8192, cols: 4096}, {rows: 32768, cols: 1024}]\nbudget: {evals: 200, seconds: 50}\nseed: 5\ntemplates: %s\n' $t > $d/looped2.yaml
+  tune "$d" $d/looped2.yaml
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  AB_PROBLEMS=rmsnorm bounded python3 bench/torch_reference.py --problems rmsnorm --reps 100 \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -312,6 +334,7 @@ case "${1:-tune}" in
   s5e) stream_s5e ;;
   s5f) stream_s5f ;;
   s5g) stream_s5g ;;
+  s5h) stream_s5h ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -137,20 +137,73 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
     };
 
     float q = 0.f;
-    for (long long base = 0; base < cols; base += CHUNK) {
+    long long base0 = 0;
+    if constexpr (STAGE == 0) {
+      // Whole chunks first, without bounds checks and two at a time: their loads do not depend on
+      // each other, and without a branch around each one all of them can be in flight before the
+      // first is used (as in a Triton loop over a width it knows). Same order of sums as below.
+      if (active) {
+        const Raw* px = reinterpret_cast<const Raw*>(xr) + lane;  // a pointer that steps: no index math
+#pragma unroll 2
+        for (; base0 + CHUNK <= cols; base0 += CHUNK, px += CHUNK / VEC) {
+          Raw r[UNROLL];
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) r[u] = load<0>(px + u * TPR);
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            float v[VEC];
+            unpack<T>(r[u], v);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) q = fmaf(v[k], v[k], q);
+          }
+        }
+      }
+    }
+    auto sum_chunk = [&](long long base) {  // guarded: a partial chunk, or an inactive row
       float v[UNROLL][VEC];
       read_chunk(base, v, true);
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
         for (int k = 0; k < VEC; ++k) q = fmaf(v[u][k], v[u][k], q);
+    };
+    if constexpr (STAGE == 0) {
+#pragma unroll 1
+      for (long long base = base0; base < cols; base += CHUNK) sum_chunk(base);  // the tail only
+    } else {
+      for (long long base = 0; base < cols; base += CHUNK) sum_chunk(base);
     }
     const float rstd = rsqrtf(group_allreduce<TPR>(q, scratch[phase]) * inv_n + eps);
     phase ^= 1;
 
     // Output pass.
     T* yr = y + (active ? row : 0) * cols;
-    for (long long base = 0; base < cols; base += CHUNK) {
+    long long base1 = 0;
+    if constexpr (STAGE == 0) {  // whole chunks unguarded, as in the first pass
+      if (active) {
+        const Raw* px = reinterpret_cast<const Raw*>(xr) + lane;
+        const Raw* pw = reinterpret_cast<const Raw*>(weight) + lane;
+        Raw* py = reinterpret_cast<Raw*>(yr) + lane;
+#pragma unroll 1  // its x mostly hits L1 (the first pass just read it): the registers go to the first pass
+        for (; base1 + CHUNK <= cols; base1 += CHUNK, px += CHUNK / VEC, pw += CHUNK / VEC, py += CHUNK / VEC) {
+          Raw r[UNROLL];
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) r[u] = load<HINT>(px + u * TPR);
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            float v[VEC], w[VEC];
+            unpack<T>(r[u], v);
+            unpack<T>(__ldg(pw + u * TPR), w);
+            Raw out;
+            T* o = reinterpret_cast<T*>(&out);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(v[k] * rstd * w[k]);
+            store<HINT>(py + u * TPR, out);
+          }
+        }
+      }
+    }
+    auto out_chunk = [&](long long base) {  // guarded: a partial chunk, or an inactive row
       float v[UNROLL][VEC];
       read_chunk(base, v, false);
 #pragma unroll
@@ -165,6 +218,12 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
         for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(v[u][k] * rstd * w[k]);
         store<HINT>(reinterpret_cast<Raw*>(yr + c), out);
       }
+    };
+    if constexpr (STAGE == 0) {
+#pragma unroll 1
+      for (long long base = base1; base < cols; base += CHUNK) out_chunk(base);  // the tail only
+    } else {
+      for (long long base = 0; base < cols; base += CHUNK) out_chunk(base);
     }
     if constexpr (DOUBLE) slot ^= 1;
   }

@@ -146,6 +146,7 @@ int export_command(const std::vector<std::string>& args) {
     const auto& v = spec.variant(r.variant);
     const Space space(v, Bindings{});
     Specialization s{&v, parse_dtype(dt), space.parse_key(r.config_key), parse_shape(spec, r.shape_key), {}};
+    s.smem_static = r.res.registers > 0 ? r.res.smem_static : -1;  // 0 registers: no ptxas report recorded
     char line[256];
     std::snprintf(line, sizeof line, "%s: %s %.1f us at %s on %s (%s), T_ref %.1f us, T_SOL %.1f us", dt.c_str(),
                   r.time_kind.c_str(), r.time_us, r.shape_key.c_str(), r.gpu_name.c_str(), r.created_at.c_str(),

@@ -28,6 +28,7 @@ struct Specialization {
   std::string binary = {};           // the timed cubin; empty: the source kernel only
   std::string lowered_name = {};     // the kernel's name in `binary`
   int binary_cc = 0;                 // the compute capability `binary` runs on, e.g. 90
+  int smem_static = -1;              // the kernel's static shared memory (ptxas); -1: unknown
 };
 
 // Launch functions are named <problem>_<dtype>; at most one specialization per (dtype, shape).

@@ -51,15 +51,18 @@ void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Special
     const auto* a = p.find_arg(name);
     call_args += (call_args.empty() ? "" : ", ") + (a->is_buffer ? name : "p." + name);
   }
+  // Dynamic shared memory beyond 48 KiB less the static part needs the opt-in (unknown static: any).
+  const std::string optin = s.smem_static >= 0 ? std::to_string(48 * 1024 - s.smem_static) : "0";
   h << "inline cudaError_t " << fn << "_launch_" << j << "(" << params << "const " << fn
     << "_plan& p, cudaStream_t stream) {\n";
   if (!s.binary.empty())
     h << "#ifndef SOLTUNE_SOURCE_ONLY\n  if (p.cc == " << s.binary_cc << ") {  // the binary soltune timed\n"
       << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << s.lowered_name
       << "\");\n    if (k.error != cudaSuccess) return k.error;\n"
-      << "    return detail::launch_embedded(k.kernel, p.grid, p.block, p.smem, stream, " << call_args << ");\n  }\n"
+      << "    return detail::launch_embedded(k.kernel, p.grid, p.block, p.smem, " << optin << ", stream, " << call_args
+      << ");\n  }\n"
       << "#endif\n";
-  h << "  if (p.smem > 48 * 1024) {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
+  h << "  if (p.smem > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem));\n    if (e != cudaSuccess) return e;\n  }\n"
     << "  " << kernel << "<<<p.grid, p.block, p.smem, stream>>>(" << call_args << ");\n"
     << "  return cudaGetLastError();\n}\n\n";
@@ -135,9 +138,10 @@ std::string embedded_helpers() {
          "  if (e.error == cudaSuccess) e.error = cudaLibraryGetKernel(&e.kernel, lib, name);\n  return e;\n}\n"
          "// Arguments by value, passed by address as the kernel's parameters (the same types soltune passed).\n"
          "template <typename... A>\n"
-         "inline cudaError_t launch_embedded(cudaKernel_t k, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, A... a) {\n"
+         "inline cudaError_t launch_embedded(cudaKernel_t k, dim3 grid, dim3 block, size_t smem, size_t optin_above,\n"
+         "                                   cudaStream_t stream, A... a) {\n"
          "  const void* f = reinterpret_cast<const void*>(k);\n"
-         "  if (smem > 48 * 1024) {\n"
+         "  if (smem > optin_above) {  // dynamic beyond 48 KiB less the static part needs the opt-in\n"
          "    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));\n"
          "    if (e != cudaSuccess) return e;\n  }\n"
          "  void* args[] = {static_cast<void*>(&a)...};\n"

@@ -86,7 +86,9 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     return;
   }
   const cudaKernel_t k = mod.at(c.name_expr);
-  if (res.geo.smem > 48 * 1024) {
+  // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
+  // buffer beside a reduction scratch failed to launch without it).
+  if (res.geo.smem + res.res.smem_static > 48 * 1024) {
     if (auto e = cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  static_cast<int>(res.geo.smem), index_);
         e != cudaSuccess) {
@@ -179,7 +181,7 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
     std::string log;
     if (LoadedModule::load(rs[i], mods[i], log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
     kernels.push_back(mods[i].at(cs[i].name_expr));
-    if (cs[i].result.geo.smem > 48 * 1024)
+    if (cs[i].result.geo.smem + cs[i].result.res.smem_static > 48 * 1024)
       SOLTUNE_CUDA(cudaKernelSetAttributeForDevice(kernels.back(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    static_cast<int>(cs[i].result.geo.smem), index_));
   }

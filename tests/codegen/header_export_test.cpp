@@ -158,6 +158,20 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
   fs::remove_all(dir);
 }
 
+// The opt-in for dynamic shared memory counts the kernel's static part: 48 KiB of rows beside a
+// reduction scratch failed to launch when only dynamic memory above 48 KiB asked for it.
+TEST(HeaderExport, SharedMemoryOptInCountsStaticMemory) {
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto& v = p.variant("vectorized");
+  const Space s(v, Bindings{});
+  Specialization spec{&v, DType::f32, s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0"),
+                      Shape{{{"n", 8}}}, {}};
+  spec.smem_static = 1024;
+  EXPECT_NE(export_header(p, {spec}, "x").find("if (p.smem > 48128)"), std::string::npos);
+  spec.smem_static = -1;  // not recorded: ask whenever there is any
+  EXPECT_NE(export_header(p, {spec}, "x").find("if (p.smem > 0)"), std::string::npos);
+}
+
 TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
   const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
   const auto& v = p.variant("vectorized");

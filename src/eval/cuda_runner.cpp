@@ -9,6 +9,19 @@
 namespace soltune {
 namespace {
 constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on average
+
+// Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
+// buffer beside a reduction scratch failed to launch without it).
+cudaError_t allow_shared_memory(cudaKernel_t k, const EvalResult& r, int device) {
+  if (r.geo.smem + r.res.smem_static <= 48 * 1024) return cudaSuccess;
+  return cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(r.geo.smem),
+                                         device);
+}
+
+// "a; b", or "a" when there is no b (the timing loop's note on dropped repetitions).
+std::string with_note(std::string text, const std::string& note) {
+  return note.empty() ? text : text + "; " + note;
+}
 }  // namespace
 
 CudaRunner::CudaRunner(int device, const Compiler& c, std::string arch, CudaEvalOptions o)
@@ -66,7 +79,7 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
   SOLTUNE_CUDA(timed.err);
   b.ref_timing = timed.time;
   b.note += "; " + clock_note(clock_before, clock_->mhz());
-  if (!timed.note.empty()) b.note += "; " + timed.note;
+  b.note = with_note(b.note, timed.note);
   b.t_ref_us = b.ref_timing.median_us;
   return b;
 }
@@ -86,16 +99,10 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     return;
   }
   const cudaKernel_t k = mod.at(c.name_expr);
-  // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
-  // buffer beside a reduction scratch failed to launch without it).
-  if (res.geo.smem + res.res.smem_static > 48 * 1024) {
-    if (auto e = cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(res.geo.smem), index_);
-        e != cudaSuccess) {
-      res.status = Status::launch_error;
-      res.log = "cannot raise the dynamic shared memory limit: " + cuda_error_text(e);
-      return;
-    }
+  if (auto e = allow_shared_memory(k, res, index_); e != cudaSuccess) {
+    res.status = Status::launch_error;
+    res.log = "cannot raise the dynamic shared memory limit: " + cuda_error_text(e);
+    return;
   }
   auto launch = [&](int set) {
     auto a = st.args(t.variant->launch, set, false);
@@ -142,7 +149,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
   const auto timed = time_launches(st, opt_, launch, plan);
   if (timed.err != cudaSuccess) return failed(timed.err, "while timing");
   res.time = timed.time;
-  const auto clock = clock_note(clock_before, clock_->mhz()) + (timed.note.empty() ? "" : "; " + timed.note);
+  const auto clock = with_note(clock_note(clock_before, clock_->mhz()), timed.note);
   // After every repetition (a slow candidate's few included) the workspace must be zero again.
   Accuracy after;
   st.check_workspaces(after);
@@ -165,7 +172,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     std::snprintf(buf, sizeof buf, "stopped after %d repetitions: %.1f us or more against the best %.1f us; ",
                   timed.time.reps, timed.time.min_us, incumbent_us);
     res.status = Status::slow;
-    res.log = buf + res.acc.summary() + (timed.note.empty() ? "" : "; " + timed.note);
+    res.log = with_note(buf + res.acc.summary(), timed.note);
     return;
   }
   res.status = Status::ok;
@@ -181,9 +188,7 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
     std::string log;
     if (LoadedModule::load(rs[i], mods[i], log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
     kernels.push_back(mods[i].at(cs[i].name_expr));
-    if (cs[i].result.geo.smem + cs[i].result.res.smem_static > 48 * 1024)
-      SOLTUNE_CUDA(cudaKernelSetAttributeForDevice(kernels.back(), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(cs[i].result.geo.smem), index_));
+    SOLTUNE_CUDA(allow_shared_memory(kernels.back(), cs[i].result, index_));
   }
   auto check = [&](const TimingOutcome& o, const std::string& what) {
     if (o.err == cudaSuccess) return;

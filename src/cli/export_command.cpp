@@ -111,8 +111,9 @@ int export_command(const std::vector<std::string>& args) {
   std::vector<std::string> hashes;
   for (const auto& v : spec.variants) hashes.push_back(content_hash(v.source));
   auto best = kb.best(problem, gpu, hashes);
+  const auto any_version = kb.best(problem, gpu);  // what earlier versions of the templates did
   if (best.empty()) {
-    if (!kb.best(problem, gpu).empty())
+    if (!any_version.empty())
       throw Error("every result for '" + problem + "' in " + kb_path + " was tuned with other versions of its templates "
                   "(the sources changed since): re-tune, or export with --templates of that run");
     throw Error("no valid result for problem '" + problem + "' in " + kb_path + (gpu.empty() ? "" : " for GPU '" + gpu + "'"));
@@ -133,7 +134,7 @@ int export_command(const std::vector<std::string>& args) {
   }
   if (pick.empty()) throw Error("only model predictions for '" + problem + "' in " + kb_path + ": pass --allow-predicted to export them");
   std::set<std::pair<std::string, std::string>> older_faster;  // beaten only by earlier template versions
-  for (const auto& r : kb.best(problem, gpu))
+  for (const auto& r : any_version)
     if (auto it = pick.find({r.dtype, r.shape_key}); it != pick.end() && r.time_kind == "measured" && r.time_us < it->second.time_us)
       older_faster.insert(it->first);
   if (!older_faster.empty())

@@ -77,6 +77,25 @@ gpu_tests() {  # every packed test binary, one line per test (ctest's files name
   for t in .gpu/bin/*_test; do bounded "$t" 2>&1 | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED|tests ran'; done > "$d/tests.log"
   tail -n 8 "$d/tests.log"
 }
+export_ab() {  # export_ab DIR REPS [PROBLEMS]: DIR/kb.sqlite exported and built (bench/exported_bench.sh),
+  local d=$1 reps=$2 problems=${3:-}  # its kernels timed in PyTorch's harness beside eager and torch.compile
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  bounded python3 bench/torch_reference.py ${problems:+--problems $problems} --reps $reps \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
+restrict_knobs() {  # restrict_knobs YAML 'KNOB=[values]'...: a template copy whose knobs list only these
+  local f=$1; shift
+  python3 - "$f" "$@" <<'PY'
+import re, sys
+f = sys.argv[1]
+s = open(f).read()
+for kv in sys.argv[2:]:
+    knob, vals = kv.split("=", 1)
+    s = re.sub(rf"^(  {knob}: \{{values: )\[[^\]]*\]", rf"\g<1>{vals}", s, flags=re.M)
+open(f, "w").write(s)
+PY
+}
 landscape_resumed() {  # landscape_resumed DIR FILE CONFIG [options]: continues .gpu/partial/FILE if there
   local d=$1 f=$2 cfg=$3; shift 3
   [ -f ".gpu/partial/$f" ] && cp ".gpu/partial/$f" "$d/$f"
@@ -142,10 +161,7 @@ stream_s4c() {  # the library with the pipelined templates, soltune's exported k
   tune "$d" configs/gelu.yaml --evals 160 --seconds 15
   tune "$d" configs/l1norm.yaml --evals 200 --seconds 15
   export PATH=/usr/local/cuda/bin:$PATH  # nvcc builds the exported kernels there
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py --problems ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,l1norm,gelu} --reps 50 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 50 ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,l1norm,gelu}
   for p in layernorm-pipe rmsnorm-pipe softmax-pipe; do tune "$d/odd" configs/$p-odd.yaml --evals 96 --seconds 12; done
 }
 stream_s4d() {  # the pipelined softmax's tails, then softmax tuned further from call 3's knowledge base
@@ -156,10 +172,7 @@ stream_s4d() {  # the pipelined softmax's tails, then softmax tuned further from
   tune "$d/odd" configs/softmax-pipe-odd.yaml --evals 192 --seconds 40
   tune "$d" configs/softmax.yaml --evals 4800 --seconds ${SM_S:-150}
   export PATH=/usr/local/cuda/bin:$PATH
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py --problems softmax,rmsnorm,layernorm --reps 50 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 50 softmax,rmsnorm,layernorm
 }
 stream_s5a() {  # the GPU tests at this commit, then the exported kernels of call 4's knowledge base
   local d=$out/a  # (.gpu/kb_s4c4.sqlite), now carrying the cubins soltune timed, in PyTorch's harness
@@ -167,10 +180,7 @@ stream_s5a() {  # the GPU tests at this commit, then the exported kernels of cal
   export PATH=/usr/local/cuda/bin:$PATH  # nvcc: the export GPU test and the exported kernels' build
   gpu_tests "$d"
   cp .gpu/kb_s4c4.sqlite "$d/kb.sqlite"
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py --problems ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,gelu,l1norm} --reps 50 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 50 ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,gelu,l1norm}
 }
 stream_s5b() {  # the GPU tests (the timing gate's among them), the library tuned further from call 4's
   local d=$out/a  # knowledge base with the templates' presets, then the exports in PyTorch's harness
@@ -183,10 +193,7 @@ stream_s5b() {  # the GPU tests (the timing gate's among them), the library tune
   tune "$d" configs/rmsnorm.yaml --evals 600 --seconds 35
   tune "$d" configs/gelu.yaml --evals 400 --seconds 30
   tune "$d" configs/l1norm.yaml --evals 100 --seconds 12
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py --problems ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,gelu,l1norm} --reps 50 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 50 ${AB_PROBLEMS:-layernorm,rmsnorm,softmax,gelu,l1norm}
 }
 stream_s5c() {  # the GPU tests at the final code, call 2's exports timed again with 200 repetitions
   local d=$out/a  # beside torch.compile, ncu on two shapes where torch.compile leads, and whether a
@@ -218,20 +225,14 @@ stream_s5d() {  # the GPU tests at the final code, then the norms tuned further 
   cp .gpu/kb_s5c2.sqlite "$d/kb.sqlite"
   tune "$d" configs/rmsnorm.yaml --evals 600 --seconds ${NORM_S:-50}
   tune "$d" configs/layernorm.yaml --evals 800 --seconds ${NORM_S:-50}
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm --reps 100 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 100 rmsnorm,layernorm
 }
 stream_s5e() {  # the final code's exports from call 5's knowledge base (every problem), in PyTorch's
   local d=$out/a  # harness beside eager and torch.compile, 100 repetitions each
   soltune devices > "$d/devices.txt" 2>&1
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb_s5c4.sqlite "$d/kb.sqlite"
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py --reps 100 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 100
 }
 stream_s5f() {  # the norms' full-occupancy row-in-registers points at 8192x4096, measured outright: a
   local d=$out/a  # copy of the templates whose rowreg knobs list only them (same .cu, so the results
@@ -240,39 +241,23 @@ stream_s5f() {  # the norms' full-occupancy row-in-registers points at 8192x4096
   cp .gpu/kb_s5c4.sqlite "$d/kb.sqlite"
   local t=/tmp/occ-templates
   rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm templates/layernorm $t/
-  python3 - $t <<'PY'
-import re, sys
-for p in ("rmsnorm", "layernorm"):
-    f = f"{sys.argv[1]}/{p}/rowreg.yaml"
-    s = open(f).read()
-    for knob, vals in {"TPR": "[256, 512, 1024]", "RPB": "[1]", "EPT": "[1, 2, 4]", "PERSIST": "[0]",
-                       "BPS": "[2, 4]", "WREG": "[0]", "PIPE": "[0]", "STATS": "[0, 1]"}.items():
-        s = re.sub(rf"^(  {knob}: \{{values: )\[[^\]]*\]", rf"\g<1>{vals}", s, flags=re.M)
-    open(f, "w").write(s)
-PY
+  for p in rmsnorm layernorm; do
+    restrict_knobs $t/$p/rowreg.yaml 'TPR=[256, 512, 1024]' 'RPB=[1]' 'EPT=[1, 2, 4]' 'PERSIST=[0]' 'BPS=[2, 4]' \
+      'WREG=[0]' 'PIPE=[0]' 'STATS=[0, 1]'
+  done
   for p in rmsnorm layernorm; do
     printf 'problem: %s\nvariants: [rowreg]\ndtypes: [f32, bf16]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 96, seconds: 45}\nseed: 5\ntemplates: %s\n' $p $t > $d/$p-occ.yaml
     tune "$d" $d/$p-occ.yaml
   done
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm --reps 100 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 100 rmsnorm,layernorm
 }
 stream_s5g() {  # ncu on RMSNorm looped at torch.compile's point (TPR=512, VEC=4, UNROLL=1, BPS=4), the
   local d=$out/a  # design Triton runs at 63 us and soltune's template at 80: a template copy that
   export PATH=/usr/local/cuda/bin:$PATH  # holds only that configuration, one evaluation under ncu
   local t=/tmp/looped-templates
   rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
-  python3 - $t <<'PY'
-import re, sys
-f = f"{sys.argv[1]}/rmsnorm/looped.yaml"
-s = open(f).read()
-for knob, vals in {"TPR": "[512]", "RPB": "[1]", "VEC": "[4]", "UNROLL": "[1]", "STAGE": "[0]", "PERSIST": "[0]",
-                   "BPS": "[4]", "HINT": "[0]"}.items():
-    s = re.sub(rf"^(  {knob}: \{{values: )\[[^\]]*\]", rf"\g<1>{vals}", s, flags=re.M)
-open(f, "w").write(s)
-PY
+  restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[512]' 'RPB=[1]' 'VEC=[4]' 'UNROLL=[1]' 'STAGE=[0]' 'PERSIST=[0]' \
+    'BPS=[4]' 'HINT=[0]'
   printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 1}\nseed: 5\ntemplates: %s\n' $t > $d/looped1.yaml
   SOLTUNE_CACHE_DIR=/tmp/ncu-cache bounded ncu --clock-control none --target-processes all -k regex:rmsnorm_looped \
     --launch-count 2 --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
@@ -285,21 +270,11 @@ stream_s5h() {  # RMSNorm looped with its whole chunks unguarded (two first-pass
   cp .gpu/kb_s5c6.sqlite "$d/kb.sqlite"
   local t=/tmp/looped2-templates
   rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
-  python3 - $t <<'PY'
-import re, sys
-f = f"{sys.argv[1]}/rmsnorm/looped.yaml"
-s = open(f).read()
-for knob, vals in {"TPR": "[256, 512, 1024]", "RPB": "[1]", "UNROLL": "[1, 2]", "STAGE": "[0]", "PERSIST": "[0]",
-                   "BPS": "[1, 2, 4]"}.items():
-    s = re.sub(rf"^(  {knob}: \{{values: )\[[^\]]*\]", rf"\g<1>{vals}", s, flags=re.M)
-open(f, "w").write(s)
-PY
+  restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[256, 512, 1024]' 'RPB=[1]' 'UNROLL=[1, 2]' 'STAGE=[0]' 'PERSIST=[0]' \
+    'BPS=[1, 2, 4]'
   printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32, bf16]\nshapes: [{rows: 8192, cols: 4096}, {rows: 32768, cols: 1024}]\nbudget: {evals: 200, seconds: 50}\nseed: 5\ntemplates: %s\n' $t > $d/looped2.yaml
   tune "$d" $d/looped2.yaml
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  AB_PROBLEMS=rmsnorm bounded python3 bench/torch_reference.py --problems rmsnorm --reps 100 \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  export_ab "$d" 100 rmsnorm
 }
 stream_landscapes_b() {
   local d=$out/b

@@ -66,9 +66,10 @@ class KnowledgeBase {
                                        const std::string& toolchain = "") const;
 
   // Results from elsewhere that may seed a search for the task, never stand in for a measurement:
-  // per (GPU name, shape) the fastest ok result of the same problem, variant, dtype and template
-  // source, from runs other than exclude_run; the task's own GPU name first, then by distance of
-  // shape (log2 over the sizes). At most `limit`.
+  // per (GPU name, shape) the fastest ok result of the same problem, variant and dtype, of this
+  // template source and of its earlier versions (those also at the task's own shape and GPU), from
+  // runs other than exclude_run; the task's own GPU name first, then by distance of shape (log2
+  // over the sizes), then this source before earlier ones. At most `limit`.
   std::vector<ResultRecord> seeds(const Task& t, const std::string& gpu_name, const std::string& source_hash,
                                   int64_t exclude_run, size_t limit) const;
   // The search state of a run's task after its last batch (one row per task, replaced each time).

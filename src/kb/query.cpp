@@ -102,15 +102,18 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
 std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string& gpu_name,
                                                const std::string& source_hash, int64_t exclude_run,
                                                size_t limit) const {
+  // Per (GPU, shape): the best of this template source, and the best of its earlier versions (an
+  // edited template starts from what the old text did best, even at this very shape: under the new
+  // text that configuration has not been measured).
   static const std::string kSql = R"sql(
     SELECT * FROM (
       SELECT r.*, g.name AS gpu_name,
-             row_number() OVER (PARTITION BY g.name, r.shape_key
+             row_number() OVER (PARTITION BY g.name, r.shape_key, r.source_hash = :source_hash
                                 ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
       FROM results r JOIN gpus g ON g.id = r.gpu_id
-      WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.source_hash = :source_hash
+      WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype
         AND r.status = 'ok' AND r.time_us IS NOT NULL AND r.run_id != :exclude)
-    WHERE pos = 1 AND NOT (gpu_name = :gpu AND shape_key = :shape_key))sql";
+    WHERE pos = 1 AND NOT (source_hash = :source_hash AND gpu_name = :gpu AND shape_key = :shape_key))sql";
   std::vector<ResultRecord> rows;
   {
     std::lock_guard lock(impl_->mu);
@@ -134,7 +137,9 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
   std::stable_sort(rows.begin(), rows.end(), [&](const ResultRecord& a, const ResultRecord& b) {
     const bool ga = a.gpu_name == gpu_name, gb = b.gpu_name == gpu_name;
     if (ga != gb) return ga;
-    return distance(a) < distance(b);
+    const double da = distance(a), db = distance(b);
+    if (da != db) return da < db;
+    return a.source_hash == source_hash && b.source_hash != source_hash;  // this text before older ones
   });
   if (rows.size() > limit) rows.resize(limit);
   return rows;

@@ -559,6 +559,36 @@ TEST_F(kb, EvaluatedKeysAreThoseOfTheTaskSourceAndGpu) {
   EXPECT_TRUE(store.evaluated_keys(g1, t, "h3").empty());
 }
 
+TEST_F(kb, SeedsComeFromOtherShapesAndFromEarlierVersionsOfTheTemplate) {
+  auto store = KnowledgeBase::open(file());
+  const int64_t g = store.gpu_id(real_, TimeKind::measured);
+  DeviceInfo other = real_;
+  other.uuid = "GPU-other";
+  other.name = "Other GPU";
+  const int64_t r1 = store.begin_run(run_info(), g);
+  const int64_t r2 = store.begin_run(run_info(), store.gpu_id(other, TimeKind::measured));
+  const Task t = task("scalar", DType::f32, 1024);
+  store.record(r1, t, "h1", result("B=1", 10), {});                         // this shape, this text: measured
+  store.record(r1, t, "h0", result("B=2", 9), {});                          // this shape, an earlier text
+  store.record(r1, t, "h0", result("B=3", 12), {});                         // not its version's best
+  store.record(r1, task("scalar", DType::f32, 4096), "h1", result("B=4", 20), {});
+  store.record(r1, task("scalar", DType::f32, 4096), "h0", result("B=5", 19), {});
+  store.record(r1, task("scalar", DType::f32, 1 << 20), "h1", result("B=6", 30), {});
+  store.record(r1, task("scalar", DType::f32, 2048), "h1", result("B=7", 0, Status::wrong_answer), {});
+  store.record(r1, task("scalar", DType::f16, 1024), "h1", result("B=8", 5), {});   // another dtype
+  store.record(r2, t, "h1", result("B=9", 4), {});                                   // another GPU
+  auto keys = [&](size_t limit) {
+    std::vector<std::string> out;
+    for (const auto& r : store.seeds(t, real_.name, "h1", -1, limit)) out.push_back(r.config_key);
+    return out;
+  };
+  // Own GPU first: the earlier text at this shape, then by distance of shape, this text first.
+  EXPECT_EQ(keys(10), (std::vector<std::string>{"B=2", "B=4", "B=5", "B=6", "B=9"}));
+  EXPECT_EQ(keys(2), (std::vector<std::string>{"B=2", "B=4"}));
+  // A run's own results are not seeds for it.
+  EXPECT_TRUE(store.seeds(t, real_.name, "h1", r1, 10).size() == 1u);
+}
+
 TEST_F(kb, EvaluatedKeysFollowTheToolchain) {
   auto store = KnowledgeBase::open(file());
   const int64_t g = store.gpu_id(real_, TimeKind::measured);

@@ -30,8 +30,58 @@ template <typename T> __device__ __forceinline__ T from_f(float v);
 template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-// exp of x - max (<= 0). __expf: ex2.approx of d * log2(e), relative error about |d| * 2^-24.
-template <int FAST> __device__ __forceinline__ float ex(float d) { return FAST ? __expf(d) : expf(d); }
+// exp of x - max (<= 0). FAST: ex2.approx of d * log2(e), relative error about |d| * 2^-24, as
+// __expf; its .ftz form is one instruction (__expf's non-ftz ex2 is four: the SASS scales
+// denormal results), and a result under 2^-126 is 0 beside a row sum of at least 1.
+template <int FAST> __device__ __forceinline__ float ex(float d) {
+  if constexpr (FAST) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(d * 1.4426950408889634f));
+    return y;
+  } else {
+    return expf(d);
+  }
+}
+
+// bf16 vectors in pairs (VEC >= 2): the max on packed pairs, one max.bf16x2 per two elements and no
+// conversion, and one packing conversion per output pair. bf16 softmax issued about 24
+// instructions per element with the ALU pipe the busiest (ncu, docs/BENCHMARKS.md session 6).
+template <typename T, int VEC> constexpr bool kPairs = sizeof(T) == 2 && VEC >= 2;
+
+template <typename T, int VEC, typename R>
+__device__ __forceinline__ void max_into(const R& r, float& m, __nv_bfloat162& m2) {
+  if constexpr (kPairs<T, VEC>) {
+    const __nv_bfloat162* p = reinterpret_cast<const __nv_bfloat162*>(&r);
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k) m2 = __hmax2(m2, p[k]);  // NaN: the other operand, as fmaxf
+  } else {
+    const T* v = reinterpret_cast<const T*>(&r);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
+  }
+}
+
+// The normalised outputs of a vector: exp(x - m) * inv, the exponential taken again (bf16) or
+// already in place (f32, INPLACE).
+template <typename T, int VEC, bool INPLACE, int FAST, typename R>
+__device__ __forceinline__ R normalised(const R& r, float m, float inv) {
+  R o;
+  if constexpr (kPairs<T, VEC>) {
+    const __nv_bfloat162* p = reinterpret_cast<const __nv_bfloat162*>(&r);
+    __nv_bfloat162* q = reinterpret_cast<__nv_bfloat162*>(&o);
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k) {
+      const float2 f = __bfloat1622float2(p[k]);
+      q[k] = __floats2bfloat162_rn(ex<FAST>(f.x - m) * inv, ex<FAST>(f.y - m) * inv);
+    }
+  } else {
+    const T* v = reinterpret_cast<const T*>(&r);
+    T* ov = reinterpret_cast<T*>(&o);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) ov[k] = from_f<T>((INPLACE ? to_f(v[k]) : ex<FAST>(to_f(v[k]) - m)) * inv);
+  }
+  return o;
+}
 
 // HINT 1: streaming (evict-first) loads and stores; each byte is touched once.
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
@@ -169,6 +219,7 @@ __global__ void __launch_bounds__(BLOCK)
     auto in_reg = [&](int e) { return valid && e * TPR + lane < nvec; };
 
     float m = neg_inf();
+    __nv_bfloat162 m2 = __bfloat162bfloat162(__ushort_as_bfloat16(0xff80));  // -inf, -inf
     if constexpr (STAGE == 1) {  // the whole row to shared memory through registers, EPT loads in flight
       if (valid)
         for (int j0 = lane; j0 < nvec; j0 += TPR * EPT) {
@@ -180,32 +231,22 @@ __global__ void __launch_bounds__(BLOCK)
           for (int e = 0; e < EPT; ++e)
             if (j0 + e * TPR < nvec) {
               srow[j0 + e * TPR] = r[e];
-              const T* v = reinterpret_cast<const T*>(&r[e]);
-#pragma unroll
-              for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
+              max_into<T, VEC>(r[e], m, m2);
             }
         }
     }
 #pragma unroll
     for (int e = 0; e < NREG; ++e)
-      if (in_reg(e)) {
-        const T* v = reinterpret_cast<const T*>(&buf[e]);
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
-      }
+      if (in_reg(e)) max_into<T, VEC>(buf[e], m, m2);
     if constexpr (ASYNC) {
       if constexpr (PIPE) asm volatile("cp.async.wait_group 1;" ::: "memory");  // the next group's stay in flight
       else asm volatile("cp.async.wait_all;" ::: "memory");
       if (valid) {
 #pragma unroll 4
-        for (int j = jsm + lane; j < nvec; j += TPR) {
-          const Raw r = srow[j - jsm];
-          const T* v = reinterpret_cast<const T*>(&r);
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_f(v[k]));
-        }
+        for (int j = jsm + lane; j < nvec; j += TPR) max_into<T, VEC>(srow[j - jsm], m, m2);
       }
     }
+    if constexpr (kPairs<T, VEC>) m = fmaxf(m, fmaxf(__low2float(m2), __high2float(m2)));
     m = row_reduce<MaxOp, BLOCK, TPR, REDUCE>(m, red[0], tree);
 
     float s = 0.0f;
@@ -239,14 +280,7 @@ __global__ void __launch_bounds__(BLOCK)
     s = row_reduce<SumOp, BLOCK, TPR, REDUCE>(s, red[1], tree);
 
     const float inv = 1.0f / s;
-    auto out = [&](const Raw& r) {
-      const T* v = reinterpret_cast<const T*>(&r);
-      Raw o;
-      T* ov = reinterpret_cast<T*>(&o);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) ov[k] = from_f<T>((INPLACE ? to_f(v[k]) : ex<FAST_EXP>(to_f(v[k]) - m)) * inv);
-      return o;
-    };
+    auto out = [&](const Raw& r) { return normalised<T, VEC, INPLACE, FAST_EXP>(r, m, inv); };
 #pragma unroll
     for (int e = 0; e < NREG; ++e)
       if (in_reg(e)) store<HINT>(yv + e * TPR + lane, out(buf[e]));

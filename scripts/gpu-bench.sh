@@ -276,6 +276,33 @@ stream_s5h() {  # RMSNorm looped with its whole chunks unguarded (two first-pass
   tune "$d" $d/looped2.yaml
   export_ab "$d" 100 rmsnorm
 }
+stream_s6a() {  # the GPU tests at session 5's final code, then ncu on the two softmax bf16 shapes that
+  local d=$out/a  # miss 95% of the copy bandwidth (soltune's best beside torch.compile's): what limits them
+  soltune devices > "$d/devices.txt" 2>&1
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  for c in "softmax 8192x8192 bf16" "softmax 4096x50304 bf16"; do
+    set -- $c
+    (cd bench && bounded ncu --clock-control none -k regex:'triton|softmax' --section SpeedOfLight \
+      --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
+      --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+      python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem $1 --shape $2 --dtype $3 --launches 1 \
+      > "$d/ncu_$1_$2_$3.txt" 2>&1)
+  done
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
+}
+stream_s6b() {  # softmax after the bf16 arithmetic rework (cached, multipass), tuned from call 2 of
+  local d=$out/a  # session 5's knowledge base (the old texts' bests are the seeds), then exported and
+  soltune devices > "$d/devices.txt" 2>&1  # timed beside eager and torch.compile in PyTorch's harness
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  sed -e 's/^problem: softmax/problem: softmax\nvariants: [cached, multipass]/' configs/softmax.yaml > "$d/softmax.yaml"
+  sed -i -e "s|^kb:.*||" -e "s|^seed: .*|seed: 61\ntemplates: $PWD/templates|" "$d/softmax.yaml"
+  tune "$d" "$d/softmax.yaml" --evals ${SM_EVALS:-1200} --seconds ${SM_S:-270}
+  export_ab "$d" 100 softmax
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -310,6 +337,8 @@ case "${1:-tune}" in
   s5f) stream_s5f ;;
   s5g) stream_s5g ;;
   s5h) stream_s5h ;;
+  s6a) stream_s6a ;;
+  s6b) stream_s6b ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -303,6 +303,18 @@ stream_s6b() {  # softmax after the bf16 arithmetic rework (cached, multipass), 
   tune "$d" "$d/softmax.yaml" --evals ${SM_EVALS:-1200} --seconds ${SM_S:-270}
   export_ab "$d" 100 softmax
 }
+stream_s6c() {  # the norms' rowreg after the bf16 pair packing, tuned from call 2's knowledge base (the
+  local d=$out/a  # old texts' bests are the seeds), then the whole library exported and timed beside
+  soltune devices > "$d/devices.txt" 2>&1  # eager and torch.compile in PyTorch's harness
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  for p in layernorm rmsnorm; do
+    sed -e "s/^problem: $p/problem: $p\nvariants: [rowreg]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 62\ntemplates: $PWD/templates|" \
+      configs/$p.yaml > "$d/$p.yaml"
+    tune "$d" "$d/$p.yaml" --evals ${NORM_EVALS:-480} --seconds ${NORM_S:-110}
+  done
+  export_ab "$d" 100
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -339,6 +351,7 @@ case "${1:-tune}" in
   s5h) stream_s5h ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
+  s6c) stream_s6c ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -34,6 +34,22 @@ template <typename T, int VEC, typename R> __device__ __forceinline__ void unpac
   for (int k = 0; k < VEC; ++k) out[k] = to_f(e[k]);
 }
 
+// VEC floats into one vector of T: bf16 in pairs, one cvt.rn.bf16x2.f32 each (one element at a time
+// is a conversion each and a move to pair them).
+template <typename T, typename R, int VEC> __device__ __forceinline__ R pack(const float (&f)[VEC]) {
+  R r;
+  if constexpr (sizeof(T) == 2 && VEC >= 2) {
+    __nv_bfloat162* q = reinterpret_cast<__nv_bfloat162*>(&r);
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k) q[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
+  } else {
+    T* o = reinterpret_cast<T*>(&r);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(f[k]);
+  }
+  return r;
+}
+
 // Reduction states. Sum1: one sum; Sum2: sum and sum of squares; Wel: count, mean and M2, merged
 // with Chan's formula (a zero state is the identity of every combine).
 struct Sum1 { float s; };
@@ -196,11 +212,10 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
         unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + col(e))), w);
         unpack<T>(__ldg(reinterpret_cast<const Raw*>(bias + col(e))), b);
       }
-      Raw out;
-      T* o = reinterpret_cast<T*>(&out);
+      float o[VEC];
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(fmaf((v[e][k] - mean) * rstd, w[k], b[k]));
-      store<HINT>(reinterpret_cast<Raw*>(yr + col(e)), out);
+      for (int k = 0; k < VEC; ++k) o[k] = fmaf((v[e][k] - mean) * rstd, w[k], b[k]);
+      store<HINT>(reinterpret_cast<Raw*>(yr + col(e)), pack<T, Raw>(o));
     }
   };
 

@@ -315,6 +315,18 @@ stream_s6c() {  # the norms' rowreg after the bf16 pair packing, tuned from call
   done
   export_ab "$d" 100
 }
+stream_s6d() {  # longer searches of the tasks short of a target after call 3: softmax bf16 4096x50304
+  local d=$out/a  # (94.4% of copy), LayerNorm f32 8192x4096 (94.9%) and RMSNorm f32 8192x4096 (behind
+  soltune devices > "$d/devices.txt" 2>&1  # torch.compile), from call 3's knowledge base; then the A/B
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  local t="templates: $PWD/templates"
+  printf 'problem: softmax\nvariants: [cached, multipass]\ndtypes: [bf16]\nshapes: [{rows: 4096, cols: 50304}]\nbudget: {evals: 400, seconds: 120}\nseed: 63\n%s\n' "$t" > "$d/sm.yaml"
+  printf 'problem: layernorm\nvariants: [rowreg]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 300, seconds: 80}\nseed: 63\n%s\n' "$t" > "$d/ln.yaml"
+  printf 'problem: rmsnorm\nvariants: [rowreg]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 300, seconds: 80}\nseed: 63\n%s\n' "$t" > "$d/rms.yaml"
+  for c in sm ln rms; do tune "$d" "$d/$c.yaml"; done
+  export_ab "$d" 100 softmax,layernorm,rmsnorm
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -352,6 +364,7 @@ case "${1:-tune}" in
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;
+  s6d) stream_s6d ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -80,6 +80,8 @@ class Evaluator {
   virtual std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) = 0;
   // The configurations the caller will evaluate next: a backend that compiles may start now, so that
   // its compiles run while the GPU measures the batch before them. A hint; the default ignores it.
+  // It may be called from another thread while evaluate() runs (a task's next batch is known
+  // while its current one is measured).
   virtual void prefetch(const Task& t, const std::vector<Config>& configs) { (void)t, (void)configs; }
   // A predictor of the task's configurations from what exists before the GPU times them (the
   // static report: ptxas resources, geometry), for the search's screen; null where there is none.

@@ -225,6 +225,7 @@ std::string ahead_key(const Task& t, const CompileRequest& r) { return t.id() + 
 
 void WorkerEvaluator::prefetch(const Task& t, const std::vector<Config>& configs) {
   const auto batch = prepare_candidates(t, dev_, arch_, configs);
+  std::lock_guard lock(ahead_mu_);
   for (const auto& req : batch.requests) {
     auto& f = ahead_[ahead_key(t, req)];
     if (!f.valid()) f = start_compile(req);
@@ -237,6 +238,7 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
   // goes to the GPU as soon as its own compile is done, in order, so the GPU works while the rest
   // of the batch still compiles.
   std::vector<std::shared_future<CompileResult>> compiling;
+  std::unique_lock lock(ahead_mu_);
   for (const auto& req : batch.requests) {
     if (auto it = ahead_.find(ahead_key(t, req)); it != ahead_.end()) {
       compiling.push_back(std::move(it->second));
@@ -245,6 +247,7 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
       compiling.push_back(start_compile(req));
     }
   }
+  lock.unlock();
   std::vector<CompileResult> compiled(compiling.size());
   std::vector<EvalResult> out;
   for (auto& c : batch.candidates) {

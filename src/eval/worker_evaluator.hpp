@@ -6,9 +6,10 @@
 // worker is restarted and the run goes on.
 #include <filesystem>
 #include <future>
-#include <semaphore>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <semaphore>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,7 @@ class WorkerEvaluator final : public Evaluator {
   std::optional<ChildProcess::Clock::time_point> first_run_;  // the first candidate sent to the GPU
   double busy_s_ = 0;                                          // time the worker spent serving requests since
   std::counting_semaphore<> cores_;
+  std::mutex ahead_mu_;  // prefetch() may run while evaluate() does
   std::map<std::string, std::shared_future<CompileResult>> ahead_;  // prefetched: task id + name expression
 };
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <algorithm>
@@ -37,6 +39,7 @@ class FakeEvaluator final : public Evaluator {
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override {
     const Space space(*t.variant, t.fixed(dev_));
     std::vector<EvalResult> out;
+    size_t own = 0;  // when the last of this batch was prefetched
     for (const auto& c : configs) {
       EvalResult r;
       r.config = c;
@@ -45,24 +48,40 @@ class FakeEvaluator final : public Evaluator {
       r.status = space.legal(c) ? Status::ok : Status::illegal;
       const auto b = space.bind(c);
       r.time.median_us = (t.id() == slow_task ? 500 : 50) + std::abs(b.at("BLOCK") - 256) / 64 + 8 / b.at("VEC") + b.at("EPT");
-      if (!prefetched.count(t.id() + " " + r.key)) ++not_prefetched;
+      std::lock_guard lock(mu_);
+      if (auto it = prefetched.find(t.id() + " " + r.key); it == prefetched.end()) ++not_prefetched;
+      else own = std::max(own, it->second);
       out.push_back(std::move(r));
     }
     calls.push_back("evaluate " + t.id() + " x" + std::to_string(configs.size()));
+    if (measure_s > 0) {  // the GPU's time: does the next batch reach the compilers meanwhile?
+      std::unique_lock lock(mu_);
+      if (cv_.wait_for(lock, std::chrono::duration<double>(measure_s), [&] { return prefetches > own; }))
+        ++prefetched_while_measuring;
+    }
     return out;
   }
   void prefetch(const Task& t, const std::vector<Config>& configs) override {
     const Space space(*t.variant, t.fixed(dev_));
-    for (const auto& c : configs) prefetched.insert(t.id() + " " + space.key(c));
+    {
+      std::lock_guard lock(mu_);  // called while evaluate() runs
+      ++prefetches;
+      for (const auto& c : configs) prefetched.emplace(t.id() + " " + space.key(c), prefetches);
+    }
+    cv_.notify_all();
   }
   std::vector<std::string> calls;
-  std::set<std::string> prefetched;
+  std::map<std::string, size_t> prefetched;  // configuration -> which prefetch call named it first
   int64_t not_prefetched = 0;
   std::string slow_task;  // this task's times are ten times the others': a larger SOL gap
   double baseline_s = 0;  // how long timing a baseline takes
+  double measure_s = 0;   // how long measuring a batch takes at most
+  size_t prefetches = 0, prefetched_while_measuring = 0;
 
  private:
   DeviceInfo dev_;
+  std::mutex mu_;
+  std::condition_variable cv_;
 };
 
 class Recorder final : public TaskObserver {
@@ -140,6 +159,21 @@ TEST_F(DispatcherTest, BudgetAccountingAddsUp) {
     // Every batch went to the compilers (prefetch) before it went to the GPU.
     EXPECT_EQ(ev.not_prefetched, 0);
   }
+}
+
+TEST_F(DispatcherTest, ALoneTasksNextBatchCompilesWhileItsBatchIsMeasured) {
+  cfg_.dtypes = {DType::f32};
+  cfg_.shapes.resize(1);
+  FakeEvaluator ev;
+  ev.measure_s = 0.5;
+  Recorder rec;
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{32, 0}, 3, none);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(total(reports), 32);
+  // Four batches of 8: the second, third and fourth were handed to the compilers while the one
+  // before them was still being measured (not after: a lone task's GPU then waited on them).
+  EXPECT_EQ(ev.prefetched_while_measuring, 3u);
+  EXPECT_EQ(ev.not_prefetched, 0);
 }
 
 TEST_F(DispatcherTest, EveryTaskWarmsUpThenTheLargerGapGetsMore) {

@@ -327,6 +327,24 @@ stream_s6d() {  # longer searches of the tasks short of a target after call 3: s
   for c in sm ln rms; do tune "$d" "$d/$c.yaml"; done
   export_ab "$d" 100 softmax,layernorm,rmsnorm
 }
+stream_s6e() {  # the GPU tests after the early prefetch (8bb6839), then GPU busy on single-task runs
+  local d=$out/a  # (call 4's three configs, fresh knowledge bases) and on a four-task run (GELU)
+  soltune devices > "$d/devices.txt" 2>&1
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  local t="templates: $PWD/templates"
+  printf 'problem: softmax\nvariants: [cached]\ndtypes: [bf16]\nshapes: [{rows: 4096, cols: 50304}]\nbudget: {evals: 200, seconds: 60}\nseed: 64\n%s\n' "$t" > "$d/sm.yaml"
+  printf 'problem: layernorm\nvariants: [rowreg]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 200, seconds: 60}\nseed: 64\n%s\n' "$t" > "$d/ln.yaml"
+  for c in sm ln; do
+    echo "== $c" >> "$d/summary.txt"
+    bounded soltune tune "$d/$c.yaml" --kb "$d/fresh_$c.sqlite" > "$d/$c.log" 2>&1
+    grep -E "GPU busy|GPU use|compiles:" "$d/$c.log" >> "$d/summary.txt"
+  done
+  echo "== gelu" >> "$d/summary.txt"
+  bounded soltune tune configs/gelu.yaml --kb "$d/fresh_gelu.sqlite" --evals 240 --seconds 40 > "$d/gelu.log" 2>&1
+  grep -E "GPU busy|GPU use|compiles:" "$d/gelu.log" >> "$d/summary.txt"
+  rm -f "$d"/fresh_*.sqlite
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -365,6 +383,7 @@ case "${1:-tune}" in
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;
   s6d) stream_s6d ;;
+  s6e) stream_s6e ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -336,9 +336,11 @@ stream_s6e() {  # the GPU tests after the early prefetch (8bb6839), then GPU bus
   printf 'problem: softmax\nvariants: [cached]\ndtypes: [bf16]\nshapes: [{rows: 4096, cols: 50304}]\nbudget: {evals: 200, seconds: 60}\nseed: 64\n%s\n' "$t" > "$d/sm.yaml"
   printf 'problem: layernorm\nvariants: [rowreg]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 200, seconds: 60}\nseed: 64\n%s\n' "$t" > "$d/ln.yaml"
   for c in sm ln; do
-    echo "== $c" >> "$d/summary.txt"
-    bounded soltune tune "$d/$c.yaml" --kb "$d/fresh_$c.sqlite" > "$d/$c.log" 2>&1
-    grep -E "GPU busy|GPU use|compiles:" "$d/$c.log" >> "$d/summary.txt"
+    for b in soltune_old soltune; do  # soltune_old: b529059, before the early prefetch (packed beside)
+      echo "== $c $b" >> "$d/summary.txt"
+      SOLTUNE_CACHE_DIR=/tmp/cache-$c-$b bounded $b tune "$d/$c.yaml" --kb "$d/fresh_${c}_$b.sqlite" > "$d/${c}_$b.log" 2>&1
+      grep -E "GPU busy|GPU use|compiles:" "$d/${c}_$b.log" >> "$d/summary.txt"
+    done
   done
   echo "== gelu" >> "$d/summary.txt"
   bounded soltune tune configs/gelu.yaml --kb "$d/fresh_gelu.sqlite" --evals 240 --seconds 40 > "$d/gelu.log" 2>&1

@@ -347,6 +347,17 @@ stream_s6e() {  # the GPU tests after the early prefetch (8bb6839), then GPU bus
   grep -E "GPU busy|GPU use|compiles:" "$d/gelu.log" >> "$d/summary.txt"
   rm -f "$d"/fresh_*.sqlite
 }
+stream_s6f() {  # GPU busy on a lone LayerNorm task with batches of 8 and of 16 (fresh knowledge base and
+  local d=$out/a  # compile cache each)
+  local t="templates: $PWD/templates"
+  for b in 8 16; do
+    printf 'problem: layernorm\nvariants: [rowreg]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 200, seconds: 60}\nseed: 64\nsearch: {batch: %s}\n%s\n' $b "$t" > "$d/ln$b.yaml"
+    echo "== ln batch $b" >> "$d/summary.txt"
+    SOLTUNE_CACHE_DIR=/tmp/cache-ln$b bounded soltune tune "$d/ln$b.yaml" --kb "$d/fresh_ln$b.sqlite" > "$d/ln$b.log" 2>&1
+    grep -E "GPU busy|GPU use|compiles:|^layernorm/rowreg/f32/rows=8192,cols=4096 " "$d/ln$b.log" >> "$d/summary.txt"
+  done
+  rm -f "$d"/fresh_*.sqlite
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -386,6 +397,7 @@ case "${1:-tune}" in
   s6c) stream_s6c ;;
   s6d) stream_s6d ;;
   s6e) stream_s6e ;;
+  s6f) stream_s6f ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -358,6 +358,22 @@ stream_s6f() {  # GPU busy on a lone LayerNorm task with batches of 8 and of 16 
   done
   rm -f "$d"/fresh_*.sqlite
 }
+stream_s6g() {  # RMSNorm f32 8192x4096 at torch.compile's design: soltune's looped kernel (a template copy
+  local d=$out/a  # holding only TPR=512, VEC=4, UNROLL=1, BPS=4) and Triton's, their SASS and ncu
+  export PATH=/usr/local/cuda/bin:$PATH  # with source counters (where each one's warps stall)
+  local t=/tmp/looped-templates
+  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[512]' 'RPB=[1]' 'VEC=[4]' 'UNROLL=[1]' 'STAGE=[0]' 'PERSIST=[0]' \
+    'BPS=[4]' 'HINT=[0]'
+  printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 1}\nseed: 5\ntemplates: %s\n' $t > $d/looped1.yaml
+  local sections="--section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SourceCounters --section InstructionStats"
+  SOLTUNE_CACHE_DIR=/tmp/ncu-cache bounded ncu --clock-control none --target-processes all -k regex:rmsnorm_looped \
+    --launch-count 1 $sections soltune tune $d/looped1.yaml --kb $d/l1.sqlite > "$d/ncu_looped.txt" 2>&1
+  bounded bash bench/sass_pair.sh $d/l1.sqlite $t rmsnorm 8192x4096 f32 $d/sass > "$d/sass.log" 2>&1
+  (cd bench && bounded ncu --clock-control none --profile-from-start off $sections \
+    python3 ncu_torch_compile.py --problem rmsnorm --shape 8192x4096 --dtype f32 > "$d/ncu_triton.txt" 2>&1)
+  rm -f $d/l1.sqlite
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -398,6 +414,7 @@ case "${1:-tune}" in
   s6d) stream_s6d ;;
   s6e) stream_s6e ;;
   s6f) stream_s6f ;;
+  s6g) stream_s6g ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -54,8 +54,7 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
   }
   std::vector<CompileRequest> requests;
   for (const auto& s : specs) {
-    Bindings b;
-    for (size_t k = 0; k < s.variant->knobs.size(); ++k) b[s.variant->knobs[k].name] = static_cast<double>(s.config.values[k]);
+    const auto b = specialization_bindings(*s.variant, s.config.values, s.shape.dims);
     requests.push_back(CompileRequest{s.variant->source, s.variant->source_path.filename().string(),
                                       {name_expression(s.variant->launch, s.dtype, b)}, arch, {}});
   }

@@ -61,11 +61,8 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
     const auto& v = *s.variant;
     variants.insert(&v);
     nlohmann::json knobs, shape;
-    Bindings b;
-    for (size_t k = 0; k < v.knobs.size(); ++k) {
-      knobs[v.knobs[k].name] = s.config.values[k];
-      b[v.knobs[k].name] = static_cast<double>(s.config.values[k]);
-    }
+    for (size_t k = 0; k < v.knobs.size(); ++k) knobs[v.knobs[k].name] = s.config.values[k];
+    const auto b = specialization_bindings(v, s.config.values, s.shape.dims);
     for (const auto& [name, value] : s.shape.dims) shape[name] = value;
     j["specializations"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
                                     {"variant", v.name},

@@ -31,6 +31,8 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
     h << "  [[maybe_unused]] const double " << v.knobs[k].name << " = " << s.config.values.at(k) << ";\n";
   h << "  " << fn << "_plan p;\n  p.cc = static_cast<int>(cc);\n  p.ok = true";
   for (const auto& c : v.constraints) h << "\n      && (" << c.text() << ")";
+  // A size compiled into the kernel (a template argument): that size only.
+  for (const auto& size : size_template_args(v, p)) h << "\n      && (" << size << " == " << s.shape.at(size) << ")";
   h << ";\n  if (!p.ok) return p;\n  p.grid = " << dims(v.launch.grid) << ";\n  p.block = " << dims(v.launch.block)
     << ";\n  p.smem = static_cast<size_t>(" << v.launch.smem.text() << ");\n";
   for (const auto& a : p.args)
@@ -43,8 +45,7 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
 void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const std::string& fn,
             size_t j, const std::string& params, const std::string& image) {
   const auto& v = *s.variant;
-  Bindings b;
-  for (size_t k = 0; k < v.knobs.size(); ++k) b[v.knobs[k].name] = static_cast<double>(s.config.values[k]);
+  const auto b = specialization_bindings(v, s.config.values, s.shape.dims);
   const std::string kernel = "v_" + export_ident(v.name) + "::" + name_expression(v.launch, dt, b);
   std::string call_args;
   for (const auto& name : v.launch.args) {

@@ -120,11 +120,11 @@ LaunchSpec parse_launch(const yaml::Node& n, const Names& allowed, bool with_arg
   return l;
 }
 
-void check_template_args(const LaunchSpec& l, const Names& knobs, const SourceLoc& loc) {
+void check_template_args(const LaunchSpec& l, const Names& knobs, const Names& sizes, const SourceLoc& loc) {
   for (const auto& t : l.template_args) {
-    if (t == "T" || knobs.count(t)) continue;
+    if (t == "T" || knobs.count(t) || sizes.count(t)) continue;
     if (!t.empty() && t.find_first_not_of("-0123456789") == std::string::npos) continue;
-    throw Error(loc, "template argument '" + t + "' is neither T, a knob nor an integer");
+    throw Error(loc, "template argument '" + t + "' is neither T, a knob, a size nor an integer");
   }
 }
 
@@ -186,7 +186,8 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   v.launch.smem = ln.has("smem") ? ln.at("smem").expr() : Expr("0", ln.loc());
   v.launch.smem.check_names(all, "smem");
   // Errors point at the list that holds the bad name (the file's start when the list is implicit).
-  check_template_args(v.launch, knob_names, n.has("template_args") ? n.at("template_args").loc() : n.loc());
+  check_template_args(v.launch, knob_names, Names(p.sizes.begin(), p.sizes.end()),
+                      n.has("template_args") ? n.at("template_args").loc() : n.loc());
   check_args(v.launch.args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
   if (n.has("model")) {
     auto m = n.at("model");
@@ -315,7 +316,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     p.reference.args = strings(r.get("args"));
     if (p.reference.args.empty())
       for (const auto& a : p.args) p.reference.args.push_back(a.name);
-    check_template_args(p.reference, {}, r.loc());
+    check_template_args(p.reference, {}, {}, r.loc());
     check_args(p.reference.args, p, false, r.loc());
   }
   {
@@ -328,7 +329,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     for (const auto& l : b.at("launches").seq()) {
       l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem"});
       p.baseline.push_back(parse_launch(l, geo, true));
-      check_template_args(p.baseline.back(), {}, l.loc());
+      check_template_args(p.baseline.back(), {}, {}, l.loc());
       check_args(p.baseline.back().args, p, true, l.loc());
     }
     if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
@@ -359,6 +360,21 @@ std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b) {
     }
   }
   return s + ">";
+}
+
+Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,
+                                 const std::vector<std::pair<std::string, int64_t>>& sizes) {
+  Bindings b;
+  for (const auto& [name, value] : sizes) b[name] = static_cast<double>(value);
+  for (size_t k = 0; k < v.knobs.size() && k < knob_values.size(); ++k) b[v.knobs[k].name] = static_cast<double>(knob_values[k]);
+  return b;
+}
+
+std::vector<std::string> size_template_args(const VariantSpec& v, const ProblemSpec& p) {
+  std::vector<std::string> out;
+  for (const auto& a : v.launch.template_args)
+    if (std::find(p.sizes.begin(), p.sizes.end(), a) != p.sizes.end()) out.push_back(a);
+  return out;
 }
 
 }  // namespace soltune

@@ -119,5 +119,11 @@ std::vector<std::string> list_problems(const std::filesystem::path& templates_di
 
 // The NVRTC name expression of a launch for given bindings, e.g. "gelu<float, 256, 4>".
 std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b);
+// A specialization's bindings for its name expression: its knob values and the sizes it was tuned
+// for (a template argument may name a size: the kernel is then compiled for that size alone).
+Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,
+                                 const std::vector<std::pair<std::string, int64_t>>& sizes);
+// The template arguments of a variant that name a problem size (compiled in: exact-size kernels).
+std::vector<std::string> size_template_args(const VariantSpec& v, const ProblemSpec& p);
 
 }  // namespace soltune

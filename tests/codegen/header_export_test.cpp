@@ -158,6 +158,52 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
   fs::remove_all(dir);
 }
 
+// A kernel compiled for one width (RMSNorm looped, WIDTH=1: cols is a template argument) serves that
+// width only; another width falls to the other specializations, or to none.
+TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "rmsnorm");
+  const auto& looped = p.variant("looped");
+  const auto& rowreg = p.variant("rowreg");
+  const Space sl(looped, Bindings{}), sr(rowreg, Bindings{});
+  std::vector<Specialization> specs = {
+      {&looped, DType::f32, sl.parse_key("TPR=512,RPB=1,VEC=4,UNROLL=1,STAGE=0,PERSIST=0,BPS=4,HINT=0,WIDTH=1"),
+       Shape{{{"rows", 8192}, {"cols", 4096}}}, {}},
+      {&looped, DType::bf16, sl.parse_key("TPR=512,RPB=1,VEC=8,UNROLL=1,STAGE=0,PERSIST=0,BPS=2,HINT=0,WIDTH=1"),
+       Shape{{{"rows", 8192}, {"cols", 4096}}}, {}},
+      {&rowreg, DType::bf16, sr.parse_key("TPR=256,RPB=1,VEC=8,EPT=1,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0"),
+       Shape{{{"rows", 16384}, {"cols", 2048}}}, {}}};
+  const auto header = export_header(p, specs, "test");
+  EXPECT_NE(header.find("rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>"), std::string::npos);
+  const auto dir = fs::temp_directory_path() / ("soltune-export-size-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "rmsnorm.cuh") << header;
+  std::ofstream(dir / "main.cu") << R"SRC(
+#include "rmsnorm.cuh"
+#include <cstdio>
+using namespace soltune_rmsnorm;
+int main() {
+  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
+  int bad = 0;
+  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  expect(rmsnorm_f32_choice(8192, 4096, sms, cc, optin, l2), 0, "the width it was compiled for");
+  expect(rmsnorm_f32_choice(100, 4096, sms, cc, optin, l2), 0, "other rows, same width");
+  expect(rmsnorm_f32_choice(8192, 4092, sms, cc, optin, l2), -1, "another width: nothing else for f32");
+  expect(rmsnorm_bf16_choice(8192, 4096, sms, cc, optin, l2), 0, "bf16 at its width");
+  expect(rmsnorm_bf16_choice(8192, 2048, sms, cc, optin, l2), 1, "bf16 elsewhere: the generic kernel");
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  const auto cmd = nv + " -std=c++17 -arch=sm_90 -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
+                   " > " + (dir / "log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << std::ifstream(dir / "log").rdbuf();
+  EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
+      << std::ifstream(dir / "run").rdbuf();
+  fs::remove_all(dir);
+}
+
 // The opt-in for dynamic shared memory counts the kernel's static part: 48 KiB of rows beside a
 // reduction scratch failed to launch when only dynamic memory above 48 KiB asked for it.
 TEST(HeaderExport, SharedMemoryOptInCountsStaticMemory) {

@@ -156,6 +156,20 @@ TEST(Problem, NameExpression) {
   EXPECT_EQ(name_expression(plain, DType::f32, {}), "k");
 }
 
+TEST(Problem, ATemplateArgumentMayNameASize) {
+  const auto p = load_problem(kTemplates, "rmsnorm");
+  const auto& v = p.variant("looped");
+  EXPECT_EQ(size_template_args(v, p), std::vector<std::string>{"cols"});
+  EXPECT_TRUE(size_template_args(p.variant("rowreg"), p).empty());
+  Task t{&p, &v, DType::f32, Shape{{{"rows", 8192}, {"cols", 4096}}}};
+  const Space s(v, t.fixed(*find_known_gpu("H200")));
+  const auto c = s.parse_key("TPR=512,RPB=1,VEC=4,UNROLL=1,STAGE=0,PERSIST=0,BPS=4,HINT=0,WIDTH=1");
+  EXPECT_EQ(name_expression(v.launch, DType::f32, s.bind(c)), "rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>");
+  // An export binds the same from the specialization's knob values and tuned sizes.
+  EXPECT_EQ(name_expression(v.launch, DType::f32, specialization_bindings(v, c.values, t.shape.dims)),
+            "rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>");
+}
+
 TEST(Problem, WorkspaceArgument) {
   const auto p = load_problem(kTemplates, "l1norm");
   const auto* ws = p.find_arg("ws");

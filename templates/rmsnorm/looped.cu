@@ -64,10 +64,15 @@ template <int TPR> __device__ __forceinline__ float group_allreduce(float v, flo
 
 }  // namespace rms_detail
 
-template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STAGE, int PERSIST, int BPS, int HINT>
+// WIDTH 1: the row's width is the template argument COLS (the task's), not the argument: every
+// chunk loop has a known trip count, so both passes unroll and issue all their loads before using
+// any, as Triton's kernel for a width it knows does (its SASS: two loads, then four, no loop). Such a
+// kernel serves that width only (the export checks it).
+template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STAGE, int PERSIST, int BPS, int HINT, int WIDTH,
+          long long COLS>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restrict__ y, long long rows,
-               long long cols, float eps) {
+               long long cols_arg, float eps) {
   using namespace rms_detail;
   static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
@@ -75,6 +80,8 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
   static_assert(STAGE != 2 || VEC * sizeof(T) >= 4, "cp.async moves 4, 8 or 16 bytes");
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   constexpr int CHUNK = TPR * VEC * UNROLL;
+  const long long cols = WIDTH ? COLS : cols_arg;
+  constexpr int kUnrollSum = WIDTH ? 16 : 2;  // WIDTH: every chunk (at most 8)
   constexpr bool DOUBLE = STAGE == 2 && PERSIST;  // prefetch the next row group into the other buffer
   __shared__ float scratch[2][RPB * TPR / 32];
   extern __shared__ __align__(16) unsigned char staged[];
@@ -144,7 +151,7 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
       // first is used (as in a Triton loop over a width it knows). Same order of sums as below.
       if (active) {
         const Raw* px = reinterpret_cast<const Raw*>(xr) + lane;  // a pointer that steps: no index math
-#pragma unroll 2
+#pragma unroll kUnrollSum
         for (; base0 + CHUNK <= cols; base0 += CHUNK, px += CHUNK / VEC) {
           Raw r[UNROLL];
 #pragma unroll
@@ -179,7 +186,36 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
     // Output pass.
     T* yr = y + (active ? row : 0) * cols;
     long long base1 = 0;
-    if constexpr (STAGE == 0) {  // whole chunks unguarded, as in the first pass
+    if constexpr (STAGE == 0 && WIDTH) {  // a known width: every whole chunk's x and weight loaded first
+      constexpr int NCH = static_cast<int>(COLS / CHUNK);
+      if (active) {
+        const Raw* px = reinterpret_cast<const Raw*>(xr) + lane;
+        const Raw* pw = reinterpret_cast<const Raw*>(weight) + lane;
+        Raw* py = reinterpret_cast<Raw*>(yr) + lane;
+        Raw rx[NCH > 0 ? NCH : 1][UNROLL], rw[NCH > 0 ? NCH : 1][UNROLL];
+#pragma unroll
+        for (int c = 0; c < NCH; ++c)
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            rx[c][u] = load<HINT>(px + c * (CHUNK / VEC) + u * TPR);
+            rw[c][u] = __ldg(pw + c * (CHUNK / VEC) + u * TPR);
+          }
+#pragma unroll
+        for (int c = 0; c < NCH; ++c)
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            float v[VEC], w[VEC];
+            unpack<T>(rx[c][u], v);
+            unpack<T>(rw[c][u], w);
+            Raw out;
+            T* o = reinterpret_cast<T*>(&out);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(v[k] * rstd * w[k]);
+            store<HINT>(py + c * (CHUNK / VEC) + u * TPR, out);
+          }
+      }
+      base1 = static_cast<long long>(NCH) * CHUNK;
+    } else if constexpr (STAGE == 0) {  // whole chunks unguarded, as in the first pass
       if (active) {
         const Raw* px = reinterpret_cast<const Raw*>(xr) + lane;
         const Raw* pw = reinterpret_cast<const Raw*>(weight) + lane;

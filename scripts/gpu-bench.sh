@@ -374,6 +374,24 @@ stream_s6g() {  # RMSNorm f32 8192x4096 at torch.compile's design: soltune's loo
     python3 ncu_torch_compile.py --problem rmsnorm --shape 8192x4096 --dtype f32 > "$d/ncu_triton.txt" 2>&1)
   rm -f $d/l1.sqlite
 }
+stream_s6h() {  # the GPU tests after size template arguments (cc58362), then RMSNorm looped with WIDTH
+  local d=$out/a  # (1fba9c3) tuned from call 4's knowledge base, its odd widths checked, and the
+  soltune devices > "$d/devices.txt" 2>&1  # export timed beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  sed -e "s/^problem: rmsnorm/problem: rmsnorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 66\ntemplates: $PWD/templates|" \
+    configs/rmsnorm.yaml > "$d/rmsnorm.yaml"
+  tune "$d" "$d/rmsnorm.yaml" --evals ${NORM_EVALS:-400} --seconds ${NORM_S:-100}
+  sed -e "s/^problem: rmsnorm/problem: rmsnorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 66\ntemplates: $PWD/templates|" \
+    configs/rmsnorm-odd.yaml > "$d/rmsnorm-odd.yaml"
+  bounded soltune tune "$d/rmsnorm-odd.yaml" --kb "$d/odd.sqlite" --evals 160 --seconds 40 > "$d/rmsnorm-odd.log" 2>&1
+  grep -E "wrong|launch|status|ok " "$d/rmsnorm-odd.log" | grep -v "^\[" | tail -n 12 >> "$d/summary.txt"
+  python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select status, count(*) from results group by 1').fetchall())" \
+    "$d/odd.sqlite" >> "$d/summary.txt" 2>&1
+  export_ab "$d" 100 rmsnorm
+  rm -f "$d/odd.sqlite"
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -415,6 +433,7 @@ case "${1:-tune}" in
   s6e) stream_s6e ;;
   s6f) stream_s6f ;;
   s6g) stream_s6g ;;
+  s6h) stream_s6h ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

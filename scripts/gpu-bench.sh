@@ -392,6 +392,16 @@ stream_s6h() {  # the GPU tests after size template arguments (cc58362), then RM
   export_ab "$d" 100 rmsnorm
   rm -f "$d/odd.sqlite"
 }
+stream_s6i() {  # RMSNorm looped with HINT 2 (Triton's L1 policy) tuned from call 8's knowledge base, the
+  local d=$out/a  # torch.compile preset measured first; then the export timed beside PyTorch
+  soltune devices > "$d/devices.txt" 2>&1
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  sed -e "s/^problem: rmsnorm/problem: rmsnorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 67\ntemplates: $PWD/templates|" \
+    configs/rmsnorm.yaml > "$d/rmsnorm.yaml"
+  tune "$d" "$d/rmsnorm.yaml" --evals ${NORM_EVALS:-400} --seconds ${NORM_S:-100}
+  export_ab "$d" 100 rmsnorm
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -434,6 +444,7 @@ case "${1:-tune}" in
   s6f) stream_s6f ;;
   s6g) stream_s6g ;;
   s6h) stream_s6h ;;
+  s6i) stream_s6i ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

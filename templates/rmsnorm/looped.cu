@@ -22,39 +22,10 @@ template <> __device__ __forceinline__ float from_f<float>(float v) { return v; 
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT == 1) return __ldcs(p); else return *p;
+  if constexpr (HINT) return __ldcs(p); else return *p;
 }
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT == 1) __stcs(p, v); else *p = v;
-}
-// HINT 2, Triton's L1 policy for a row read twice (its SASS: LDG.E.EL, then LDG.E.EF): the first
-// read keeps its lines in L1 (evict_last) for the second, which lets them go (evict_first).
-template <bool KEEP, typename R> __device__ __forceinline__ R load_l1(const R* p) {
-  R r;
-  if constexpr (sizeof(R) == 16) {
-    if constexpr (KEEP) asm volatile("ld.global.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-    else asm volatile("ld.global.L1::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-  } else if constexpr (sizeof(R) == 8) {
-    if constexpr (KEEP) asm volatile("ld.global.L1::evict_last.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-    else asm volatile("ld.global.L1::evict_first.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-  } else if constexpr (sizeof(R) == 4) {
-    if constexpr (KEEP) asm volatile("ld.global.L1::evict_last.u32 %0, [%1];" : "=r"(r) : "l"(p));
-    else asm volatile("ld.global.L1::evict_first.u32 %0, [%1];" : "=r"(r) : "l"(p));
-  } else {
-    if constexpr (KEEP) asm volatile("ld.global.L1::evict_last.u16 %0, [%1];" : "=h"(r) : "l"(p));
-    else asm volatile("ld.global.L1::evict_first.u16 %0, [%1];" : "=h"(r) : "l"(p));
-  }
-  return r;
-}
-// The first read of x, the last read of x, and the weight (read by every row), under HINT.
-template <int HINT, typename R> __device__ __forceinline__ R first_read(const R* p) {
-  if constexpr (HINT == 2) return load_l1<true>(p); else return load<0>(p);
-}
-template <int HINT, typename R> __device__ __forceinline__ R last_read(const R* p) {
-  if constexpr (HINT == 2) return load_l1<false>(p); else return load<HINT>(p);
-}
-template <int HINT, typename R> __device__ __forceinline__ R weight_read(const R* p) {
-  if constexpr (HINT == 2) return load_l1<true>(p); else return __ldg(p);
+  if constexpr (HINT) __stcs(p, v); else *p = v;
 }
 template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
   const T* e = reinterpret_cast<const T*>(&r);
@@ -184,7 +155,7 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
         for (; base0 + CHUNK <= cols; base0 += CHUNK, px += CHUNK / VEC) {
           Raw r[UNROLL];
 #pragma unroll
-          for (int u = 0; u < UNROLL; ++u) r[u] = first_read<HINT>(px + u * TPR);
+          for (int u = 0; u < UNROLL; ++u) r[u] = load<0>(px + u * TPR);
 #pragma unroll
           for (int u = 0; u < UNROLL; ++u) {
             float v[VEC];
@@ -226,8 +197,8 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
         for (int c = 0; c < NCH; ++c)
 #pragma unroll
           for (int u = 0; u < UNROLL; ++u) {
-            rx[c][u] = last_read<HINT>(px + c * (CHUNK / VEC) + u * TPR);
-            rw[c][u] = weight_read<HINT>(pw + c * (CHUNK / VEC) + u * TPR);
+            rx[c][u] = load<HINT>(px + c * (CHUNK / VEC) + u * TPR);
+            rw[c][u] = __ldg(pw + c * (CHUNK / VEC) + u * TPR);
           }
 #pragma unroll
         for (int c = 0; c < NCH; ++c)
@@ -253,12 +224,12 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
         for (; base1 + CHUNK <= cols; base1 += CHUNK, px += CHUNK / VEC, pw += CHUNK / VEC, py += CHUNK / VEC) {
           Raw r[UNROLL];
 #pragma unroll
-          for (int u = 0; u < UNROLL; ++u) r[u] = last_read<HINT>(px + u * TPR);
+          for (int u = 0; u < UNROLL; ++u) r[u] = load<HINT>(px + u * TPR);
 #pragma unroll
           for (int u = 0; u < UNROLL; ++u) {
             float v[VEC], w[VEC];
             unpack<T>(r[u], v);
-            unpack<T>(weight_read<HINT>(pw + u * TPR), w);
+            unpack<T>(__ldg(pw + u * TPR), w);
             Raw out;
             T* o = reinterpret_cast<T*>(&out);
 #pragma unroll

@@ -402,6 +402,24 @@ stream_s6i() {  # RMSNorm looped with HINT 2 (Triton's L1 policy) tuned from cal
   tune "$d" "$d/rmsnorm.yaml" --evals ${NORM_EVALS:-400} --seconds ${NORM_S:-100}
   export_ab "$d" 100 rmsnorm
 }
+stream_s6j() {  # where RMSNorm f32 8192x4096 loses to Triton: DRAM and L2 bytes, stall reasons, for
+  local d=$out/a  # soltune's looped (WIDTH 1, torch.compile's point), its rowreg best, and Triton's kernel
+  export PATH=/usr/local/cuda/bin:$PATH
+  local t=/tmp/one-templates
+  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[512]' 'RPB=[1]' 'VEC=[4]' 'UNROLL=[1]' 'STAGE=[0]' 'PERSIST=[0]' \
+    'BPS=[4]' 'HINT=[0]' 'WIDTH=[1]'
+  restrict_knobs $t/rmsnorm/rowreg.yaml 'TPR=[128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[8]' 'RED=[1]' 'PERSIST=[0]' 'BPS=[2]' \
+    'WREG=[0]' 'PIPE=[0]' 'HINT=[0]'
+  local m="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sector_op_read_hit_rate.pct,l1tex__t_sector_hit_rate.pct,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"
+  for v in looped rowreg; do
+    printf 'problem: rmsnorm\nvariants: [%s]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 1}\nseed: 5\ntemplates: %s\n' $v $t > $d/$v.yaml
+    SOLTUNE_CACHE_DIR=/tmp/ncu-cache-$v bounded ncu --clock-control none --target-processes all -k regex:rmsnorm_$v \
+      --launch-count 1 --metrics $m --section WarpStateStats soltune tune $d/$v.yaml --kb /tmp/$v.sqlite > "$d/ncu_$v.txt" 2>&1
+  done
+  (cd bench && bounded ncu --clock-control none --profile-from-start off --metrics $m --section WarpStateStats \
+    python3 ncu_torch_compile.py --problem rmsnorm --shape 8192x4096 --dtype f32 > "$d/ncu_triton.txt" 2>&1)
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -445,6 +463,7 @@ case "${1:-tune}" in
   s6g) stream_s6g ;;
   s6h) stream_s6h ;;
   s6i) stream_s6i ;;
+  s6j) stream_s6j ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -420,6 +420,13 @@ stream_s6j() {  # where RMSNorm f32 8192x4096 loses to Triton: DRAM and L2 bytes
   (cd bench && bounded ncu --clock-control none --profile-from-start off --metrics $m --section WarpStateStats \
     python3 ncu_torch_compile.py --problem rmsnorm --shape 8192x4096 --dtype f32 > "$d/ncu_triton.txt" 2>&1)
 }
+stream_s6k() {  # the final code's export of the whole library from call 9's knowledge base, timed beside
+  local d=$out/a  # eager and torch.compile in PyTorch's harness (100 repetitions)
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_ab "$d" 100
+  rm -f "$d/kb.sqlite"
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -464,6 +471,7 @@ case "${1:-tune}" in
   s6h) stream_s6h ;;
   s6i) stream_s6i ;;
   s6j) stream_s6j ;;
+  s6k) stream_s6k ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -427,6 +427,21 @@ stream_s6k() {  # the final code's export of the whole library from call 9's kno
   export_ab "$d" 100
   rm -f "$d/kb.sqlite"
 }
+stream_s6l() {  # LayerNorm looped with WIDTH tuned from call 9's knowledge base, its odd widths checked,
+  local d=$out/a  # and the export timed beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  sed -e "s/^problem: layernorm/problem: layernorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 68\ntemplates: $PWD/templates|" \
+    configs/layernorm.yaml > "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${NORM_EVALS:-400} --seconds ${NORM_S:-100}
+  sed -e "s/^problem: layernorm/problem: layernorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 68\ntemplates: $PWD/templates|" \
+    configs/layernorm-odd.yaml > "$d/layernorm-odd.yaml"
+  bounded soltune tune "$d/layernorm-odd.yaml" --kb "$d/odd.sqlite" --evals 160 --seconds 40 > "$d/layernorm-odd.log" 2>&1
+  python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select status, count(*) from results group by 1').fetchall())" \
+    "$d/odd.sqlite" >> "$d/summary.txt" 2>&1
+  export_ab "$d" 100 layernorm
+  rm -f "$d/odd.sqlite"
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -472,6 +487,7 @@ case "${1:-tune}" in
   s6i) stream_s6i ;;
   s6j) stream_s6j ;;
   s6k) stream_s6k ;;
+  s6l) stream_s6l ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

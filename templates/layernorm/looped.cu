@@ -86,14 +86,10 @@ template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums,
 
 }  // namespace ln_detail
 
-// WIDTH 1: the row's width is the template argument COLS (the task's): the chunk loops have known
-// trip counts and unroll, so a pass issues its loads together (RMSNorm looped, docs/BENCHMARKS.md
-// session 6). Such a kernel serves that width only (the export checks it).
-template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STATS, int STAGE, int PERSIST, int BPS, int HINT,
-          int WIDTH, long long COLS>
+template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STATS, int STAGE, int PERSIST, int BPS, int HINT>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
-                 T* __restrict__ y, long long rows, long long cols_arg, float eps) {
+                 T* __restrict__ y, long long rows, long long cols, float eps) {
   using namespace ln_detail;
   static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
@@ -102,8 +98,6 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   using S = typename StatsOf<STATS>::type;
   constexpr int CHUNK = TPR * VEC * UNROLL;
-  const long long cols = WIDTH ? COLS : cols_arg;
-  constexpr int kUnroll = WIDTH ? 8 : 1;  // WIDTH: every chunk (at most 8)
   constexpr bool DOUBLE = STAGE == 2 && PERSIST;  // prefetch the next row group into the other buffer
   __shared__ S scratch[2][RPB * TPR / 32];
   extern __shared__ __align__(16) unsigned char staged[];
@@ -173,7 +167,6 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
     float mean, var;
     if constexpr (STATS == 0) {
       float s = 0.f;
-#pragma unroll kUnroll
       for (long long base = 0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, true, false);
@@ -185,7 +178,6 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
       mean = group_allreduce<TPR>(Sum1{s}, scratch[phase]).s * inv_n;
       phase ^= 1;
       float q = 0.f;
-#pragma unroll kUnroll
       for (long long base = 0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, false, false);
@@ -199,7 +191,6 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
       phase ^= 1;
     } else {
       S st{};
-#pragma unroll kUnroll
       for (long long base = 0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, true, false);
@@ -243,7 +234,6 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
 
     // Output pass.
     T* yr = y + (active ? row : 0) * cols;
-#pragma unroll kUnroll
     for (long long base = 0; base < cols; base += CHUNK) {
       float v[UNROLL][VEC];
       read_chunk(base, v, false, true);

@@ -442,6 +442,17 @@ stream_s6l() {  # LayerNorm looped with WIDTH tuned from call 9's knowledge base
   export_ab "$d" 100 layernorm
   rm -f "$d/odd.sqlite"
 }
+stream_s6m() {  # experiment: RMSNorm looped with Triton's whole load policy (L1 eviction priority and L2
+  local d=$out/a  # cache hint together), from .gpu/exp (a patched template copy), HINT 0 against 2
+  printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32, bf16]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 60}\nseed: 9\ntemplates: %s\n' $PWD/.gpu/exp > $d/exp.yaml
+  bounded soltune tune $d/exp.yaml --kb $d/exp.sqlite > "$d/exp.log" 2>&1
+  python3 - "$d/exp.sqlite" >> "$d/summary.txt" 2>&1 <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for r in c.execute("select dtype, config_key, round(time_us, 2), status from results order by dtype, time_us"):
+    print(*r)
+PY
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -488,6 +499,7 @@ case "${1:-tune}" in
   s6j) stream_s6j ;;
   s6k) stream_s6k ;;
   s6l) stream_s6l ;;
+  s6m) stream_s6m ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -23,11 +23,40 @@ template <> __device__ __forceinline__ float from_f<float>(float v) { return v; 
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT) return __ldcs(p); else return *p;
+  if constexpr (HINT == 1) return __ldcs(p); else return *p;
 }
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT) __stcs(p, v); else *p = v;
+  if constexpr (HINT == 1) __stcs(p, v); else *p = v;
 }
+// HINT 2, Triton's policy for a row read more than once, in L1 and L2 together (templates/rmsnorm/
+// looped.cu): reads before the last keep the lines (evict_last), the last lets them go first.
+template <bool KEEP> __device__ __forceinline__ unsigned long long l2_policy() {
+  unsigned long long p;
+  if constexpr (KEEP) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+#define SOLTUNE_LD_HINTED(L1, SUFFIX, ...)                                                     \
+  asm volatile("ld.global.L1::" L1 ".L2::cache_hint" SUFFIX : __VA_ARGS__)
+template <bool KEEP, typename R> __device__ __forceinline__ R load_hinted(const R* p) {
+  R r;
+  const unsigned long long pol = l2_policy<KEEP>();
+  if constexpr (sizeof(R) == 16) {
+    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".v4.u32 {%0, %1, %2, %3}, [%4], %5;", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
+    else SOLTUNE_LD_HINTED("evict_first", ".v4.u32 {%0, %1, %2, %3}, [%4], %5;", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
+  } else if constexpr (sizeof(R) == 8) {
+    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".v2.u32 {%0, %1}, [%2], %3;", "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
+    else SOLTUNE_LD_HINTED("evict_first", ".v2.u32 {%0, %1}, [%2], %3;", "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
+  } else if constexpr (sizeof(R) == 4) {
+    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".u32 %0, [%1], %2;", "=r"(r) : "l"(p), "l"(pol));
+    else SOLTUNE_LD_HINTED("evict_first", ".u32 %0, [%1], %2;", "=r"(r) : "l"(p), "l"(pol));
+  } else {
+    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".u16 %0, [%1], %2;", "=h"(r) : "l"(p), "l"(pol));
+    else SOLTUNE_LD_HINTED("evict_first", ".u16 %0, [%1], %2;", "=h"(r) : "l"(p), "l"(pol));
+  }
+  return r;
+}
+#undef SOLTUNE_LD_HINTED
 template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
   const T* e = reinterpret_cast<const T*>(&r);
 #pragma unroll
@@ -86,10 +115,14 @@ template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums,
 
 }  // namespace ln_detail
 
-template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STATS, int STAGE, int PERSIST, int BPS, int HINT>
+// WIDTH 1: the row's width is the template argument COLS (the task's): the chunk loops have known
+// trip counts and unroll, so a pass issues its loads together (RMSNorm looped, docs/BENCHMARKS.md
+// session 6). Such a kernel serves that width only (the export checks it).
+template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STATS, int STAGE, int PERSIST, int BPS, int HINT,
+          int WIDTH, long long COLS>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
-                 T* __restrict__ y, long long rows, long long cols, float eps) {
+                 T* __restrict__ y, long long rows, long long cols_arg, float eps) {
   using namespace ln_detail;
   static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
@@ -98,6 +131,8 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   using S = typename StatsOf<STATS>::type;
   constexpr int CHUNK = TPR * VEC * UNROLL;
+  const long long cols = WIDTH ? COLS : cols_arg;
+  constexpr int kUnroll = WIDTH ? 8 : 1;  // WIDTH: every chunk (at most 8)
   constexpr bool DOUBLE = STAGE == 2 && PERSIST;  // prefetch the next row group into the other buffer
   __shared__ S scratch[2][RPB * TPR / 32];
   extern __shared__ __align__(16) unsigned char staged[];
@@ -143,6 +178,8 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
         const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
         if (active && c < cols) {
           if (STAGE == 2 || (STAGE == 1 && !first)) r[u] = *reinterpret_cast<const Raw*>(sr + c);
+          else if (HINT == 2) r[u] = last ? load_hinted<false>(reinterpret_cast<const Raw*>(xr + c))
+                                          : load_hinted<true>(reinterpret_cast<const Raw*>(xr + c));
           else if (HINT && (last || STAGE == 1)) r[u] = load<1>(reinterpret_cast<const Raw*>(xr + c));
           else r[u] = load<0>(reinterpret_cast<const Raw*>(xr + c));
         }
@@ -167,6 +204,7 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
     float mean, var;
     if constexpr (STATS == 0) {
       float s = 0.f;
+#pragma unroll kUnroll
       for (long long base = 0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, true, false);
@@ -178,6 +216,7 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
       mean = group_allreduce<TPR>(Sum1{s}, scratch[phase]).s * inv_n;
       phase ^= 1;
       float q = 0.f;
+#pragma unroll kUnroll
       for (long long base = 0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, false, false);
@@ -191,6 +230,7 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
       phase ^= 1;
     } else {
       S st{};
+#pragma unroll kUnroll
       for (long long base = 0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, true, false);
@@ -234,6 +274,7 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
 
     // Output pass.
     T* yr = y + (active ? row : 0) * cols;
+#pragma unroll kUnroll
     for (long long base = 0; base < cols; base += CHUNK) {
       float v[UNROLL][VEC];
       read_chunk(base, v, false, true);
@@ -242,8 +283,13 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
         const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
         if (!(active && c < cols)) continue;
         float w[VEC], b[VEC];
-        unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + c)), w);
-        unpack<T>(__ldg(reinterpret_cast<const Raw*>(bias + c)), b);
+        if constexpr (HINT == 2) {
+          unpack<T>(load_hinted<true>(reinterpret_cast<const Raw*>(weight + c)), w);
+          unpack<T>(load_hinted<true>(reinterpret_cast<const Raw*>(bias + c)), b);
+        } else {
+          unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + c)), w);
+          unpack<T>(__ldg(reinterpret_cast<const Raw*>(bias + c)), b);
+        }
         Raw out;
         T* o = reinterpret_cast<T*>(&out);
 #pragma unroll

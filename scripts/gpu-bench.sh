@@ -453,6 +453,17 @@ for r in c.execute("select dtype, config_key, round(time_us, 2), status from res
     print(*r)
 PY
 }
+stream_s6n() {  # the norms' looped variants with HINT 2 (Triton's L1 + L2 policy) tuned from call 12's
+  local d=$out/a  # knowledge base, then both exported and timed beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  for p in rmsnorm layernorm; do
+    sed -e "s/^problem: $p/problem: $p\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 69\ntemplates: $PWD/templates|" \
+      configs/$p.yaml > "$d/$p.yaml"
+    tune "$d" "$d/$p.yaml" --evals ${NORM_EVALS:-300} --seconds ${NORM_S:-55}
+  done
+  export_ab "$d" 100 rmsnorm,layernorm
+}
 stream_landscapes_b() {
   local d=$out/b
   bounded python3 bench/torch_reference.py --reps ${TORCH_REPS:-60} --json "$d/torch.json" > "$d/torch.log" 2>&1
@@ -500,6 +511,7 @@ case "${1:-tune}" in
   s6k) stream_s6k ;;
   s6l) stream_s6l ;;
   s6m) stream_s6m ;;
+  s6n) stream_s6n ;;
   landscapes1) out_b=1; stream_landscapes_a; stream_landscapes_b ;;
   *) echo "usage: $0 tune|landscapes|tune1|landscapes1" >&2; exit 2 ;;
 esac

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "codegen/header_export.hpp"
 #include "core/space.hpp"
@@ -20,6 +22,22 @@ std::string nvcc() {
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* v = std::getenv(env); v && fs::exists(fs::path(v) / "bin" / "nvcc")) return (fs::path(v) / "bin" / "nvcc").string();
   return fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
+}
+
+std::string contents(const fs::path& f) {
+  std::ifstream in(f);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Builds dir/main.cu (which includes the exported header) with nvcc for sm_90 and runs it: "" when
+// both succeed, else which step failed and what it printed.
+std::string build_and_run(const std::string& nv, const fs::path& dir, const std::string& flags = "") {
+  const auto cmd = nv + " -std=c++17 -arch=sm_90" + flags + " -o " + (dir / "main").string() + " " +
+                   (dir / "main.cu").string() + " > " + (dir / "log").string() + " 2>&1";
+  if (std::system(cmd.c_str()) != 0) return "nvcc failed:\n" + contents(dir / "log");
+  if (std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()) != 0)
+    return "the program failed:\n" + contents(dir / "run");
+  return "";
 }
 
 TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
@@ -64,11 +82,7 @@ int main() {
   return bad;
 }
 )SRC";
-  const auto cmd = nv + " -std=c++17 -arch=sm_90 -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
-                   " > " + (dir / "log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << std::ifstream(dir / "log").rdbuf();
-  EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
-      << std::ifstream(dir / "run").rdbuf();
+  EXPECT_EQ(build_and_run(nv, dir), "");
   fs::remove_all(dir);
 }
 
@@ -109,11 +123,7 @@ int main() {
   return bad;
 }
 )SRC";
-  const auto cmd = nv + " -std=c++17 -arch=sm_90 -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
-                   " > " + (dir / "log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << std::ifstream(dir / "log").rdbuf();
-  EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
-      << std::ifstream(dir / "run").rdbuf();
+  EXPECT_EQ(build_and_run(nv, dir), "");
   fs::remove_all(dir);
 }
 
@@ -149,11 +159,7 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
                                  << "  const bool b = sizeof(image_1) == sizeof(want) + 2 && image_1[sizeof(want)] == 'x';\n"
                                  << "  std::printf(\"%d %d\\n\", a, b);\n  return a && b ? 0 : 1;\n#endif\n}\n";
   for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    const auto cmd = nv + " -std=c++17 -arch=sm_90" + def + " -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
-                     " > " + (dir / "log").string() + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << def << "\n" << std::ifstream(dir / "log").rdbuf();
-    EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
-        << def << "\n" << std::ifstream(dir / "run").rdbuf();
+    EXPECT_EQ(build_and_run(nv, dir, def), "") << def;
   }
   fs::remove_all(dir);
 }
@@ -196,11 +202,7 @@ int main() {
   return bad;
 }
 )SRC";
-  const auto cmd = nv + " -std=c++17 -arch=sm_90 -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
-                   " > " + (dir / "log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << std::ifstream(dir / "log").rdbuf();
-  EXPECT_EQ(std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()), 0)
-      << std::ifstream(dir / "run").rdbuf();
+  EXPECT_EQ(build_and_run(nv, dir), "");
   fs::remove_all(dir);
 }
 

@@ -96,6 +96,11 @@ for kv in sys.argv[2:]:
 open(f, "w").write(s)
 PY
 }
+variant_config() {  # variant_config CONFIG VARIANTS SEED: the config with only these variants (e.g.
+  local cfg=$1 variants=$2 seed=$3  # "rowreg" or "cached, multipass"), this seed, this checkout's
+  local p=$(sed -n 's/^problem: *//p' "$cfg")  # templates and no knowledge base of its own, on stdout
+  sed -e "s/^problem: $p/problem: $p\nvariants: [$variants]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: $seed\ntemplates: $PWD/templates|" "$cfg"
+}
 landscape_resumed() {  # landscape_resumed DIR FILE CONFIG [options]: continues .gpu/partial/FILE if there
   local d=$1 f=$2 cfg=$3; shift 3
   [ -f ".gpu/partial/$f" ] && cp ".gpu/partial/$f" "$d/$f"
@@ -298,8 +303,7 @@ stream_s6b() {  # softmax after the bf16 arithmetic rework (cached, multipass), 
   soltune devices > "$d/devices.txt" 2>&1  # timed beside eager and torch.compile in PyTorch's harness
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  sed -e 's/^problem: softmax/problem: softmax\nvariants: [cached, multipass]/' configs/softmax.yaml > "$d/softmax.yaml"
-  sed -i -e "s|^kb:.*||" -e "s|^seed: .*|seed: 61\ntemplates: $PWD/templates|" "$d/softmax.yaml"
+  variant_config configs/softmax.yaml "cached, multipass" 61 > "$d/softmax.yaml"
   tune "$d" "$d/softmax.yaml" --evals ${SM_EVALS:-1200} --seconds ${SM_S:-270}
   export_ab "$d" 100 softmax
 }
@@ -309,8 +313,7 @@ stream_s6c() {  # the norms' rowreg after the bf16 pair packing, tuned from call
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   for p in layernorm rmsnorm; do
-    sed -e "s/^problem: $p/problem: $p\nvariants: [rowreg]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 62\ntemplates: $PWD/templates|" \
-      configs/$p.yaml > "$d/$p.yaml"
+    variant_config configs/$p.yaml "rowreg" 62 > "$d/$p.yaml"
     tune "$d" "$d/$p.yaml" --evals ${NORM_EVALS:-480} --seconds ${NORM_S:-110}
   done
   export_ab "$d" 100
@@ -380,11 +383,9 @@ stream_s6h() {  # the GPU tests after size template arguments (cc58362), then RM
   export PATH=/usr/local/cuda/bin:$PATH
   gpu_tests "$d"
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  sed -e "s/^problem: rmsnorm/problem: rmsnorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 66\ntemplates: $PWD/templates|" \
-    configs/rmsnorm.yaml > "$d/rmsnorm.yaml"
+  variant_config configs/rmsnorm.yaml "looped" 66 > "$d/rmsnorm.yaml"
   tune "$d" "$d/rmsnorm.yaml" --evals ${NORM_EVALS:-400} --seconds ${NORM_S:-100}
-  sed -e "s/^problem: rmsnorm/problem: rmsnorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 66\ntemplates: $PWD/templates|" \
-    configs/rmsnorm-odd.yaml > "$d/rmsnorm-odd.yaml"
+  variant_config configs/rmsnorm-odd.yaml "looped" 66 > "$d/rmsnorm-odd.yaml"
   bounded soltune tune "$d/rmsnorm-odd.yaml" --kb "$d/odd.sqlite" --evals 160 --seconds 40 > "$d/rmsnorm-odd.log" 2>&1
   grep -E "wrong|launch|status|ok " "$d/rmsnorm-odd.log" | grep -v "^\[" | tail -n 12 >> "$d/summary.txt"
   python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select status, count(*) from results group by 1').fetchall())" \
@@ -397,8 +398,7 @@ stream_s6i() {  # RMSNorm looped with HINT 2 (Triton's L1 policy) tuned from cal
   soltune devices > "$d/devices.txt" 2>&1
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  sed -e "s/^problem: rmsnorm/problem: rmsnorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 67\ntemplates: $PWD/templates|" \
-    configs/rmsnorm.yaml > "$d/rmsnorm.yaml"
+  variant_config configs/rmsnorm.yaml "looped" 67 > "$d/rmsnorm.yaml"
   tune "$d" "$d/rmsnorm.yaml" --evals ${NORM_EVALS:-400} --seconds ${NORM_S:-100}
   export_ab "$d" 100 rmsnorm
 }
@@ -431,11 +431,9 @@ stream_s6l() {  # LayerNorm looped with WIDTH tuned from call 9's knowledge base
   local d=$out/a  # and the export timed beside PyTorch
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  sed -e "s/^problem: layernorm/problem: layernorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 68\ntemplates: $PWD/templates|" \
-    configs/layernorm.yaml > "$d/layernorm.yaml"
+  variant_config configs/layernorm.yaml "looped" 68 > "$d/layernorm.yaml"
   tune "$d" "$d/layernorm.yaml" --evals ${NORM_EVALS:-400} --seconds ${NORM_S:-100}
-  sed -e "s/^problem: layernorm/problem: layernorm\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 68\ntemplates: $PWD/templates|" \
-    configs/layernorm-odd.yaml > "$d/layernorm-odd.yaml"
+  variant_config configs/layernorm-odd.yaml "looped" 68 > "$d/layernorm-odd.yaml"
   bounded soltune tune "$d/layernorm-odd.yaml" --kb "$d/odd.sqlite" --evals 160 --seconds 40 > "$d/layernorm-odd.log" 2>&1
   python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select status, count(*) from results group by 1').fetchall())" \
     "$d/odd.sqlite" >> "$d/summary.txt" 2>&1
@@ -458,8 +456,7 @@ stream_s6n() {  # the norms' looped variants with HINT 2 (Triton's L1 + L2 polic
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   for p in rmsnorm layernorm; do
-    sed -e "s/^problem: $p/problem: $p\nvariants: [looped]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 69\ntemplates: $PWD/templates|" \
-      configs/$p.yaml > "$d/$p.yaml"
+    variant_config configs/$p.yaml "looped" 69 > "$d/$p.yaml"
     tune "$d" "$d/$p.yaml" --evals ${NORM_EVALS:-300} --seconds ${NORM_S:-55}
   done
   export_ab "$d" 100 rmsnorm,layernorm

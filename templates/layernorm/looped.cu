@@ -57,6 +57,16 @@ template <bool KEEP, typename R> __device__ __forceinline__ R load_hinted(const 
   return r;
 }
 #undef SOLTUNE_LD_HINTED
+// The first read of x, the last read of x, and the weight and bias (read by every row), under HINT.
+template <int HINT, typename R> __device__ __forceinline__ R first_read(const R* p) {
+  if constexpr (HINT == 2) return load_hinted<true>(p); else return load<0>(p);
+}
+template <int HINT, typename R> __device__ __forceinline__ R last_read(const R* p) {
+  if constexpr (HINT == 2) return load_hinted<false>(p); else return load<HINT>(p);
+}
+template <int HINT, typename R> __device__ __forceinline__ R param_read(const R* p) {
+  if constexpr (HINT == 2) return load_hinted<true>(p); else return __ldg(p);
+}
 template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
   const T* e = reinterpret_cast<const T*>(&r);
 #pragma unroll
@@ -200,12 +210,58 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
     };
     auto valid = [&](long long base, int u) { return active && base + static_cast<long long>(u * TPR + lane) * VEC < cols; };
 
+    // WIDTH 1 (STAGE 0): the whole chunks of a known width are read without bounds checks, all their
+    // loads issued before the first is used, and the thread's values stay in registers for its
+    // statistics (as RMSNorm's looped kernel and Triton's do). The guarded passes below then cover
+    // only the tail from base0 (everything when the width is not compiled in).
+    constexpr int NCH = STAGE == 0 && WIDTH ? static_cast<int>(COLS / CHUNK) : 0;
+    constexpr long long base0 = static_cast<long long>(NCH) * CHUNK;
+    constexpr int NHV = NCH > 0 ? NCH : 1;
+    float hv[NHV][UNROLL][VEC];  // shifted by the pivot; zero in an inactive row
+#pragma unroll
+    for (int c = 0; c < NHV; ++c)
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) hv[c][u][k] = 0.f;
+    if constexpr (NCH > 0) {
+      if (active) {
+        const Raw* px = reinterpret_cast<const Raw*>(xr) + lane;  // a pointer that steps: no index math
+        Raw r[NCH][UNROLL];
+#pragma unroll
+        for (int c = 0; c < NCH; ++c)
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) r[c][u] = first_read<HINT>(px + c * (CHUNK / VEC) + u * TPR);
+#pragma unroll
+        for (int c = 0; c < NCH; ++c)
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            unpack<T>(r[c][u], hv[c][u]);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) hv[c][u][k] -= pivot;
+          }
+      }
+    }
+    auto held_sum = [&](float mu) {  // sum of (v - mu) and of its squares over the held values
+      float s = 0.f, q = 0.f;
+#pragma unroll
+      for (int c = 0; c < NCH; ++c)
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) {
+            s += hv[c][u][k] - mu;
+            q = fmaf(hv[c][u][k] - mu, hv[c][u][k] - mu, q);
+          }
+      return Sum2{s, q};
+    };
+
     // Statistics of the shifted values.
     float mean, var;
     if constexpr (STATS == 0) {
-      float s = 0.f;
+      float s = held_sum(0.f).s;
 #pragma unroll kUnroll
-      for (long long base = 0; base < cols; base += CHUNK) {
+      for (long long base = base0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, true, false);
 #pragma unroll
@@ -215,9 +271,9 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
       }
       mean = group_allreduce<TPR>(Sum1{s}, scratch[phase]).s * inv_n;
       phase ^= 1;
-      float q = 0.f;
+      float q = active ? held_sum(mean).q : 0.f;
 #pragma unroll kUnroll
-      for (long long base = 0; base < cols; base += CHUNK) {
+      for (long long base = base0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, false, false);
 #pragma unroll
@@ -230,8 +286,18 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
       phase ^= 1;
     } else {
       S st{};
+      if constexpr (NCH > 0) {
+        if constexpr (STATS == 1) {  // the thread's exact count, mean and M2 (two passes over registers)
+          constexpr float n = static_cast<float>(NCH * UNROLL * VEC);
+          const float m = held_sum(0.f).s * (1.f / n);
+          if (active) st = Wel{n, m, held_sum(m).q};
+        } else {
+          const Sum2 h = held_sum(0.f);
+          st = {h.s, h.q};
+        }
+      }
 #pragma unroll kUnroll
-      for (long long base = 0; base < cols; base += CHUNK) {
+      for (long long base = base0; base < cols; base += CHUNK) {
         float v[UNROLL][VEC];
         read_chunk(base, v, true, false);
         if constexpr (STATS == 1) {  // the chunk's own count, mean and M2, merged into the running state
@@ -272,10 +338,42 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
     }
     const float rstd = rsqrtf(var + eps);
 
-    // Output pass.
+    // Output pass. A known width: every whole chunk's x, weight and bias loaded before the first store.
     T* yr = y + (active ? row : 0) * cols;
+    if constexpr (NCH > 0) {
+      if (active) {
+        const Raw* px = reinterpret_cast<const Raw*>(xr) + lane;
+        const Raw* pw = reinterpret_cast<const Raw*>(weight) + lane;
+        const Raw* pb = reinterpret_cast<const Raw*>(bias) + lane;
+        Raw* py = reinterpret_cast<Raw*>(yr) + lane;
+        Raw rx[NCH][UNROLL], rw[NCH][UNROLL], rb[NCH][UNROLL];
+#pragma unroll
+        for (int c = 0; c < NCH; ++c)
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            const int at = c * (CHUNK / VEC) + u * TPR;
+            rx[c][u] = last_read<HINT>(px + at);
+            rw[c][u] = param_read<HINT>(pw + at);
+            rb[c][u] = param_read<HINT>(pb + at);
+          }
+#pragma unroll
+        for (int c = 0; c < NCH; ++c)
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
+            float v[VEC], w[VEC], b[VEC];
+            unpack<T>(rx[c][u], v);
+            unpack<T>(rw[c][u], w);
+            unpack<T>(rb[c][u], b);
+            Raw out;
+            T* o = reinterpret_cast<T*>(&out);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(fmaf((v[k] - pivot - mean) * rstd, w[k], b[k]));
+            store<HINT>(py + c * (CHUNK / VEC) + u * TPR, out);
+          }
+      }
+    }
 #pragma unroll kUnroll
-    for (long long base = 0; base < cols; base += CHUNK) {
+    for (long long base = base0; base < cols; base += CHUNK) {
       float v[UNROLL][VEC];
       read_chunk(base, v, false, true);
 #pragma unroll
@@ -283,13 +381,8 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
         const long long c = base + static_cast<long long>(u * TPR + lane) * VEC;
         if (!(active && c < cols)) continue;
         float w[VEC], b[VEC];
-        if constexpr (HINT == 2) {
-          unpack<T>(load_hinted<true>(reinterpret_cast<const Raw*>(weight + c)), w);
-          unpack<T>(load_hinted<true>(reinterpret_cast<const Raw*>(bias + c)), b);
-        } else {
-          unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + c)), w);
-          unpack<T>(__ldg(reinterpret_cast<const Raw*>(bias + c)), b);
-        }
+        unpack<T>(param_read<HINT>(reinterpret_cast<const Raw*>(weight + c)), w);
+        unpack<T>(param_read<HINT>(reinterpret_cast<const Raw*>(bias + c)), b);
         Raw out;
         T* o = reinterpret_cast<T*>(&out);
 #pragma unroll

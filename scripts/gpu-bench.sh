@@ -474,6 +474,20 @@ run2() {
   (export CUDA_VISIBLE_DEVICES=1; $2) &
   wait
 }
+stream_s7a() {  # LayerNorm looped with its whole chunks unguarded (WIDTH 1, bdf8d30): the GPU tests, the
+  local d=$out/a  # odd widths with WIDTH 1 only, the library's LayerNorm looped tuned from session 6's
+  export PATH=/usr/local/cuda/bin:$PATH  # knowledge base, exported and timed beside PyTorch
+  gpu_tests "$d"
+  mkdir -p "$d/odd" && cp -r templates "$d/w1" && restrict_knobs "$d/w1/layernorm/looped.yaml" 'WIDTH=[1]'
+  sed -e "s/^problem: layernorm/problem: layernorm\nvariants: [looped]/" -e "s|^kb:.*||" \
+    -e "s|^seed: .*|seed: 7\ntemplates: $d/w1|" configs/layernorm-odd.yaml > "$d/odd/layernorm-odd.yaml"
+  tune "$d/odd" "$d/odd/layernorm-odd.yaml" --seconds ${ODD_S:-40}
+  rm -rf "$d/w1"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  variant_config configs/layernorm.yaml "looped" 71 > "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${NORM_EVALS:-320} --seconds ${NORM_S:-70}
+  export_ab "$d" 100 layernorm,rmsnorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -495,6 +509,7 @@ case "${1:-tune}" in
   s5f) stream_s5f ;;
   s5g) stream_s5g ;;
   s5h) stream_s5h ;;
+  s7a) stream_s7a ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -78,6 +78,7 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
   std::vector<Slot> slots;
   std::set<std::string> drawn;  // this round's candidates, so that two slots never draw the same
   const size_t screen = static_cast<size_t>(std::max(1, opt_.screen));
+  int warm_misses = 0;  // space-filling draws that found nothing unseen (a nearly spent space)
   for (size_t tries = 0; slots.size() < n && tries < 64 * n; ++tries) {
     // Space-filling samples until `initial` proposals are out: the bandit starts from evidence.
     const bool warmup = only_.empty() && (pop_.elite.empty() || proposed_ + static_cast<int64_t>(slots.size()) < opt_.initial);
@@ -98,6 +99,7 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
       }
     if (!s.drawn.empty()) slots.push_back(std::move(s));
     else if (!warmup && ++misses[s.arm] >= kMissesPerArm) excluded[s.arm] = true;
+    else if (warmup && ++warm_misses >= kMissesPerArm) break;  // propose() enumerates what is left
   }
   std::vector<Config> all;
   for (const auto& s : slots) all.insert(all.end(), s.drawn.begin(), s.drawn.end());

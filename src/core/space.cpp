@@ -85,16 +85,32 @@ double Space::cardinality() const {
 std::optional<Config> Space::sample(Rng& rng, int tries) const {
   // The random numbers drawn do not depend on what this object did before (the list below may be
   // cached or not): the same seed gives the same samples, however the space was used.
-  for (int t = 0; t < tries; ++t) {
-    Config c;
-    for (const auto& k : knobs()) c.values.push_back(k.values[rng.below(k.values.size())]);
-    if (legal(c)) return c;
-  }
+  if (!sparse())
+    for (int t = 0; t < tries; ++t) {
+      Config c;
+      for (const auto& k : knobs()) c.values.push_back(k.values[rng.below(k.values.size())]);
+      if (legal(c)) return c;
+    }
   // Rejection failed (a tightly constrained space): a uniform pick among all legal ones, enumerated
   // once and kept.
   const auto& all = all_legal();
   if (all.empty()) return std::nullopt;
   return all[rng.below(all.size())];
+}
+
+bool Space::sparse() const {
+  if (!sparse_) {
+    constexpr int kProbe = 2000;
+    Rng probe(0x5ba25e);
+    int hits = 0;
+    for (int t = 0; t < kProbe; ++t) {
+      Config c;
+      for (const auto& k : knobs()) c.values.push_back(k.values[probe.below(k.values.size())]);
+      hits += legal(c);
+    }
+    sparse_ = hits < kProbe / 200;
+  }
+  return *sparse_;
 }
 
 std::vector<Config> Space::neighbours(const Config& c) const {

@@ -31,9 +31,13 @@ class Space {
   std::string why_illegal(const Config& c) const;   // "" when legal
   double cardinality() const;                        // product of value counts (before constraints)
 
-  // A uniform legal sample: rejection first; where it fails (a tightly constrained space), a uniform
-  // pick from the legal configurations, enumerated once and kept.
+  // A uniform legal sample: rejection first; where it fails, or where the space is sparse (below),
+  // a uniform pick from the legal configurations, enumerated once and kept.
   std::optional<Config> sample(Rng& rng, int tries = 2000) const;
+  // Whether under 0.5% of the value combinations are legal (a fixed probe with its own generator, so
+  // the answer is the space's, whatever was drawn before): rejection would then cost hundreds of
+  // legality checks per sample, and a search that draws many samples a round would stall.
+  bool sparse() const;
   std::vector<Config> neighbours(const Config& c) const;             // legal one-knob steps
   Config mutate(const Config& c, Rng& rng, double rate) const;       // may be illegal
   Config crossover(const Config& a, const Config& b, Rng& rng) const;  // uniform, may be illegal
@@ -50,6 +54,7 @@ class Space {
   const std::vector<Preset>* presets_;
   Bindings fixed_;
   mutable std::optional<std::vector<Config>> legal_;  // all_legal(), once asked for
+  mutable std::optional<bool> sparse_;                // sparse(), once asked for
 };
 
 }  // namespace soltune

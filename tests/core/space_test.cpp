@@ -221,6 +221,8 @@ TEST_F(GeluSpace, EnumerateLegalMatchesBruteForce) {
   }
 }
 
+TEST_F(GeluSpace, IsNotSparse) { EXPECT_FALSE(space(DType::f32).sparse()); }
+
 }  // namespace
 }  // namespace soltune
 
@@ -252,6 +254,28 @@ TEST(Presets, UnlistedOrIllegalOnesAreLeftOut) {
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].first, "fits");
   EXPECT_EQ(s.key(p[0].second), "A=2,B=1");
+}
+
+// A space where 1 in 2048 value combinations is legal: rejection would fail almost every time,
+// so samples come from the enumeration, uniformly, and a seed still gives the same samples.
+TEST(SparseSpace, SamplesComeFromTheLegalOnesUniformly) {
+  VariantSpec v;
+  for (const char* k : {"A", "B", "C", "D", "E", "F"}) v.knobs.push_back(KnobSpec{k, {0, 1, 2, 3, 4, 5, 6, 7}, ""});
+  v.constraints = {Expr("A <= 1 && B == 1 && C == 1 && D == 1", {})};
+  const Space s(v, Bindings{});
+  EXPECT_TRUE(s.sparse());
+  Rng rng(5);
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 12800; ++i) {
+    const auto c = s.sample(rng);
+    ASSERT_TRUE(c && s.legal(*c));
+    ++seen[s.key(*c)];
+  }
+  EXPECT_EQ(seen.size(), 128u);  // every legal configuration, about 100 times each
+  for (const auto& [key, n] : seen) EXPECT_GT(n, 50) << key;
+  const Space fresh(v, Bindings{});  // not asked anything before: the same samples
+  Rng a(9), b(9);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(s.key(*s.sample(a)), fresh.key(*fresh.sample(b)));
 }
 
 }  // namespace

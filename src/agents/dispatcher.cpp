@@ -120,8 +120,11 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     const int64_t share = next->spent() < warmup ? warmup - next->spent() : batch;
     const int64_t now = std::min({batch, evals_left, share});
     // Its next batch, proposed now and compiled while this one is measured, is sized the same way.
+    // A lone task holds two batches ahead: with one, its GPU waited on the batch's slowest compile
+    // (56% busy for LayerNorm on the H200, where other tasks' batches would have filled the gap).
     const int64_t after = next->spent() + now < warmup ? warmup - next->spent() - now : batch;
-    const bool more = next->run->step(now, std::min({batch, evals_left - now, after}));
+    const int64_t ahead = slots.size() == 1 ? std::min(2 * batch, evals_left - now) : std::min({batch, evals_left - now, after});
+    const bool more = next->run->step(now, ahead);
     evals_left -= next->spent() - before;
     if (!more) {
       next->run->finish({}, interrupted());

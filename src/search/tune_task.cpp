@@ -93,37 +93,37 @@ void TaskRun::prime(int64_t n) {
 
 bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   if (finished_ || allowance <= 0) return false;
-  std::vector<Config> batch = std::move(next_);
-  std::vector<std::string> by = std::move(next_by_);
-  next_.clear();
-  next_by_.clear();
-  if (!primed_ || batch.empty()) {
-    batch = propose(allowance);
-    by = s_.last_proposers();
+  std::vector<Config> batch;
+  std::vector<std::string> by;
+  if (!primed_ || next_.empty()) {
+    next_ = propose(allowance);
+    next_by_ = s_.last_proposers();
     primed_ = true;
   }
-  if (static_cast<int64_t>(batch.size()) > allowance) {
-    batch.resize(static_cast<size_t>(allowance));  // the budget shrank since it was proposed
-    by.resize(batch.size());
-  }
+  const auto take = static_cast<std::ptrdiff_t>(std::min<size_t>(next_.size(), static_cast<size_t>(allowance)));
+  batch.assign(std::make_move_iterator(next_.begin()), std::make_move_iterator(next_.begin() + take));
+  next_.erase(next_.begin(), next_.begin() + take);
+  by.assign(next_by_.begin(), next_by_.begin() + std::min<std::ptrdiff_t>(take, static_cast<std::ptrdiff_t>(next_by_.size())));
+  next_by_.erase(next_by_.begin(), next_by_.begin() + static_cast<std::ptrdiff_t>(by.size()));
   if (batch.empty()) {
     out_.exhausted = true;
     return false;
   }
-  // The next batch is proposed while this one is measured, so a strategy that screens its
-  // candidates (compiling them for the predictor) never keeps the GPU waiting; it learns from this
-  // batch only after both are done, so what it proposes does not depend on timing. The next
-  // batch's compiles start as soon as it is known, on that thread: started after this batch was
-  // measured, they left a lone task's GPU waiting on them (busy 29-54% in single-task H200 runs).
-  auto ahead = std::async(std::launch::async, [this, lookahead] {
-    auto next = lookahead > 0 ? s_.propose(static_cast<size_t>(std::min<int64_t>(lookahead, batch_)), rng_)
-                              : std::vector<Config>{};
-    if (!next.empty()) ev_.prefetch(task_, next);
-    return next;
+  // What is proposed ahead is proposed while this batch is measured, so a strategy that screens its
+  // candidates never keeps the GPU waiting; it learns from this batch only after both are done, so
+  // what it proposes does not depend on timing. The compiles start as soon as it is known, on that
+  // thread: started after this batch was measured, they left a lone task's GPU waiting on them
+  // (busy 29-54% in single-task H200 runs).
+  const int64_t need = lookahead - static_cast<int64_t>(next_.size());
+  auto ahead = std::async(std::launch::async, [this, need] {
+    auto more = need > 0 ? s_.propose(static_cast<size_t>(need), rng_) : std::vector<Config>{};
+    if (!more.empty()) ev_.prefetch(task_, more);
+    return std::make_pair(more, need > 0 ? s_.last_proposers() : std::vector<std::string>{});
   });
   auto results = evaluate(std::move(batch), std::move(by));
-  next_ = ahead.get();
-  next_by_ = s_.last_proposers();
+  auto [more, more_by] = ahead.get();
+  next_.insert(next_.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  next_by_.insert(next_by_.end(), more_by.begin(), more_by.end());
   s_.observe(results);
   obs_.on_checkpoint(task_, out_.evaluated, s_.checkpoint() + ";rng=" + rng_.state());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -200,7 +200,7 @@ TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudge
   while (time_left()) {
     const int64_t left = budget.evals > 0 ? budget.evals - run.outcome().evaluated : kUnlimited;
     const int64_t now = std::min<int64_t>(batch, left);
-    if (!run.step(now, left - now)) break;
+    if (!run.step(now, std::min<int64_t>(batch, left - now))) break;
   }
   return run.finish(retime, budget.stop && budget.stop->load());
 }

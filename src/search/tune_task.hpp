@@ -59,9 +59,11 @@ class TaskRun {
  public:
   TaskRun(const Task& t, Evaluator& ev, Strategy& s, int batch, Rng& rng, TaskObserver& obs,
           const TaskBaseline& baseline, StopOptions stop = {});
-  // Evaluates one batch of at most `allowance` configurations, having proposed and prefetched the
-  // next one (at most `lookahead` configurations). False when the task is done: its space is
-  // exhausted, or a stop condition holds. A batch proposed ahead and never evaluated is dropped.
+  // Evaluates one batch of at most `allowance` configurations (the oldest proposed ahead), having
+  // proposed and prefetched enough to hold `lookahead` configurations ahead of it: one batch keeps
+  // the compiles a batch ahead of the GPU, two keep a lone task's GPU fed (the dispatcher's choice).
+  // False when the task is done: its space is exhausted, or a stop condition holds. Configurations
+  // proposed ahead and never evaluated are dropped.
   bool step(int64_t allowance, int64_t lookahead);
   // Proposes the first batch (at most n configurations) and hands it to the evaluator's prefetch
   // now, so that a dispatcher can start every task's first compiles before it measures anything.
@@ -90,7 +92,7 @@ class TaskRun {
   StopOptions stop_;
   TaskOutcome out_;
   std::vector<EvalResult> ok_;       // counted results
-  std::vector<Config> next_;         // proposed ahead, prefetched
+  std::vector<Config> next_;         // proposed ahead, prefetched, oldest first
   std::vector<std::string> next_by_;
   bool primed_ = false, finished_ = false;
   int64_t since_better_ = 0;

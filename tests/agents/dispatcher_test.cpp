@@ -66,6 +66,7 @@ class FakeEvaluator final : public Evaluator {
     {
       std::lock_guard lock(mu_);  // called while evaluate() runs
       ++prefetches;
+      largest_prefetch = std::max(largest_prefetch, configs.size());
       for (const auto& c : configs) prefetched.emplace(t.id() + " " + space.key(c), prefetches);
     }
     cv_.notify_all();
@@ -77,6 +78,7 @@ class FakeEvaluator final : public Evaluator {
   double baseline_s = 0;  // how long timing a baseline takes
   double measure_s = 0;   // how long measuring a batch takes at most
   size_t prefetches = 0, prefetched_while_measuring = 0;
+  size_t largest_prefetch = 0;  // configurations handed to the compilers at once
 
  private:
   DeviceInfo dev_;
@@ -174,6 +176,21 @@ TEST_F(DispatcherTest, ALoneTasksNextBatchCompilesWhileItsBatchIsMeasured) {
   // before them was still being measured (not after: a lone task's GPU then waited on them).
   EXPECT_EQ(ev.prefetched_while_measuring, 3u);
   EXPECT_EQ(ev.not_prefetched, 0);
+  // After the first batch it proposed two batches ahead of the GPU, not one, so that the slowest
+  // compile of a batch no longer stalls it.
+  EXPECT_EQ(ev.largest_prefetch, 16u);
+}
+
+TEST_F(DispatcherTest, TasksThatShareTheGpuHoldOneBatchAhead) {
+  cfg_.dtypes = {DType::f32};
+  cfg_.shapes.resize(2);
+  FakeEvaluator ev;
+  Recorder rec;
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{64, 0}, 3, none);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(total(reports), 64);
+  EXPECT_EQ(ev.not_prefetched, 0);
+  EXPECT_EQ(ev.largest_prefetch, 8u);  // one batch ahead each: the other task's fills the gap
 }
 
 TEST_F(DispatcherTest, EveryTaskWarmsUpThenTheLargerGapGetsMore) {

@@ -474,19 +474,40 @@ run2() {
   (export CUDA_VISIBLE_DEVICES=1; $2) &
   wait
 }
-stream_s7a() {  # LayerNorm looped with its whole chunks unguarded (WIDTH 1, bdf8d30): the GPU tests, the
-  local d=$out/a  # odd widths with WIDTH 1 only, the library's LayerNorm looped tuned from session 6's
-  export PATH=/usr/local/cuda/bin:$PATH  # knowledge base, exported and timed beside PyTorch
-  gpu_tests "$d"
+ln_odd_width1() {  # ln_odd_width1 DIR: LayerNorm looped at the odd widths, WIDTH 1 only (its unguarded path)
+  local d=$1
   mkdir -p "$d/odd" && cp -r templates "$d/w1" && restrict_knobs "$d/w1/layernorm/looped.yaml" 'WIDTH=[1]'
   sed -e "s/^problem: layernorm/problem: layernorm\nvariants: [looped]/" -e "s|^kb:.*||" \
     -e "s|^seed: .*|seed: 7\ntemplates: $d/w1|" configs/layernorm-odd.yaml > "$d/odd/layernorm-odd.yaml"
   tune "$d/odd" "$d/odd/layernorm-odd.yaml" --seconds ${ODD_S:-40}
   rm -rf "$d/w1"
+}
+stream_s7a() {  # LayerNorm looped with its whole chunks unguarded (WIDTH 1, bdf8d30): the GPU tests, the
+  local d=$out/a  # odd widths with WIDTH 1 only, the library's LayerNorm looped tuned from session 6's
+  export PATH=/usr/local/cuda/bin:$PATH  # knowledge base, exported and timed beside PyTorch
+  gpu_tests "$d"
+  ln_odd_width1 "$d"
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   variant_config configs/layernorm.yaml "looped" 71 > "$d/layernorm.yaml"
   tune "$d" "$d/layernorm.yaml" --evals ${NORM_EVALS:-320} --seconds ${NORM_S:-70}
   export_ab "$d" 100 layernorm,rmsnorm
+}
+stream_s7b() {  # the GPU tests at 16f6aec; GPU busy of lone LayerNorm tasks before (soltune_old, 8164a6b:
+  local d=$out/a  # one batch ahead) and after (two); the odd widths under WIDTH 1 (after the sparse-space
+  export PATH=/usr/local/cuda/bin:$PATH  # fix); the whole library exported from call 1's knowledge base
+  gpu_tests "$d"  # and timed beside PyTorch
+  local t="templates: $PWD/templates"
+  for v in rowreg looped; do
+    printf 'problem: layernorm\nvariants: [%s]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 200, seconds: 60}\nseed: 64\n%s\n' $v "$t" > "$d/ln_$v.yaml"
+    for b in soltune_old soltune; do
+      echo "== ln_$v $b" >> "$d/summary.txt"
+      SOLTUNE_CACHE_DIR=/tmp/cache-$v-$b bounded $b tune "$d/ln_$v.yaml" --kb "$d/fresh_${v}_$b.sqlite" > "$d/ln_${v}_$b.log" 2>&1
+      grep -E "GPU busy|GPU use|compiles:|^layernorm/.*us" "$d/ln_${v}_$b.log" >> "$d/summary.txt"
+    done
+  done
+  ln_odd_width1 "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_ab "$d" 100
 }
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
@@ -510,6 +531,7 @@ case "${1:-tune}" in
   s5g) stream_s5g ;;
   s5h) stream_s5h ;;
   s7a) stream_s7a ;;
+  s7b) stream_s7b ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

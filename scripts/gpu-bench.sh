@@ -509,6 +509,17 @@ stream_s7b() {  # the GPU tests at 16f6aec; GPU busy of lone LayerNorm tasks bef
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   export_ab "$d" 100
 }
+stream_s7c() {  # LayerNorm bf16 32768x1024 looped, every configuration of RMSNorm looped's winning region
+  local d=$out/a  # (WIDTH 1, STAGE 0, a block per row group), then the library's LayerNorm beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp -r templates "$d/r" && restrict_knobs "$d/r/layernorm/looped.yaml" 'TPR=[32, 64, 128]' 'RPB=[1, 2, 4]' \
+    'VEC=[4, 8]' 'UNROLL=[1, 2]' 'STAGE=[0]' 'PERSIST=[0]' 'BPS=[4, 8]' 'HINT=[0, 2]' 'WIDTH=[1]'
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  printf 'problem: layernorm\nvariants: [looped]\ndtypes: [bf16]\nshapes: [{rows: 32768, cols: 1024}]\nbudget: {evals: 500, seconds: 100}\nseed: 5\ntemplates: %s\n' "$d/r" > "$d/lnb.yaml"
+  tune "$d" "$d/lnb.yaml"
+  rm -rf "$d/r"
+  export_ab "$d" 100 layernorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -532,6 +543,7 @@ case "${1:-tune}" in
   s5h) stream_s5h ;;
   s7a) stream_s7a ;;
   s7b) stream_s7b ;;
+  s7c) stream_s7c ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -520,6 +520,18 @@ stream_s7c() {  # LayerNorm bf16 32768x1024 looped, every configuration of RMSNo
   rm -rf "$d/r"
   export_ab "$d" 100 layernorm
 }
+stream_s7d() {  # GPU busy of lone tasks at 16f6aec (two batches ahead), fresh knowledge base and compile
+  local d=$out/a  # cache each: LayerNorm and RMSNorm rowreg f32 8192x4096 with batches of 8 and 16
+  local t="templates: $PWD/templates"
+  for p in layernorm rmsnorm; do
+    for b in 8 16; do
+      printf 'problem: %s\nvariants: [rowreg]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 200, seconds: 60}\nsearch: {batch: %s}\nseed: 64\n%s\n' $p $b "$t" > "$d/${p}_$b.yaml"
+      echo "== $p rowreg batch $b" >> "$d/summary.txt"
+      SOLTUNE_CACHE_DIR=/tmp/cache-$p-$b bounded soltune tune "$d/${p}_$b.yaml" --kb "$d/fresh_${p}_$b.sqlite" > "$d/${p}_$b.log" 2>&1
+      grep -E "GPU busy|GPU use|compiles:|^$p/.*us" "$d/${p}_$b.log" >> "$d/summary.txt"
+    done
+  done
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -544,6 +556,7 @@ case "${1:-tune}" in
   s7a) stream_s7a ;;
   s7b) stream_s7b ;;
   s7c) stream_s7c ;;
+  s7d) stream_s7d ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -82,15 +82,18 @@ double Space::cardinality() const {
   return n;
 }
 
+Config Space::draw(Rng& rng) const {
+  Config c;
+  for (const auto& k : knobs()) c.values.push_back(k.values[rng.below(k.values.size())]);
+  return c;
+}
+
 std::optional<Config> Space::sample(Rng& rng, int tries) const {
   // The random numbers drawn do not depend on what this object did before (the list below may be
   // cached or not): the same seed gives the same samples, however the space was used.
   if (!sparse())
-    for (int t = 0; t < tries; ++t) {
-      Config c;
-      for (const auto& k : knobs()) c.values.push_back(k.values[rng.below(k.values.size())]);
-      if (legal(c)) return c;
-    }
+    for (int t = 0; t < tries; ++t)
+      if (auto c = draw(rng); legal(c)) return c;
   // Rejection failed (a tightly constrained space): a uniform pick among all legal ones, enumerated
   // once and kept.
   const auto& all = all_legal();
@@ -103,11 +106,7 @@ bool Space::sparse() const {
     constexpr int kProbe = 2000;
     Rng probe(0x5ba25e);
     int hits = 0;
-    for (int t = 0; t < kProbe; ++t) {
-      Config c;
-      for (const auto& k : knobs()) c.values.push_back(k.values[probe.below(k.values.size())]);
-      hits += legal(c);
-    }
+    for (int t = 0; t < kProbe; ++t) hits += legal(draw(probe));
     sparse_ = hits < kProbe / 200;
   }
   return *sparse_;

@@ -49,6 +49,7 @@ class Space {
   std::vector<std::pair<std::string, Config>> presets() const;
 
  private:
+  Config draw(Rng& rng) const;  // one random value per knob, legal or not
   const std::vector<KnobSpec>* knobs_;
   const std::vector<Expr>* constraints_;
   const std::vector<Preset>* presets_;

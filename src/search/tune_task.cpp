@@ -47,6 +47,14 @@ void retime_best(const Task& t, Evaluator& ev, const std::vector<EvalResult>& ok
   obs.on_retime(t, out.baseline, *out.best, out.best_sol);
 }
 
+// Removes and returns the first n elements (fewer where v is shorter), in order.
+template <class T> std::vector<T> take_front(std::vector<T>& v, size_t n) {
+  const auto end = v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()));
+  std::vector<T> out(std::make_move_iterator(v.begin()), std::make_move_iterator(end));
+  v.erase(v.begin(), end);
+  return out;
+}
+
 }  // namespace
 
 std::string stop_reason(const StopOptions& c, const TaskOutcome& o, int64_t since_better, double seconds) {
@@ -93,18 +101,13 @@ void TaskRun::prime(int64_t n) {
 
 bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   if (finished_ || allowance <= 0) return false;
-  std::vector<Config> batch;
-  std::vector<std::string> by;
   if (!primed_ || next_.empty()) {
     next_ = propose(allowance);
     next_by_ = s_.last_proposers();
     primed_ = true;
   }
-  const auto take = static_cast<std::ptrdiff_t>(std::min<size_t>(next_.size(), static_cast<size_t>(allowance)));
-  batch.assign(std::make_move_iterator(next_.begin()), std::make_move_iterator(next_.begin() + take));
-  next_.erase(next_.begin(), next_.begin() + take);
-  by.assign(next_by_.begin(), next_by_.begin() + std::min<std::ptrdiff_t>(take, static_cast<std::ptrdiff_t>(next_by_.size())));
-  next_by_.erase(next_by_.begin(), next_by_.begin() + static_cast<std::ptrdiff_t>(by.size()));
+  std::vector<Config> batch = take_front(next_, static_cast<size_t>(allowance));
+  std::vector<std::string> by = take_front(next_by_, batch.size());
   if (batch.empty()) {
     out_.exhausted = true;
     return false;
@@ -118,7 +121,7 @@ bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   auto ahead = std::async(std::launch::async, [this, need] {
     auto more = need > 0 ? s_.propose(static_cast<size_t>(need), rng_) : std::vector<Config>{};
     if (!more.empty()) ev_.prefetch(task_, more);
-    return std::make_pair(more, need > 0 ? s_.last_proposers() : std::vector<std::string>{});
+    return std::make_pair(std::move(more), need > 0 ? s_.last_proposers() : std::vector<std::string>{});
   });
   auto results = evaluate(std::move(batch), std::move(by));
   auto [more, more_by] = ahead.get();

@@ -532,6 +532,17 @@ stream_s7d() {  # GPU busy of lone tasks at 16f6aec (two batches ahead), fresh k
     done
   done
 }
+stream_s7e() {  # the GPU tests at HEAD; LayerNorm (rowreg, looped) and RMSNorm looped retuned from call 3's
+  local d=$out/a  # knowledge base with blocks per SM up to 32, then both exported and timed beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  variant_config configs/layernorm.yaml "rowreg, looped" 73 > "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${NORM_EVALS:-480} --seconds ${NORM_S:-100}
+  variant_config configs/rmsnorm.yaml "looped" 73 > "$d/rmsnorm.yaml"
+  tune "$d" "$d/rmsnorm.yaml" --evals ${NORM_EVALS:-320} --seconds ${NORM_S:-70}
+  export_ab "$d" 100 layernorm,rmsnorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -557,6 +568,7 @@ case "${1:-tune}" in
   s7b) stream_s7b ;;
   s7c) stream_s7c ;;
   s7d) stream_s7d ;;
+  s7e) stream_s7e ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -543,6 +543,18 @@ stream_s7e() {  # the GPU tests at HEAD; LayerNorm (rowreg, looped) and RMSNorm 
   tune "$d" "$d/rmsnorm.yaml" --evals ${NORM_EVALS:-320} --seconds ${NORM_S:-70}
   export_ab "$d" 100 layernorm,rmsnorm
 }
+stream_s7f() {  # ncu at the instruction level on LayerNorm bf16 32768x1024, the one shape behind
+  local d=$out/a  # torch.compile: call 5's export beside torch.compile's kernel
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  (cd bench && bounded ncu --clock-control none -k regex:'triton|norm' --section SpeedOfLight \
+    --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
+    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+    python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem layernorm --shape 32768x1024 \
+    --dtype bf16 --launches 2 > "$d/ncu_layernorm_32768x1024_bf16.txt" 2>&1)
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -569,6 +581,7 @@ case "${1:-tune}" in
   s7c) stream_s7c ;;
   s7d) stream_s7d ;;
   s7e) stream_s7e ;;
+  s7f) stream_s7f ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -555,6 +555,21 @@ stream_s7f() {  # ncu at the instruction level on LayerNorm bf16 32768x1024, the
     --dtype bf16 --launches 2 > "$d/ncu_layernorm_32768x1024_bf16.txt" 2>&1)
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
 }
+one_task_config() {  # one_task_config CONFIG VARIANTS SEED DTYPE SHAPE-LINE-TO-KEEP: one shape, one dtype, batches of 16
+  variant_config "$1" "$2" "$3" | sed -e "s/^dtypes: .*/dtypes: [$4]/" -e "/^  - {/{/$5/!d}"
+  echo "search: {batch: 16}"
+}
+stream_s8a() {  # the GPU tests at HEAD; LayerNorm rowreg with WIDTH (the width compiled in) and WREG
+  local d=$out/a  # without PERSIST (weight and bias loaded before the reductions, as Triton does) tuned at
+  export PATH=/usr/local/cuda/bin:$PATH  # bf16 32768x1024 from session 7's knowledge base, exported beside
+  gpu_tests "$d"  # PyTorch; then softmax bf16 4096x50304 (cached) tuned again beside its run's copy ceiling
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  one_task_config configs/layernorm.yaml "rowreg" 81 bf16 "rows: 32768" > "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${LN_EVALS:-320} --seconds ${LN_S:-90}
+  export_ab "$d" 100 layernorm
+  one_task_config configs/softmax.yaml "cached" 81 bf16 "cols: 50304" > "$d/softmax.yaml"
+  tune "$d" "$d/softmax.yaml" --evals ${SM_EVALS:-160} --seconds ${SM_S:-70}
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -582,6 +597,7 @@ case "${1:-tune}" in
   s7d) stream_s7d ;;
   s7e) stream_s7e ;;
   s7f) stream_s7f ;;
+  s8a) stream_s8a ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

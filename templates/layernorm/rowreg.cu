@@ -4,7 +4,10 @@
 // are taken on x - x[row, 0] (a value of the row: it keeps the mean of a row with a large common
 // offset exact in f32). The grid is a block per row group, or persistent (BPS blocks per SM
 // looping over row groups), where weight and bias may stay in registers across rows and the next
-// row group's loads may be in flight while the current one is reduced (PIPE).
+// row group's loads may be in flight while the current one is reduced (PIPE). WREG loads weight and
+// bias before the row (Triton's order: their latency hides under x's and the reduction), and a
+// persistent block keeps them across rows. WIDTH 1 compiles the task's width in (COLS): with a row
+// that fills its threads exactly, no access needs a bounds check.
 #include <cuda_bf16.h>
 
 namespace ln_detail {
@@ -111,33 +114,36 @@ template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums,
 // issued into a second register buffer (raw, the pivot subtracted later) before the current one is
 // reduced and stored, so that they are in flight while the block waits on its barriers.
 template <typename T, int TPR, int RPB, int VEC, int EPT, int STATS, int RED, int PERSIST, int BPS, int WREG, int PIPE,
-          int HINT>
+          int HINT, int WIDTH, long long COLS>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
-                 T* __restrict__ y, long long rows, long long cols, float eps) {
+                 T* __restrict__ y, long long rows, long long cols_arg, float eps) {
   using namespace ln_detail;
   static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
   static_assert(STATS >= 0 && STATS <= 2 && (RED == 0 || RED == 1), "STATS in 0..2, RED in 0..1");
-  static_assert(WREG == 0 || PERSIST == 1, "weights stay in registers only across the rows of a persistent block");
   static_assert(PIPE == 0 || PERSIST == 1, "rows are pipelined only across the row groups of a persistent block");
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   using S = typename StatsOf<STATS>::type;
   constexpr int SLOTS = RED ? TPR * RPB : RPB * TPR / 32;
   __shared__ S scratch[2][SLOTS];
 
+  const long long cols = WIDTH ? COLS : cols_arg;
+  // Every vector of every thread inside the row: the width is known and the threads cover it exactly.
+  constexpr bool FULL = WIDTH && COLS == static_cast<long long>(TPR) * VEC * EPT;
   const int lane = threadIdx.x % TPR;
   const long long groups = (rows + RPB - 1) / RPB;
   const float inv_n = 1.0f / static_cast<float>(cols);
   // Vector e of a thread starts at column (e * TPR + lane) * VEC: a warp's accesses are contiguous.
   auto col = [&](int e) { return static_cast<long long>(e * TPR + lane) * VEC; };
   auto row_of = [&](long long g) { return g * RPB + threadIdx.x / TPR; };
+  auto inside = [&](int e) { return FULL || col(e) < cols; };
 
   Raw wr[WREG ? EPT : 1], br[WREG ? EPT : 1];
   if constexpr (WREG) {
 #pragma unroll
     for (int e = 0; e < EPT; ++e)
-      if (col(e) < cols) {
+      if (inside(e)) {
         wr[e] = __ldg(reinterpret_cast<const Raw*>(weight + col(e)));
         br[e] = __ldg(reinterpret_cast<const Raw*>(bias + col(e)));
       }
@@ -160,7 +166,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       float q = 0.f;
 #pragma unroll
       for (int e = 0; e < EPT; ++e)
-        if (col(e) < cols)
+        if (inside(e))
 #pragma unroll
           for (int k = 0; k < VEC; ++k) q = fmaf(v[e][k] - mean, v[e][k] - mean, q);
       var = group_allreduce<TPR, RED>(Sum1{q}, scratch[phase]).s * inv_n;
@@ -169,7 +175,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       float s = 0.f, n = 0.f;
 #pragma unroll
       for (int e = 0; e < EPT; ++e) {
-        if (col(e) < cols) n += VEC;
+        if (inside(e)) n += VEC;
 #pragma unroll
         for (int k = 0; k < VEC; ++k) s += v[e][k];
       }
@@ -177,7 +183,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       float m2 = 0.f;
 #pragma unroll
       for (int e = 0; e < EPT; ++e)
-        if (col(e) < cols)
+        if (inside(e))
 #pragma unroll
           for (int k = 0; k < VEC; ++k) m2 = fmaf(v[e][k] - m, v[e][k] - m, m2);
       const Wel r = group_allreduce<TPR, RED>(Wel{n, m, m2}, scratch[phase]);
@@ -203,7 +209,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
     T* yr = y + (active ? row : 0) * cols;
 #pragma unroll
     for (int e = 0; e < EPT; ++e) {
-      if (!(active && col(e) < cols)) continue;
+      if (!(active && inside(e))) continue;
       float w[VEC], b[VEC];
       if constexpr (WREG) {
         unpack<T>(wr[e], w);
@@ -229,7 +235,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       float v[EPT][VEC];
 #pragma unroll
       for (int e = 0; e < EPT; ++e) {
-        if (active && col(e) < cols) {
+        if (active && inside(e)) {
           unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
 #pragma unroll
           for (int k = 0; k < VEC; ++k) v[e][k] -= pivot;
@@ -251,7 +257,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       pivot = active ? xr[0] : from_f<T>(0.f);
 #pragma unroll
       for (int e = 0; e < EPT; ++e)
-        r[e] = active && col(e) < cols ? load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))) : Raw{};
+        r[e] = active && inside(e) ? load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))) : Raw{};
     };
     auto consume = [&](const Raw (&r)[EPT], T pivot, long long g) {
       const long long row = row_of(g);
@@ -260,7 +266,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       float v[EPT][VEC];
 #pragma unroll
       for (int e = 0; e < EPT; ++e) {
-        if (active && col(e) < cols) {
+        if (active && inside(e)) {
           unpack<T>(r[e], v[e]);
 #pragma unroll
           for (int k = 0; k < VEC; ++k) v[e][k] -= p;

@@ -4,10 +4,8 @@
 // are taken on x - x[row, 0] (a value of the row: it keeps the mean of a row with a large common
 // offset exact in f32). The grid is a block per row group, or persistent (BPS blocks per SM
 // looping over row groups), where weight and bias may stay in registers across rows and the next
-// row group's loads may be in flight while the current one is reduced (PIPE). WREG loads weight and
-// bias before the row (Triton's order: their latency hides under x's and the reduction), and a
-// persistent block keeps them across rows. WIDTH 1 compiles the task's width in (COLS): with a row
-// that fills its threads exactly, no access needs a bounds check.
+// row group's loads may be in flight while the current one is reduced (PIPE). WIDTH 1 compiles the
+// task's width in (COLS): with a row that fills its threads exactly, no access needs a bounds check.
 #include <cuda_bf16.h>
 
 namespace ln_detail {
@@ -128,6 +126,7 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
   constexpr int SLOTS = RED ? TPR * RPB : RPB * TPR / 32;
   __shared__ S scratch[2][SLOTS];
 
+  static_assert(WREG == 0 || PERSIST == 1, "weights stay in registers only across the rows of a persistent block");
   const long long cols = WIDTH ? COLS : cols_arg;
   // Every vector of every thread inside the row: the width is known and the threads cover it exactly.
   constexpr bool FULL = WIDTH && COLS == static_cast<long long>(TPR) * VEC * EPT;

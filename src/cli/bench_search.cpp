@@ -145,6 +145,7 @@ std::string attach_template(Landscape& l, const std::filesystem::path& dir) {
         return "its template's knob " + v.knobs[i].name + " differs";
     mine.launch = v.launch;
     mine.inflight_bytes = v.inflight_bytes;
+    mine.registers = v.registers;
     l.problem.flops = p.flops;  // the model's FLOP and byte counts, as the task's problem has them
     l.problem.bytes = p.bytes;
     return "";

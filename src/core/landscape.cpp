@@ -73,7 +73,8 @@ json model_json(const ProblemSpec& p, const VariantSpec& v) {
   };
   auto text = [](const Expr& e) { return e.empty() ? json(nullptr) : json(e.text()); };
   return {{"grid", texts(v.launch.grid)}, {"block", texts(v.launch.block)}, {"smem", text(v.launch.smem)},
-          {"inflight_bytes", text(v.inflight_bytes)}, {"flops", text(p.flops)}, {"bytes", text(p.bytes)}};
+          {"inflight_bytes", text(v.inflight_bytes)}, {"registers", text(v.registers)}, {"flops", text(p.flops)},
+          {"bytes", text(p.bytes)}};
 }
 
 void read_model(const json& m, const std::filesystem::path& file, ProblemSpec& p, VariantSpec& v) {
@@ -84,6 +85,7 @@ void read_model(const json& m, const std::filesystem::path& file, ProblemSpec& p
   for (const auto& b : m.at("block")) v.launch.block.emplace_back(b.get<std::string>(), loc);
   v.launch.smem = expr("smem");
   v.inflight_bytes = expr("inflight_bytes");
+  v.registers = expr("registers");
   p.flops = expr("flops");
   p.bytes = expr("bytes");
 }

@@ -191,9 +191,15 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   check_args(v.launch.args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
   if (n.has("model")) {
     auto m = n.at("model");
-    m.only_keys({"bytes_in_flight_per_thread"});
-    v.inflight_bytes = m.at("bytes_in_flight_per_thread").expr();
-    v.inflight_bytes.check_names(all, "bytes_in_flight_per_thread");
+    m.only_keys({"bytes_in_flight_per_thread", "registers_per_thread"});
+    if (m.has("bytes_in_flight_per_thread")) {
+      v.inflight_bytes = m.at("bytes_in_flight_per_thread").expr();
+      v.inflight_bytes.check_names(all, "bytes_in_flight_per_thread");
+    }
+    if (m.has("registers_per_thread")) {
+      v.registers = m.at("registers_per_thread").expr();
+      v.registers.check_names(all, "registers_per_thread");
+    }
   }
   if (n.has("presets"))
     for (const auto& [name, pn] : n.at("presets").map_items()) {

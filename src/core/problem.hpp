@@ -75,6 +75,7 @@ struct VariantSpec {
   std::vector<KnobSpec> knobs;
   std::vector<Expr> constraints;
   Expr inflight_bytes;           // model hint: bytes one thread keeps in flight (optional)
+  Expr registers;                // model hint: registers per thread, estimated before compiling (optional)
   std::vector<Preset> presets;   // optional
   std::filesystem::path yaml_path;
 };

@@ -9,10 +9,12 @@
 namespace soltune {
 namespace {
 // Rough constants of the model (docs/MODEL.md): loaded-memory latency, the fraction of the
-// datasheet bandwidth a streaming kernel reaches, and the launch cost.
+// datasheet bandwidth a streaming kernel reaches, the launch cost, and how far behind its average
+// SM a grid of one wave ends (fitted to H200 measurements, docs/BENCHMARKS.md session 8).
 constexpr double kLatency = 1.0e-6;
 constexpr double kAchievable = 0.90;
 constexpr double kLaunchUs = 2.5;
+constexpr double kImbalance = 0.10;
 }  // namespace
 
 Prediction predict_time(double flops, double bytes, double inflight, const Resources& r, const Geometry& g,
@@ -26,12 +28,23 @@ Prediction predict_time(double flops, double bytes, double inflight, const Resou
   const double peak = kAchievable * d.ceilings().mem_bw;
   // Little's law with queueing: the bytes in flight over one latency, as a fraction x of what the
   // peak needs, reach peak * x / (1 + x). Bandwidth keeps growing with concurrency and approaches
-  // the peak smoothly (a hard min(peak, ...) knee made every configuration past it tie).
-  const double x = resident * std::max(inflight, 1.0) / (peak * kLatency);
+  // the peak smoothly (a hard min(peak, ...) knee made every configuration past it tie). A thread's
+  // loads are in flight only between its other work (reductions, stores, address arithmetic), and
+  // the fuller an SM, the more of its threads are loading at a time: the bytes in flight are
+  // weighted by the occupancy. Without that weight, few threads holding many bytes each (a warp per
+  // row of 128 floats) ranked first where they measure 9% behind full SMs.
+  const double threads_per_sm = d.max_threads_per_sm > 0 ? d.max_threads_per_sm : 2048;
+  const double occupancy = std::min(1.0, resident / (threads_per_sm * d.sms));
+  const double x = resident * std::max(inflight, 1.0) * occupancy / (peak * kLatency);
   p.bandwidth = peak * x / (1 + x);
   const double waves = std::ceil(blocks / slots);
   const double tail = blocks > slots ? waves * slots / blocks : 1.0;
-  const double t_mem = (bytes + spill_bytes) / p.bandwidth * tail;
+  // A grid of one wave is balanced statically: each block keeps its SM until its share is done, and
+  // the kernel ends with the slowest SM. Over many waves the block scheduler hands the last blocks
+  // to whichever SM is free, which leaves 1/waves of the imbalance. On the H200, grid-stride and
+  // persistent kernels ran a median 5-12% behind the same work launched as many waves.
+  const double balance = 1 + kImbalance / std::max(1.0, blocks / slots);
+  const double t_mem = (bytes + spill_bytes) / p.bandwidth * tail * balance;
   const double t_fp = d.ceilings().fp32 > 0 ? flops / d.ceilings().fp32 : 0;
   p.why = t_fp > t_mem ? "compute" : (x < 4 ? "memory latency (too few bytes in flight)" : "memory bandwidth");
   p.t_us = std::max(t_mem, t_fp) * 1e6 + kLaunchUs;

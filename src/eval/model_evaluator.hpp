@@ -17,9 +17,9 @@ struct Prediction {
 
 // The model's formula, exposed for tests and docs/MODEL.md:
 //   resident threads = min(grid, occupancy x SMs) x block;  bytes in flight = resident threads x
-//   bytes_in_flight_per_thread;  x = bytes in flight / (achievable peak x latency);
-//   bandwidth = achievable peak x x / (1 + x);  t = max(bytes / bandwidth x tail-wave factor,
-//   FLOPs / peak FP32) + launch.
+//   bytes_in_flight_per_thread x (resident threads / what the SMs hold);  x = bytes in flight /
+//   (achievable peak x latency);  bandwidth = achievable peak x x / (1 + x);
+//   t = max(bytes / bandwidth x tail-wave factor x (1 + imbalance / waves), FLOPs / peak FP32) + launch.
 Prediction predict_time(double flops, double bytes, double inflight_per_thread, const Resources& r,
                         const Geometry& g, const DeviceInfo& d);
 // The same for one configuration of a task: bytes in flight from the variant's hint (else the bytes

@@ -204,6 +204,12 @@ TEST_F(BadInput, GeometryWithUnknownName) {
   expect_error([&] { load(); }, variant_yaml(), line, 10, {"block", "unknown name 'BLOCKS'"});
 }
 
+TEST_F(BadInput, ModelHintWithUnknownName) {
+  const int line = edit(variant_yaml(), "  bytes_in_flight_per_thread: VEC * EPT * dtype_bytes",
+                        "  bytes_in_flight_per_thread: VEC * EPT * dtype_bytes\n  registers_per_thread: 16 + VEC * EPTS");
+  expect_error([&] { load(); }, variant_yaml(), line + 1, 25, {"registers_per_thread", "unknown name 'EPTS'"});
+}
+
 TEST_F(BadInput, TemplateArgNamingUnknownKnob) {
   const int line = edit(variant_yaml(), "FAST_TANH, CACHE_HINT]", "FAST_TANH, CACHE_HNT]");
   expect_error([&] { load(); }, variant_yaml(), line, 0, {"template argument 'CACHE_HNT'", "knob"});

@@ -4,6 +4,7 @@
 
 #include "eval/candidates.hpp"
 #include "eval/model_evaluator.hpp"
+#include "eval/model_predictor.hpp"
 
 namespace soltune {
 namespace {
@@ -64,6 +65,58 @@ TEST_F(ModelEval, LaunchLimitsFollowTheDevice) {
   EXPECT_EQ(occupancy_blocks_per_sm(r, g, h200), 2);  // 2048 threads per SM on sm_90
   r.spill_loads = 4;  // ptxas's report: a spilling kernel never reaches the GPU
   EXPECT_NE(launch_limits(r, g, h200).find("spilled"), std::string::npos);
+}
+
+// The same bytes over the same blocks: launched as one wave (a grid-stride loop), the kernel ends with
+// its slowest SM; launched as many waves, the block scheduler evens the SMs out.
+TEST_F(ModelEval, AOneWaveGridEndsWithItsSlowestSm) {
+  Resources r;
+  r.registers = 32;
+  Geometry one, many;
+  one.block = many.block = {128, 1, 1};
+  one.grid = {int64_t{h200.sms} * 16, 1, 1};  // 16 blocks of 128 threads per SM: one wave
+  many.grid = {one.grid[0] * 100, 1, 1};
+  const double bytes = 2.0 * (1 << 30), launch = predict_time(0, 0, 16, r, one, h200).t_us;
+  const double t_one = predict_time(0, bytes, 16, r, one, h200).t_us - launch;
+  const double t_many = predict_time(0, bytes, 16, r, many, h200).t_us - launch;
+  EXPECT_GT(t_one, 1.05 * t_many) << t_one << " vs " << t_many;
+  EXPECT_LT(t_one, 1.2 * t_many) << t_one << " vs " << t_many;
+}
+
+// The same bytes in flight per SM, held by all of its threads or by a quarter of them (registers):
+// the fuller SM keeps more of them loading at a time.
+TEST_F(ModelEval, FullerSmsKeepMoreBytesInFlight) {
+  Geometry g;
+  g.block = {128, 1, 1};
+  g.grid = {int64_t{h200.sms} * 16 * 50, 1, 1};
+  Resources full, quarter;
+  full.registers = 32;     // 16 blocks of 128 threads per SM
+  quarter.registers = 128;  // 4
+  ASSERT_EQ(occupancy_blocks_per_sm(full, g, h200), 16);
+  ASSERT_EQ(occupancy_blocks_per_sm(quarter, g, h200), 4);
+  const double bytes = 2.0 * (1 << 30);
+  EXPECT_LT(predict_time(0, bytes, 16, full, g, h200).t_us, predict_time(0, bytes, 64, quarter, g, h200).t_us);
+}
+
+// Where a template estimates its registers (model: registers_per_thread), the prior's occupancy
+// follows: a warp per row holding 128 floats is no longer predicted as if 16 such blocks fit an SM.
+TEST_F(ModelEval, ThePriorTakesTheTemplatesRegisterEstimate) {
+  const auto rms = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "rmsnorm");
+  auto bare = rms;
+  for (auto& v : bare.variants) v.registers = Expr();
+  ASSERT_FALSE(rms.variant("rowreg").registers.empty());
+  const Shape shape{{{"rows", 8192}, {"cols", 4096}}};
+  const Task with{&rms, &rms.variant("rowreg"), DType::f32, shape}, without{&bare, &bare.variant("rowreg"), DType::f32, shape};
+  const Space s(*with.variant, with.fixed(h200));
+  const auto wide = s.parse_key("TPR=32,RPB=4,VEC=4,EPT=32,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0");
+  const auto full = s.parse_key("TPR=512,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0");
+  ModelPredictor estimated(with, h200), unknown(without, h200);
+  const auto a = estimated.predict({wide, full}), b = unknown.predict({wide, full});
+  EXPECT_GT(a[0], b[0]) << "about 200 registers leave 2 blocks of 128 threads per SM";
+  EXPECT_DOUBLE_EQ(a[1], b[1]) << "30 registers: still 2048 threads per SM, nothing changes";
+  EXPECT_GT(a[0], a[1]);
+  EXPECT_NE(estimated.describe().find("registers as the template estimates them"), std::string::npos);
+  EXPECT_NE(unknown.describe().find("registers unknown"), std::string::npos);
 }
 
 }  // namespace

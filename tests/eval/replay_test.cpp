@@ -36,6 +36,7 @@ TEST(Replay, LandscapeRoundTripsThroughItsFile) {
   v.launch.block = {Expr("A * 32", {})};
   v.launch.smem = Expr("0", {});
   v.inflight_bytes = Expr("B * dtype_bytes", {});
+  v.registers = Expr("A * 8 + 20", {});
   l.problem.bytes = Expr("2 * n * dtype_bytes", {});
   save_landscape(l, dir / "a_landscape.json");
   const auto back = load_landscape(dir / "a_landscape.json");
@@ -44,6 +45,7 @@ TEST(Replay, LandscapeRoundTripsThroughItsFile) {
   EXPECT_EQ(back.variant().launch.grid.at(0).text(), "cdiv(n, A * 128)");
   EXPECT_EQ(back.variant().launch.block.at(0).text(), "A * 32");
   EXPECT_EQ(back.variant().inflight_bytes.text(), "B * dtype_bytes");
+  EXPECT_EQ(back.variant().registers.text(), "A * 8 + 20");
   EXPECT_EQ(back.problem.bytes.text(), "2 * n * dtype_bytes");
   EXPECT_TRUE(back.problem.flops.empty());
   EXPECT_EQ(back.task_id, l.task_id);

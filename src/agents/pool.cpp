@@ -77,7 +77,11 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
   };
   std::vector<Slot> slots;
   std::set<std::string> drawn;  // this round's candidates, so that two slots never draw the same
-  const size_t screen = static_cast<size_t>(std::max(1, opt_.screen));
+  // Before the first result the prior is all the screen has, and it costs no compile: the warm-up
+  // rounds judge more candidates per proposal (initial_screen) than the rounds after (screen 1
+  // turns the screen off throughout).
+  const bool warm_round = only_.empty() && proposed_ < opt_.initial && opt_.screen > 1;
+  const size_t screen = static_cast<size_t>(std::max(1, warm_round ? opt_.initial_screen : opt_.screen));
   int warm_misses = 0;  // space-filling draws that found nothing unseen (a nearly spent space)
   for (size_t tries = 0; slots.size() < n && tries < 64 * n; ++tries) {
     // Space-filling samples until `initial` proposals are out: the bandit starts from evidence.

@@ -82,9 +82,9 @@ class Collect final : public TaskObserver {
 };
 
 std::vector<EvalResult> run(const Landscape& l, const std::string& strategy, bool model, uint64_t seed, int64_t evals,
-                            std::string* report = nullptr) {
+                            std::string* report = nullptr, SearchOptions o = {}) {
   const Space space(l.variant(), l.fixed);
-  auto s = make_strategy(strategy, space, SearchOptions{});
+  auto s = make_strategy(strategy, space, o);
   WithModel ev(l, model);
   Collect obs;
   Rng rng(seed);
@@ -129,6 +129,34 @@ TEST(Screen, WhatCannotRunIsNeverMeasured) {
   EXPECT_NE(report.find("screen:"), std::string::npos) << report;
   EXPECT_NE(report.find("valley model"), std::string::npos) << report;
   EXPECT_NE(report.find("best found by"), std::string::npos) << report;
+}
+
+// "screen: N candidates judged for M proposals" from the run's account.
+int64_t judged(const std::string& report) {
+  const auto at = report.find("screen: ");
+  return at == std::string::npos ? -1 : std::stoll(report.substr(at + 8));
+}
+
+// Before any result the screen has only the prior, which costs no compile: the first `initial`
+// proposals are each kept from initial_screen candidates, the later ones from screen.
+TEST(Screen, TheFirstRoundJudgesMoreCandidatesPerProposal) {
+  const auto l = valley();
+  std::string report;
+  SearchOptions o;
+  o.initial = 8;  // the first batch
+  o.screen = 4;
+  o.initial_screen = 4;
+  run(l, "soltune", true, 3, 8, &report, o);
+  const auto same = judged(report);
+  o.initial_screen = 16;
+  run(l, "soltune", true, 3, 8, &report, o);
+  const auto wide = judged(report);
+  EXPECT_LE(same, 4 * 8) << report;
+  EXPECT_GT(wide, 3 * same) << report;
+  EXPECT_LE(wide, 16 * 8) << report;
+  o.screen = 1;  // no screen at all: one candidate per proposal, whatever initial_screen says
+  run(l, "soltune", true, 3, 8, &report, o);
+  EXPECT_LE(judged(report), 8) << report;
 }
 
 TEST(Screen, SameSeedSameProposals) {

@@ -243,6 +243,11 @@ TEST_F(BadInput, NegativeBudget) {
   expect_error([&] { load_run_config(config_); }, config_, line, 9, {"needs evals or seconds"});
 }
 
+TEST_F(BadInput, ScreenBelowOne) {
+  const int line = edit(config_, "seed: 1\n", "seed: 1\nsearch: {screen: 4, initial_screen: 0}\n") + 1;
+  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"initial_screen", "at least 1"});
+}
+
 TEST_F(BadInput, BadBackendAndGpu) {
   int line = edit(config_, "backend: model", "backend: opencl");
   expect_error([&] { load_run_config(config_); }, config_, line, 10, {"auto, cuda or model", "opencl"});

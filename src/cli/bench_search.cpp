@@ -154,32 +154,6 @@ std::string attach_template(Landscape& l, const std::filesystem::path& dir) {
   }
 }
 
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  auto ranks = [](const std::vector<double>& v) {
-    std::vector<size_t> o(v.size());
-    for (size_t i = 0; i < o.size(); ++i) o[i] = i;
-    std::stable_sort(o.begin(), o.end(), [&](size_t x, size_t y) { return v[x] < v[y]; });
-    std::vector<double> r(v.size());
-    for (size_t i = 0; i < o.size();) {  // ties share their mean rank
-      size_t j = i;
-      while (j + 1 < o.size() && v[o[j + 1]] == v[o[i]]) ++j;
-      for (size_t k = i; k <= j; ++k) r[o[k]] = 0.5 * static_cast<double>(i + j);
-      i = j + 1;
-    }
-    return r;
-  };
-  const auto ra = ranks(a), rb = ranks(b);
-  const double n = static_cast<double>(a.size());
-  double ma = 0, mb = 0, c = 0, va = 0, vb = 0;
-  for (size_t i = 0; i < a.size(); ++i) ma += ra[i] / n, mb += rb[i] / n;
-  for (size_t i = 0; i < a.size(); ++i) {
-    c += (ra[i] - ma) * (rb[i] - mb);
-    va += (ra[i] - ma) * (ra[i] - ma);
-    vb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return va > 0 && vb > 0 ? c / std::sqrt(va * vb) : 0;
-}
-
 // How well the prior alone ranks the landscape: Spearman's rho between predicted and measured times
 // over the correct configurations, and the measured time of the model's top k over the best.
 nlohmann::json model_ranking(const Landscape& l) {

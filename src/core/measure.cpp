@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -63,6 +64,32 @@ std::string Geometry::str() const {
                 static_cast<long long>(block[0]), static_cast<long long>(block[1]), static_cast<long long>(block[2]),
                 static_cast<long long>(smem));
   return buf;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<size_t> o(v.size());
+    for (size_t i = 0; i < o.size(); ++i) o[i] = i;
+    std::stable_sort(o.begin(), o.end(), [&](size_t x, size_t y) { return v[x] < v[y]; });
+    std::vector<double> r(v.size());
+    for (size_t i = 0; i < o.size();) {  // ties share their mean rank
+      size_t j = i;
+      while (j + 1 < o.size() && v[o[j + 1]] == v[o[i]]) ++j;
+      for (size_t k = i; k <= j; ++k) r[o[k]] = 0.5 * static_cast<double>(i + j);
+      i = j + 1;
+    }
+    return r;
+  };
+  const auto ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  double ma = 0, mb = 0, c = 0, va = 0, vb = 0;
+  for (size_t i = 0; i < a.size(); ++i) ma += ra[i] / n, mb += rb[i] / n;
+  for (size_t i = 0; i < a.size(); ++i) {
+    c += (ra[i] - ma) * (rb[i] - mb);
+    va += (ra[i] - ma) * (ra[i] - ma);
+    vb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return va > 0 && vb > 0 ? c / std::sqrt(va * vb) : 0;
 }
 
 }  // namespace soltune

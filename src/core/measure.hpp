@@ -44,6 +44,9 @@ struct Timing {
 };
 // Median and quartiles of samples (microseconds). Empty input gives an empty Timing.
 Timing summarize(std::vector<double> samples_us);
+// Spearman's rank correlation of two equally long series (ties share their mean rank); 0 when either
+// is constant.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
 struct Accuracy {
   int64_t checked = 0, mismatches = 0, nonfinite = 0, unwritten = 0;

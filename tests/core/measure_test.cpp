@@ -63,5 +63,13 @@ TEST(Measure, StatusNamesRoundTrip) {
   EXPECT_THROW(parse_status("fine"), Error);
 }
 
+TEST(Spearman, RanksNotValues) {
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 300, 4000}), 1.0);  // monotone: 1 whatever the scale
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3}, {5, 5, 5}), 0.0);  // constant: no ranking
+  // Ties share their mean rank: (1, 2.5, 2.5, 4) against (1, 2, 3, 4).
+  EXPECT_NEAR(spearman({1, 2, 2, 3}, {1, 2, 3, 4}), 0.9486833, 1e-6);
+}
+
 }  // namespace
 }  // namespace soltune

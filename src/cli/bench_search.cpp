@@ -201,11 +201,15 @@ int bench_search_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune bench-search options");
   std::vector<std::string> files;
   int seeds = 25, batch = 8;
+  SearchOptions o;
   std::string strategies, templates;
   desc.add_options()("help,h", "this text")("landscape", po::value(&files)->multitoken(), "recorded landscapes (JSON)")(
       "seeds", po::value(&seeds)->default_value(25), "runs per strategy and landscape, seeds 0..N-1")(
       "strategies", po::value(&strategies), "comma-separated subset of the strategies (default: all)")(
       "batch", po::value(&batch)->default_value(8), "configurations per batch (as a real run compiles them)")(
+      "screen", po::value(&o.screen)->default_value(o.screen), "candidates the pool's screen judges per proposal (1: none)")(
+      "initial-screen", po::value(&o.initial_screen)->default_value(o.initial_screen),
+      "the same for the warm-up's proposals, before any result")(
       "templates", po::value(&templates), "templates folder the landscapes' launch geometry comes from, for the model's prior "
       "(default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
       "no-prior", "run every strategy without the model's prior (measurements only)")(
@@ -218,11 +222,11 @@ int bench_search_command(const std::vector<std::string>& args) {
   }
   for (const auto& p : positional) files.push_back(p);
   if (files.empty()) throw UsageError("bench-search needs --landscape FILE (one or more)");
-  if (seeds < 1 || batch < 1) throw UsageError("--seeds and --batch must be at least 1");
+  if (seeds < 1 || batch < 1 || o.screen < 1 || o.initial_screen < 1)
+    throw UsageError("--seeds, --batch, --screen and --initial-screen must be at least 1");
   const auto names = strategies.empty() ? kStrategies : split(strategies);
   for (const auto& n : names)
     if (!known_strategy(n)) throw UsageError("--strategies: unknown strategy '" + n + "' (expected one of " + strategy_names() + ")");
-  SearchOptions o;
   o.batch = batch;
   const bool as_json = vm.count("json") > 0;
   const bool prior = vm.count("no-prior") == 0;

@@ -570,6 +570,23 @@ stream_s8a() {  # the GPU tests at HEAD; LayerNorm rowreg with WIDTH (the width 
   one_task_config configs/softmax.yaml "cached" 81 bf16 "cols: 50304" > "$d/softmax.yaml"
   tune "$d" "$d/softmax.yaml" --evals ${SM_EVALS:-160} --seconds ${SM_S:-70}
 }
+stream_s8b() {  # the GPU tests at HEAD; then the library from fresh knowledge bases, same seed, by the
+  local d=$out/a  # binary before session 8's prior and screen (soltune_old, 1195088, with its templates
+  export PATH=/usr/local/cuda/bin:$PATH  # in .gpu/templates_old) and by HEAD's: GPU busy, and what each
+  gpu_tests "$d"  # task's first evaluations found (the knowledge bases come back whole)
+  local budget="gelu:128:40 l1norm:64:30 rmsnorm:256:50 layernorm:256:50 softmax:960:110"
+  for pb in $budget; do
+    IFS=: read -r p evals secs <<< "$pb"
+    for b in soltune_old soltune; do
+      local t=$PWD/templates; [ $b = soltune_old ] && t=$PWD/.gpu/templates_old
+      sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: 88\ntemplates: $t|" configs/$p.yaml > "$d/${p}_$b.yaml"
+      echo "== $p $b" >> "$d/summary.txt"
+      SOLTUNE_CACHE_DIR=/tmp/cache-$b bounded $b tune "$d/${p}_$b.yaml" --evals $evals --seconds $secs \
+        --kb "$d/${p}_$b.sqlite" > "$d/${p}_$b.log" 2>&1
+      grep -E "GPU busy|compiles:" "$d/${p}_$b.log" >> "$d/summary.txt"
+    done
+  done
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -598,6 +615,7 @@ case "${1:-tune}" in
   s7e) stream_s7e ;;
   s7f) stream_s7f ;;
   s8a) stream_s8a ;;
+  s8b) stream_s8b ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

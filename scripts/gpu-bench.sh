@@ -587,6 +587,14 @@ stream_s8b() {  # the GPU tests at HEAD; then the library from fresh knowledge b
     done
   done
 }
+stream_s8c() {  # LayerNorm rowreg with HINT 2 (weight and bias evict_last, as Triton loads them) and no
+  local d=$out/a  # pivot under STATS 0, tuned at bf16 32768x1024 from call 1's knowledge base (batches of
+  export PATH=/usr/local/cuda/bin:$PATH  # 16), then exported and timed beside PyTorch
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  one_task_config configs/layernorm.yaml "rowreg" 83 bf16 "rows: 32768" > "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${LN_EVALS:-320} --seconds ${LN_S:-90}
+  export_ab "$d" 100 layernorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -616,6 +624,7 @@ case "${1:-tune}" in
   s7f) stream_s7f ;;
   s8a) stream_s8a ;;
   s8b) stream_s8b ;;
+  s8c) stream_s8c ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -23,11 +23,31 @@ template <> __device__ __forceinline__ float from_f<float>(float v) { return v; 
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 // HINT 1: streaming (evict-first) access for data touched once; weights use the read-only path.
+// HINT 2, Triton's policy here: x and y by default, weight and bias (read by every row) kept in L1
+// and L2 (evict_last).
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT) return __ldcs(p); else return *p;
+  if constexpr (HINT == 1) return __ldcs(p); else return *p;
 }
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT) __stcs(p, v); else *p = v;
+  if constexpr (HINT == 1) __stcs(p, v); else *p = v;
+}
+template <int HINT, typename R> __device__ __forceinline__ R param_read(const R* p) {
+  if constexpr (HINT == 2) {
+    static_assert(sizeof(R) == 16 || sizeof(R) == 8 || sizeof(R) == 4, "HINT 2: vectors of 4, 8 or 16 bytes");
+    unsigned long long pol;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    R r;
+    if constexpr (sizeof(R) == 16)
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                   : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
+    else if constexpr (sizeof(R) == 8)
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
+    else
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+    return r;
+  } else {
+    return __ldg(p);
+  }
 }
 template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
   const T* e = reinterpret_cast<const T*>(&r);
@@ -143,8 +163,8 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
 #pragma unroll
     for (int e = 0; e < EPT; ++e)
       if (inside(e)) {
-        wr[e] = __ldg(reinterpret_cast<const Raw*>(weight + col(e)));
-        br[e] = __ldg(reinterpret_cast<const Raw*>(bias + col(e)));
+        wr[e] = param_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e)));
+        br[e] = param_read<HINT>(reinterpret_cast<const Raw*>(bias + col(e)));
       }
   }
 
@@ -214,8 +234,8 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
         unpack<T>(wr[e], w);
         unpack<T>(br[e], b);
       } else {
-        unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + col(e))), w);
-        unpack<T>(__ldg(reinterpret_cast<const Raw*>(bias + col(e))), b);
+        unpack<T>(param_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e))), w);
+        unpack<T>(param_read<HINT>(reinterpret_cast<const Raw*>(bias + col(e))), b);
       }
       float o[VEC];
 #pragma unroll
@@ -229,7 +249,8 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       const long long row = row_of(g);
       const bool active = row < rows;
       const T* xr = x + (active ? row : 0) * cols;
-      const float pivot = to_f(xr[0]);
+      // STATS 0 centres its second reduction on the mean itself: no pivot to load.
+      const float pivot = STATS == 0 ? 0.f : to_f(xr[0]);
 
       float v[EPT][VEC];
 #pragma unroll

@@ -77,11 +77,13 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
   };
   std::vector<Slot> slots;
   std::set<std::string> drawn;  // this round's candidates, so that two slots never draw the same
-  // Before the first result the prior is all the screen has, and it costs no compile: the warm-up
-  // rounds judge more candidates per proposal (initial_screen) than the rounds after (screen 1
-  // turns the screen off throughout).
+  // Before the first result the prior is all the screen has, and it costs no compile: a warm-up
+  // round judges initial_candidates in all, spread over its proposals (at least `screen` each), so
+  // that its first picks are the prior's best of as many whatever the batch (screen 1 turns the
+  // screen off throughout).
   const bool warm_round = only_.empty() && proposed_ < opt_.initial && opt_.screen > 1;
-  const size_t screen = static_cast<size_t>(std::max(1, warm_round ? opt_.initial_screen : opt_.screen));
+  const int per_slot = warm_round ? static_cast<int>((static_cast<size_t>(opt_.initial_candidates) + n - 1) / n) : 0;
+  const size_t screen = static_cast<size_t>(std::max({1, opt_.screen, per_slot}));
   int warm_misses = 0;  // space-filling draws that found nothing unseen (a nearly spent space)
   for (size_t tries = 0; slots.size() < n && tries < 64 * n; ++tries) {
     // Space-filling samples until `initial` proposals are out: the bandit starts from evidence.

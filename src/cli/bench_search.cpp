@@ -208,8 +208,8 @@ int bench_search_command(const std::vector<std::string>& args) {
       "strategies", po::value(&strategies), "comma-separated subset of the strategies (default: all)")(
       "batch", po::value(&batch)->default_value(8), "configurations per batch (as a real run compiles them)")(
       "screen", po::value(&o.screen)->default_value(o.screen), "candidates the pool's screen judges per proposal (1: none)")(
-      "initial-screen", po::value(&o.initial_screen)->default_value(o.initial_screen),
-      "the same for the warm-up's proposals, before any result")(
+      "initial-candidates", po::value(&o.initial_candidates)->default_value(o.initial_candidates),
+      "what a warm-up round's screen judges in all, before any result")(
       "templates", po::value(&templates), "templates folder the landscapes' launch geometry comes from, for the model's prior "
       "(default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
       "no-prior", "run every strategy without the model's prior (measurements only)")(
@@ -222,8 +222,8 @@ int bench_search_command(const std::vector<std::string>& args) {
   }
   for (const auto& p : positional) files.push_back(p);
   if (files.empty()) throw UsageError("bench-search needs --landscape FILE (one or more)");
-  if (seeds < 1 || batch < 1 || o.screen < 1 || o.initial_screen < 1)
-    throw UsageError("--seeds, --batch, --screen and --initial-screen must be at least 1");
+  if (seeds < 1 || batch < 1 || o.screen < 1 || o.initial_candidates < 1)
+    throw UsageError("--seeds, --batch, --screen and --initial-candidates must be at least 1");
   const auto names = strategies.empty() ? kStrategies : split(strategies);
   for (const auto& n : names)
     if (!known_strategy(n)) throw UsageError("--strategies: unknown strategy '" + n + "' (expected one of " + strategy_names() + ")");

@@ -128,7 +128,7 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   }
   if (n.has("search")) {
     auto s = n.at("search");
-    s.only_keys({"initial", "population", "batch", "mutation_rate", "crossover_rate", "screen", "initial_screen", "strategy"});
+    s.only_keys({"initial", "population", "batch", "mutation_rate", "crossover_rate", "screen", "initial_candidates", "strategy"});
     c.search.strategy = s.str_or("strategy", c.search.strategy);
     if (!known_strategy(c.search.strategy))
       s.at("strategy").fail("unknown strategy '" + c.search.strategy + "' (expected one of " + strategy_names() + ")");
@@ -136,12 +136,12 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     c.search.population = static_cast<int>(s.int_or("population", c.search.population));
     c.search.batch = static_cast<int>(s.int_or("batch", c.search.batch));
     c.search.screen = static_cast<int>(s.int_or("screen", c.search.screen));
-    c.search.initial_screen = static_cast<int>(s.int_or("initial_screen", c.search.initial_screen));
+    c.search.initial_candidates = static_cast<int>(s.int_or("initial_candidates", c.search.initial_candidates));
     c.search.mutation_rate = s.number_or("mutation_rate", c.search.mutation_rate);
     c.search.crossover_rate = s.number_or("crossover_rate", c.search.crossover_rate);
     if (c.search.initial < 1 || c.search.population < 1 || c.search.batch < 1 || c.search.screen < 1 ||
-        c.search.initial_screen < 1)
-      s.fail("initial, population, batch, screen and initial_screen must be at least 1");
+        c.search.initial_candidates < 1)
+      s.fail("initial, population, batch, screen and initial_candidates must be at least 1");
     if (c.search.mutation_rate < 0 || c.search.mutation_rate > 1 || c.search.crossover_rate < 0 ||
         c.search.crossover_rate > 1)
       s.fail("rates must lie in [0, 1]");

@@ -28,7 +28,7 @@ struct SearchOptions {
   double mutation_rate = 0.3;  // per knob
   double crossover_rate = 0.5;
   int screen = 4;              // candidates the pool's screen predicts per proposal (1: no screen)
-  int initial_screen = 16;     // the same for the first `initial` proposals, before any measurement
+  int initial_candidates = 128;  // what a warm-up round's screen judges in all, before any measurement
   std::string strategy = "soltune";  // soltune (the agent pool), explorer, tuner, evolutionary, random, exhaustive
 };
 

@@ -137,24 +137,24 @@ int64_t judged(const std::string& report) {
   return at == std::string::npos ? -1 : std::stoll(report.substr(at + 8));
 }
 
-// Before any result the screen has only the prior, which costs no compile: the first `initial`
-// proposals are each kept from initial_screen candidates, the later ones from screen.
+// Before any result the screen has only the prior, which costs no compile: a warm-up round judges
+// initial_candidates in all (at least `screen` per proposal), the later rounds `screen` each.
 TEST(Screen, TheFirstRoundJudgesMoreCandidatesPerProposal) {
   const auto l = valley();
   std::string report;
   SearchOptions o;
   o.initial = 8;  // the first batch
   o.screen = 4;
-  o.initial_screen = 4;
+  o.initial_candidates = 8;  // fewer than `screen` per proposal: screen wins
   run(l, "soltune", true, 3, 8, &report, o);
   const auto same = judged(report);
-  o.initial_screen = 16;
+  o.initial_candidates = 128;
   run(l, "soltune", true, 3, 8, &report, o);
   const auto wide = judged(report);
   EXPECT_LE(same, 4 * 8) << report;
   EXPECT_GT(wide, 3 * same) << report;
-  EXPECT_LE(wide, 16 * 8) << report;
-  o.screen = 1;  // no screen at all: one candidate per proposal, whatever initial_screen says
+  EXPECT_LE(wide, 128) << report;
+  o.screen = 1;  // no screen at all: one candidate per proposal, whatever initial_candidates says
   run(l, "soltune", true, 3, 8, &report, o);
   EXPECT_LE(judged(report), 8) << report;
 }

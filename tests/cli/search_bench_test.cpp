@@ -66,9 +66,9 @@ TEST_F(SearchBench, BenchSearchRefusesBadInput) {
   r = soltune("bench-search --landscape " + q(recorded_landscapes().front()) + " --strategies random,magic");
   EXPECT_EQ(r.code, 2) << r;
   EXPECT_NE(r.err.find("magic"), std::string::npos) << r;
-  r = soltune("bench-search --landscape " + q(recorded_landscapes().front()) + " --initial-screen 0");
+  r = soltune("bench-search --landscape " + q(recorded_landscapes().front()) + " --initial-candidates 0");
   EXPECT_EQ(r.code, 2) << r;
-  EXPECT_NE(r.err.find("--initial-screen"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("--initial-candidates"), std::string::npos) << r;
 }
 
 TEST_F(SearchBench, FullSystemOnTheReplayBackend) {

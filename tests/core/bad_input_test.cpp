@@ -244,8 +244,8 @@ TEST_F(BadInput, NegativeBudget) {
 }
 
 TEST_F(BadInput, ScreenBelowOne) {
-  const int line = edit(config_, "seed: 1\n", "seed: 1\nsearch: {screen: 4, initial_screen: 0}\n") + 1;
-  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"initial_screen", "at least 1"});
+  const int line = edit(config_, "seed: 1\n", "seed: 1\nsearch: {screen: 4, initial_candidates: 0}\n") + 1;
+  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"initial_candidates", "at least 1"});
 }
 
 TEST_F(BadInput, BadBackendAndGpu) {

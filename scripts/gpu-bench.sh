@@ -595,6 +595,14 @@ stream_s8c() {  # LayerNorm rowreg with HINT 2 (weight and bias evict_last, as T
   tune "$d" "$d/layernorm.yaml" --evals ${LN_EVALS:-320} --seconds ${LN_S:-90}
   export_ab "$d" 100 layernorm
 }
+stream_s8d() {  # the GPU tests at HEAD; the whole library exported from call 3's knowledge base and timed
+  local d=$out/a  # beside PyTorch (100 repetitions)
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_ab "$d" 100
+  rm -f "$d/kb.sqlite"
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -625,6 +633,7 @@ case "${1:-tune}" in
   s8a) stream_s8a ;;
   s8b) stream_s8b ;;
   s8c) stream_s8c ;;
+  s8d) stream_s8d ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -245,7 +245,9 @@ int bench_search_command(const std::vector<std::string>& args) {
       for (auto& r : runs) traces[s].push_back(r.get());
     }
     const auto ranking = why.empty() ? model_ranking(l) : nlohmann::json(nullptr);
-    out[name]["prior"] = ranking.is_null() ? nlohmann::json("none: " + why) : ranking;
+    // Every key under a landscape is a strategy ({"<landscape>": {"<strategy>": {...}}}): the prior's
+    // analysis rides with soltune's entry, the strategy that uses it.
+    if (traces.count("soltune")) out[name]["soltune"]["prior"] = ranking.is_null() ? nlohmann::json("none: " + why) : ranking;
     if (!as_json) {
       std::printf("%s: %s, %lld legal configurations, best %.2f us (T_ref %.2f, T_SOL %.2f), %d seeds, batch %d\n",
                   name.c_str(), l.task_id.c_str(), static_cast<long long>(cap), l.best_us(), l.baseline.t_ref_us,

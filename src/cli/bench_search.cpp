@@ -69,7 +69,8 @@ class NoPrior final : public Evaluator {
   Evaluator& inner_;
 };
 
-Trace run_one(const Landscape& l, const std::string& strategy, uint64_t seed, const SearchOptions& o, bool prior) {
+Trace run_one(const Landscape& l, const std::string& strategy, uint64_t seed, const SearchOptions& o, bool prior,
+              int ahead) {
   const Space space(l.variant(), l.fixed);
   auto s = make_strategy(strategy, space, o);
   ReplayEvaluator replay({&l});
@@ -84,7 +85,7 @@ Trace run_one(const Landscape& l, const std::string& strategy, uint64_t seed, co
   while (trace.to1 < 0 && run.outcome().evaluated < cap) {
     const int64_t left = cap - run.outcome().evaluated;
     const int64_t now = std::min<int64_t>(o.batch, left);
-    if (!run.step(now, std::min<int64_t>(o.batch, left - now))) break;
+    if (!run.step(now, std::min<int64_t>(ahead * o.batch, left - now))) break;
   }
   return trace;
 }
@@ -200,13 +201,15 @@ std::vector<std::string> split(const std::string& s) {
 int bench_search_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune bench-search options");
   std::vector<std::string> files;
-  int seeds = 25, batch = 8;
+  int seeds = 25, batch = 8, ahead = 1;
   SearchOptions o;
   std::string strategies, templates;
   desc.add_options()("help,h", "this text")("landscape", po::value(&files)->multitoken(), "recorded landscapes (JSON)")(
       "seeds", po::value(&seeds)->default_value(25), "runs per strategy and landscape, seeds 0..N-1")(
       "strategies", po::value(&strategies), "comma-separated subset of the strategies (default: all)")(
       "batch", po::value(&batch)->default_value(8), "configurations per batch (as a real run compiles them)")(
+      "ahead", po::value(&ahead)->default_value(1),
+      "batches proposed ahead of the one measured (a run's dispatcher holds 1, a lone task 2)")(
       "screen", po::value(&o.screen)->default_value(o.screen), "candidates the pool's screen judges per proposal (1: none)")(
       "initial-candidates", po::value(&o.initial_candidates)->default_value(o.initial_candidates),
       "what a warm-up round's screen judges in all, before any result")(
@@ -222,8 +225,8 @@ int bench_search_command(const std::vector<std::string>& args) {
   }
   for (const auto& p : positional) files.push_back(p);
   if (files.empty()) throw UsageError("bench-search needs --landscape FILE (one or more)");
-  if (seeds < 1 || batch < 1 || o.screen < 1 || o.initial_candidates < 1)
-    throw UsageError("--seeds, --batch, --screen and --initial-candidates must be at least 1");
+  if (seeds < 1 || batch < 1 || ahead < 1 || o.screen < 1 || o.initial_candidates < 1)
+    throw UsageError("--seeds, --batch, --ahead, --screen and --initial-candidates must be at least 1");
   const auto names = strategies.empty() ? kStrategies : split(strategies);
   for (const auto& n : names)
     if (!known_strategy(n)) throw UsageError("--strategies: unknown strategy '" + n + "' (expected one of " + strategy_names() + ")");
@@ -241,7 +244,7 @@ int bench_search_command(const std::vector<std::string>& args) {
     for (const auto& s : names) {
       std::vector<std::future<Trace>> runs;
       for (int seed = 0; seed < seeds; ++seed)
-        runs.push_back(std::async(std::launch::async, [&, s, seed] { return run_one(l, s, static_cast<uint64_t>(seed), o, prior); }));
+        runs.push_back(std::async(std::launch::async, [&, s, seed] { return run_one(l, s, static_cast<uint64_t>(seed), o, prior, ahead); }));
       for (auto& r : runs) traces[s].push_back(r.get());
     }
     const auto ranking = why.empty() ? model_ranking(l) : nlohmann::json(nullptr);

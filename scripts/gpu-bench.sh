@@ -603,6 +603,16 @@ stream_s8d() {  # the GPU tests at HEAD; the whole library exported from call 3'
   export_ab "$d" 100
   rm -f "$d/kb.sqlite"
 }
+stream_s8e() {  # GPU busy of lone LayerNorm f32 8192x4096 tasks at HEAD with the default batch of 8 (fresh
+  local d=$out/a  # knowledge base and compile cache each; as session 7's s7b and s7d)
+  local t="templates: $PWD/templates"
+  for v in rowreg looped; do
+    printf 'problem: layernorm\nvariants: [%s]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 200, seconds: 60}\nseed: 64\n%s\n' $v "$t" > "$d/ln_$v.yaml"
+    echo "== ln_$v" >> "$d/summary.txt"
+    SOLTUNE_CACHE_DIR=/tmp/cache-$v bounded soltune tune "$d/ln_$v.yaml" --kb "$d/fresh_$v.sqlite" > "$d/ln_$v.log" 2>&1
+    grep -E "GPU busy|GPU use|compiles:|^layernorm/.*us" "$d/ln_$v.log" >> "$d/summary.txt"
+  done
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -634,6 +644,7 @@ case "${1:-tune}" in
   s8b) stream_s8b ;;
   s8c) stream_s8c ;;
   s8d) stream_s8d ;;
+  s8e) stream_s8e ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

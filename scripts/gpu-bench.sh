@@ -613,6 +613,14 @@ stream_s8e() {  # GPU busy of lone LayerNorm f32 8192x4096 tasks at HEAD with th
     grep -E "GPU busy|GPU use|compiles:|^layernorm/.*us" "$d/ln_$v.log" >> "$d/summary.txt"
   done
 }
+stream_s8f() {  # LayerNorm rowreg with its pivot back under STATS 0, tuned at bf16 32768x1024 from call 3's
+  local d=$out/a  # knowledge base (batches of 16), then LayerNorm exported and timed beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  one_task_config configs/layernorm.yaml "rowreg" 85 bf16 "rows: 32768" > "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${LN_EVALS:-240} --seconds ${LN_S:-70}
+  export_ab "$d" 100 layernorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -645,6 +653,7 @@ case "${1:-tune}" in
   s8c) stream_s8c ;;
   s8d) stream_s8d ;;
   s8e) stream_s8e ;;
+  s8f) stream_s8f ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

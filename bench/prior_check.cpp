@@ -24,16 +24,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 using TaskKey = std::tuple<std::string, std::string, std::string, std::string>;  // problem, variant, dtype, shape
 
-Shape parse_shape(const ProblemSpec& p, const std::string& key) {
-  Shape s;
-  for (const auto& name : p.sizes) {
-    const auto at = key.find(name + "=");
-    if (at == std::string::npos) throw Error("shape '" + key + "' has no size " + name);
-    s.dims.emplace_back(name, std::stoll(key.substr(at + name.size() + 1)));
-  }
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {

@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include "cli/export_json.hpp"
 #include "core/atomic_file.hpp"
@@ -23,22 +22,6 @@ std::filesystem::path default_templates() {
   if (const char* env = std::getenv("SOLTUNE_TEMPLATES")) return env;
   if (std::filesystem::exists("templates")) return "templates";
   return SOLTUNE_TEMPLATES_DIR;
-}
-
-// "m=4096,n=1024" -> the problem's Shape, checked against its sizes.
-Shape parse_shape(const ProblemSpec& p, const std::string& key) {
-  Shape s;
-  std::istringstream in(key);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    const auto eq = part.find('=');
-    if (eq == std::string::npos) throw Error("knowledge base: malformed shape '" + key + "'");
-    s.dims.emplace_back(part.substr(0, eq), std::stoll(part.substr(eq + 1)));
-  }
-  if (s.dims.size() != p.sizes.size()) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);
-  for (size_t i = 0; i < s.dims.size(); ++i)
-    if (s.dims[i].first != p.sizes[i]) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);
-  return s;
 }
 
 // Rebuilds each specialization's cubin as the tuning run built it (same source, name expression,

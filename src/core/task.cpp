@@ -1,5 +1,7 @@
 #include "core/task.hpp"
 
+#include <sstream>
+
 #include "core/space.hpp"
 
 namespace soltune {
@@ -7,6 +9,21 @@ namespace soltune {
 std::string Shape::key() const {
   std::string s;
   for (const auto& [n, v] : dims) s += (s.empty() ? "" : ",") + n + "=" + std::to_string(v);
+  return s;
+}
+
+Shape parse_shape(const ProblemSpec& p, const std::string& key) {
+  Shape s;
+  std::istringstream in(key);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) throw Error("knowledge base: malformed shape '" + key + "'");
+    s.dims.emplace_back(part.substr(0, eq), std::stoll(part.substr(eq + 1)));
+  }
+  if (s.dims.size() != p.sizes.size()) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);
+  for (size_t i = 0; i < s.dims.size(); ++i)
+    if (s.dims[i].first != p.sizes[i]) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);
   return s;
 }
 

@@ -21,6 +21,9 @@ struct Shape {
   std::string key() const;                             // "n=268435456"
   int64_t at(const std::string& name) const;
 };
+// The inverse of Shape::key() for a knowledge base's shape key: "m=4096,n=1024" -> the problem's
+// Shape, checked against its sizes (throws Error otherwise).
+Shape parse_shape(const ProblemSpec& p, const std::string& key);
 
 struct Task {
   const ProblemSpec* problem = nullptr;

@@ -65,25 +65,13 @@ int main(int argc, char** argv) try {
       }
     if (configs.size() < 30) continue;  // too few to say anything
     ModelPredictor prior(task, *dev);
-    const auto predicted = prior.predict(configs);
-    std::vector<double> pa, ma;
-    double best = kInf;
-    for (size_t i = 0; i < configs.size(); ++i) {
-      best = std::min(best, times[i]);
-      if (std::isfinite(times[i]) && std::isfinite(predicted[i])) pa.push_back(predicted[i]), ma.push_back(times[i]);
-    }
-    std::vector<size_t> order(configs.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
-    double b8 = kInf;
-    for (size_t i = 0; i < 8 && i < order.size(); ++i) b8 = std::min(b8, times[order[i]]);
-    const double b1 = times[order[0]], rho = spearman(pa, ma);
+    const auto r = rank_agreement(prior.predict(configs), times, {1, 8});
     std::printf("%-58s %5zu %7.3f %7.3f %7.3f\n", (problem + "/" + variant + "/" + dtype + "/" + shape).c_str(),
-                configs.size(), rho, b1 / best, b8 / best);
-    rho_sum += rho;
+                configs.size(), r.rho, r.top_over_best[0], r.top_over_best[1]);
+    rho_sum += r.rho;
     ++n;
-    top1 += b1 <= 1.05 * best;
-    top8 += b8 <= 1.05 * best;
+    top1 += r.top_over_best[0] <= 1.05;
+    top8 += r.top_over_best[1] <= 1.05;
   }
   std::printf("%d tasks: mean rho %.3f; the prior's top 1 within 5%% of the best in %d, its top 8 in %d\n", n,
               n ? rho_sum / n : 0.0, top1, top8);

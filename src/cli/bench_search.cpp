@@ -169,19 +169,10 @@ nlohmann::json model_ranking(const Landscape& l) {
       configs.push_back(space.parse_key(key));
       measured.push_back(r.status == Status::ok ? r.time.median_us : kInf);
     }
-  const auto predicted = p->predict(configs);
-  std::vector<double> pa, ma;
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (std::isfinite(measured[i]) && std::isfinite(predicted[i])) pa.push_back(predicted[i]), ma.push_back(measured[i]);
-  std::vector<size_t> order(configs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
-  nlohmann::json j{{"prior", p->describe()}, {"spearman_ok", spearman(pa, ma)}};
-  for (size_t k : {1, 8, 24}) {
-    double best = kInf;
-    for (size_t i = 0; i < k && i < order.size(); ++i) best = std::min(best, measured[order[i]]);
-    j["top" + std::to_string(k) + "_over_best"] = best / l.best_us();
-  }
+  const std::vector<size_t> ks{1, 8, 24};
+  const auto r = rank_agreement(p->predict(configs), measured, ks);
+  nlohmann::json j{{"prior", p->describe()}, {"spearman_ok", r.rho}};
+  for (size_t i = 0; i < ks.size(); ++i) j["top" + std::to_string(ks[i]) + "_over_best"] = r.top_over_best[i];
   return j;
 }
 

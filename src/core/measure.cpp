@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/error.hpp"
 
@@ -90,6 +91,27 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
     vb += (rb[i] - mb) * (rb[i] - mb);
   }
   return va > 0 && vb > 0 ? c / std::sqrt(va * vb) : 0;
+}
+
+RankAgreement rank_agreement(const std::vector<double>& predicted, const std::vector<double>& measured,
+                             const std::vector<size_t>& ks) {
+  std::vector<double> pa, ma;
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < predicted.size() && i < measured.size(); ++i) {
+    best = std::min(best, measured[i]);
+    if (std::isfinite(measured[i]) && std::isfinite(predicted[i])) pa.push_back(predicted[i]), ma.push_back(measured[i]);
+  }
+  std::vector<size_t> order(std::min(predicted.size(), measured.size()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+  RankAgreement r;
+  r.rho = spearman(pa, ma);
+  for (size_t k : ks) {
+    double top = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < k && i < order.size(); ++i) top = std::min(top, measured[order[i]]);
+    r.top_over_best.push_back(top / best);
+  }
+  return r;
 }
 
 }  // namespace soltune

@@ -47,6 +47,15 @@ Timing summarize(std::vector<double> samples_us);
 // Spearman's rank correlation of two equally long series (ties share their mean rank); 0 when either
 // is constant.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
+// How well predicted times rank measured ones (infinity: cannot run, or stopped as slow): Spearman's
+// rho over the pairs where both are finite, and for each k the best measured time among the k
+// best-predicted, over the best measured time.
+struct RankAgreement {
+  double rho = 0;
+  std::vector<double> top_over_best;  // one per k
+};
+RankAgreement rank_agreement(const std::vector<double>& predicted, const std::vector<double>& measured,
+                             const std::vector<size_t>& ks);
 
 struct Accuracy {
   int64_t checked = 0, mismatches = 0, nonfinite = 0, unwritten = 0;

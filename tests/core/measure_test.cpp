@@ -1,6 +1,8 @@
 // Statistics of timings and the accuracy summary: what every recorded measurement rests on.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/measure.hpp"
 
 namespace soltune {
@@ -69,6 +71,17 @@ TEST(Spearman, RanksNotValues) {
   EXPECT_DOUBLE_EQ(spearman({1, 2, 3}, {5, 5, 5}), 0.0);  // constant: no ranking
   // Ties share their mean rank: (1, 2.5, 2.5, 4) against (1, 2, 3, 4).
   EXPECT_NEAR(spearman({1, 2, 2, 3}, {1, 2, 3, 4}), 0.9486833, 1e-6);
+}
+
+TEST(Spearman, RankAgreementOfAPriorWithMeasurements) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // The third configuration was stopped as slow: it ranks nothing, but counts among the top k.
+  const auto r = rank_agreement({1, 2, 3, 4}, {12, 10, inf, 11}, {1, 2, 4});
+  EXPECT_DOUBLE_EQ(r.rho, -0.5);  // ranks (0, 1, 2) against (2, 0, 1)
+  ASSERT_EQ(r.top_over_best.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.top_over_best[0], 1.2);  // the predicted best measured 12 against the best 10
+  EXPECT_DOUBLE_EQ(r.top_over_best[1], 1.0);
+  EXPECT_DOUBLE_EQ(r.top_over_best[2], 1.0);
 }
 
 }  // namespace

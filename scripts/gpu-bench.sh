@@ -559,14 +559,18 @@ one_task_config() {  # one_task_config CONFIG VARIANTS SEED DTYPE SHAPE-LINE-TO-
   variant_config "$1" "$2" "$3" | sed -e "s/^dtypes: .*/dtypes: [$4]/" -e "/^  - {/{/$5/!d}"
   echo "search: {batch: 16}"
 }
+ln_bf16_ab() {  # ln_bf16_ab DIR SEED EVALS SECONDS: LayerNorm rowreg alone at bf16 32768x1024 from
+  local d=$1  # DIR/kb.sqlite, then LayerNorm exported and timed beside PyTorch (100 repetitions)
+  one_task_config configs/layernorm.yaml "rowreg" "$2" bf16 "rows: 32768" > "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals "$3" --seconds "$4"
+  export_ab "$d" 100 layernorm
+}
 stream_s8a() {  # the GPU tests at HEAD; LayerNorm rowreg with WIDTH (the width compiled in) and WREG
   local d=$out/a  # without PERSIST (weight and bias loaded before the reductions, as Triton does) tuned at
   export PATH=/usr/local/cuda/bin:$PATH  # bf16 32768x1024 from session 7's knowledge base, exported beside
   gpu_tests "$d"  # PyTorch; then softmax bf16 4096x50304 (cached) tuned again beside its run's copy ceiling
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  one_task_config configs/layernorm.yaml "rowreg" 81 bf16 "rows: 32768" > "$d/layernorm.yaml"
-  tune "$d" "$d/layernorm.yaml" --evals ${LN_EVALS:-320} --seconds ${LN_S:-90}
-  export_ab "$d" 100 layernorm
+  ln_bf16_ab "$d" 81 ${LN_EVALS:-320} ${LN_S:-90}
   one_task_config configs/softmax.yaml "cached" 81 bf16 "cols: 50304" > "$d/softmax.yaml"
   tune "$d" "$d/softmax.yaml" --evals ${SM_EVALS:-160} --seconds ${SM_S:-70}
 }
@@ -591,9 +595,7 @@ stream_s8c() {  # LayerNorm rowreg with HINT 2 (weight and bias evict_last, as T
   local d=$out/a  # pivot under STATS 0, tuned at bf16 32768x1024 from call 1's knowledge base (batches of
   export PATH=/usr/local/cuda/bin:$PATH  # 16), then exported and timed beside PyTorch
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  one_task_config configs/layernorm.yaml "rowreg" 83 bf16 "rows: 32768" > "$d/layernorm.yaml"
-  tune "$d" "$d/layernorm.yaml" --evals ${LN_EVALS:-320} --seconds ${LN_S:-90}
-  export_ab "$d" 100 layernorm
+  ln_bf16_ab "$d" 83 ${LN_EVALS:-320} ${LN_S:-90}
 }
 stream_s8d() {  # the GPU tests at HEAD; the whole library exported from call 3's knowledge base and timed
   local d=$out/a  # beside PyTorch (100 repetitions)
@@ -617,9 +619,7 @@ stream_s8f() {  # LayerNorm rowreg with its pivot back under STATS 0, tuned at b
   local d=$out/a  # knowledge base (batches of 16), then LayerNorm exported and timed beside PyTorch
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  one_task_config configs/layernorm.yaml "rowreg" 85 bf16 "rows: 32768" > "$d/layernorm.yaml"
-  tune "$d" "$d/layernorm.yaml" --evals ${LN_EVALS:-240} --seconds ${LN_S:-70}
-  export_ab "$d" 100 layernorm
+  ln_bf16_ab "$d" 85 ${LN_EVALS:-240} ${LN_S:-70}
 }
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;

@@ -621,6 +621,10 @@ stream_s8f() {  # LayerNorm rowreg with its pivot back under STATS 0, tuned at b
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   ln_bf16_ab "$d" 85 ${LN_EVALS:-240} ${LN_S:-70}
 }
+stream_s8g() {  # the GPU tests at HEAD (after the review's moves of parse_shape and rank_agreement)
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$out/a"
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -654,6 +658,7 @@ case "${1:-tune}" in
   s8d) stream_s8d ;;
   s8e) stream_s8e ;;
   s8f) stream_s8f ;;
+  s8g) stream_s8g ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -625,6 +625,17 @@ stream_s8g() {  # the GPU tests at HEAD (after the review's moves of parse_shape
   export PATH=/usr/local/cuda/bin:$PATH
   gpu_tests "$out/a"
 }
+stream_s9a() {  # the bulk-copy variants (tma) of softmax, RMSNorm and LayerNorm tuned alone at the four
+  local d=$out/a  # shapes issue 6 still misses, from session 8's last knowledge base; then the three
+  export PATH=/usr/local/cuda/bin:$PATH  # problems exported and timed beside PyTorch (100 repetitions)
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  one_task_config configs/softmax.yaml tma 91 f32 "rows: 32768" > "$d/sm_f32.yaml"
+  one_task_config configs/softmax.yaml tma 91 bf16 "cols: 50304" > "$d/sm_bf16.yaml"
+  one_task_config configs/rmsnorm.yaml tma 91 f32 "rows: 8192" > "$d/rms_f32.yaml"
+  one_task_config configs/layernorm.yaml tma 91 bf16 "rows: 32768" > "$d/ln_bf16.yaml"
+  for c in ln_bf16 sm_f32 rms_f32 sm_bf16; do tune "$d" "$d/$c.yaml" --evals ${EVALS:-160} --seconds ${SECS:-40}; done
+  export_ab "$d" 100 softmax,layernorm,rmsnorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -659,6 +670,7 @@ case "${1:-tune}" in
   s8e) stream_s8e ;;
   s8f) stream_s8f ;;
   s8g) stream_s8g ;;
+  s9a) stream_s9a ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

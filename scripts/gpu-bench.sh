@@ -629,13 +629,23 @@ stream_s9a() {  # the bulk-copy variants (tma) of softmax, RMSNorm and LayerNorm
   local d=$out/a  # shapes issue 6 still misses, from session 8's last knowledge base; then the three
   export PATH=/usr/local/cuda/bin:$PATH  # problems exported and timed beside PyTorch (100 repetitions)
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  one_task_config configs/softmax.yaml tma 91 f32 "rows: 32768" > "$d/sm_f32.yaml"
-  one_task_config configs/softmax.yaml tma 91 bf16 "cols: 50304" > "$d/sm_bf16.yaml"
-  one_task_config configs/rmsnorm.yaml tma 91 f32 "rows: 8192" > "$d/rms_f32.yaml"
-  one_task_config configs/layernorm.yaml tma 91 bf16 "rows: 32768" > "$d/ln_bf16.yaml"
-  for c in ln_bf16 sm_f32 rms_f32 sm_bf16; do tune "$d" "$d/$c.yaml" --evals ${EVALS:-160} --seconds ${SECS:-40}; done
+  tma_four "$d" 91 ${EVALS:-160} ${SECS:-40}
   export_ab "$d" 100 softmax,layernorm,rmsnorm
 }
+tma_four() {  # tma_four DIR SEED EVALS SECONDS: the tma variants alone at issue 6's four open shapes
+  local d=$1 seed=$2 evals=$3 secs=$4
+  one_task_config configs/softmax.yaml tma $seed f32 "rows: 32768" > "$d/sm_f32.yaml"
+  one_task_config configs/softmax.yaml tma $seed bf16 "cols: 50304" > "$d/sm_bf16.yaml"
+  one_task_config configs/rmsnorm.yaml tma $seed f32 "rows: 8192" > "$d/rms_f32.yaml"
+  one_task_config configs/layernorm.yaml tma $seed bf16 "rows: 32768" > "$d/ln_bf16.yaml"
+  for c in ln_bf16 sm_f32 rms_f32 sm_bf16; do tune "$d" "$d/$c.yaml" --evals $evals --seconds $secs; done
+}
+stream_s9b() {  # the tma variants after the proxy fence and GPB (blocks of several row groups), tuned
+  local d=$out/a  # again at the four shapes from call 1's knowledge base
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  tma_four "$d" 92 ${EVALS:-200} ${SECS:-45}
+}
+
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -671,6 +681,7 @@ case "${1:-tune}" in
   s8f) stream_s8f ;;
   s8g) stream_s8g ;;
   s9a) stream_s9a ;;
+  s9b) stream_s9b ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

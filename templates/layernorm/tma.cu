@@ -1,11 +1,11 @@
 // LayerNorm with the rows streamed through the bulk copy engine (sm_90), as softmax's `tma`: a
-// persistent grid whose blocks walk their own row groups (RPS = BLOCK / TPR contiguous rows, one
-// bulk copy each) through a ring of STAGES shared-memory buffers, each completing on an mbarrier.
-// Each thread copies its vectors of the row to registers, the buffer goes back to the copy engine
-// at once, and the row is finished from registers: the mean, then the centred squares (two
-// reductions, exact for rows far from zero because the row's first element is subtracted first);
-// weight and bias are loaded once per block and kept in registers (a thread owns the same columns
-// in every row). The bytes in flight cost neither registers nor load instructions.
+// block walks its row groups (RPS = BLOCK / TPR contiguous rows, one bulk copy each), persistent
+// (GPB 0) or GPB consecutive groups per block, through a ring of STAGES shared-memory buffers, each
+// completing on an mbarrier. Each thread copies its vectors of the row to registers, the buffer goes
+// back to the copy engine at once, and the row is finished from registers: the mean, then the
+// centred squares (two reductions, exact for rows far from zero because the row's first element is
+// subtracted first); weight and bias are loaded once per block and kept in registers (a thread owns
+// the same columns in every row). The bytes in flight cost neither registers nor load instructions.
 #include <cuda_bf16.h>
 
 namespace ln_tma_detail {
@@ -63,6 +63,10 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
       "r"(parity)
       : "memory");
 }
+// Orders this thread's reads of a buffer (generic proxy) before the copy engine's next writes to
+// it (async proxy): a barrier alone does not, and without it rows came out computed from the
+// next group's data (softmax and RMSNorm wrong answers on the H200, session 9).
+__device__ __forceinline__ void release_to_copy_engine() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ unsigned long long evict_first_policy() {
   unsigned long long p;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
@@ -105,7 +109,7 @@ template <int TPR> __device__ __forceinline__ float row_sum(float v, float* red)
 
 }  // namespace ln_tma_detail
 
-template <typename T, int BLOCK, int TPR, int VEC, int EPT, int STAGES, int GRID, int HINT>
+template <typename T, int BLOCK, int TPR, int VEC, int EPT, int STAGES, int GRID, int GPB, int HINT>
 __global__ void __launch_bounds__(BLOCK, GRID)
     layernorm_tma(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
                   T* __restrict__ y, long long rows, long long cols_ll, float eps) {
@@ -127,7 +131,11 @@ __global__ void __launch_bounds__(BLOCK, GRID)
   const float inv_n = 1.0f / static_cast<float>(cols);
   const long long stage_bytes = static_cast<long long>(RPS) * cols * sizeof(T);
   const long long groups = (rows + RPS - 1) / RPS;
-  const long long mine = (groups - 1 - blockIdx.x) / gridDim.x + 1;  // the launch has at most `groups` blocks
+  // This block's groups, k < mine: persistent (GPB 0; the launch has at most `groups` blocks) or
+  // GPB consecutive groups per block, balanced over the SMs by the block scheduler.
+  const long long first = GPB ? blockIdx.x * static_cast<long long>(GPB) : blockIdx.x;
+  const long long step = GPB ? 1 : gridDim.x;
+  const long long mine = GPB ? (groups - first < GPB ? groups - first : GPB) : (groups - 1 - blockIdx.x) / gridDim.x + 1;
   const int slot = threadIdx.x / TPR, lane = threadIdx.x % TPR;
   auto inside = [&](int e) { return e * TPR + lane < nvec; };  // vector e of this thread: e * TPR + lane
   unsigned long long policy = 0;
@@ -135,7 +143,7 @@ __global__ void __launch_bounds__(BLOCK, GRID)
 
   auto buffer = [&](long long k) { return smem + (k % STAGES) * stage_bytes; };
   auto issue = [&](long long k) {  // thread 0: group k of this block into its buffer
-    const long long r0 = (blockIdx.x + k * gridDim.x) * RPS;
+    const long long r0 = (first + k * step) * RPS;
     const long long nr = rows - r0 < RPS ? rows - r0 : RPS;
     const unsigned bytes = static_cast<unsigned>(nr * cols_ll * static_cast<long long>(sizeof(T)));
     unsigned long long* bar = &full[k % STAGES];
@@ -163,7 +171,7 @@ __global__ void __launch_bounds__(BLOCK, GRID)
     }
 
   for (long long k = 0; k < mine; ++k) {
-    const long long row = (blockIdx.x + k * gridDim.x) * RPS + slot;
+    const long long row = (first + k * step) * RPS + slot;
     const bool valid = row < rows;  // the last group may be partial; its idle threads still reduce
     const Raw* srow = reinterpret_cast<const Raw*>(buffer(k)) + static_cast<long long>(slot) * nvec;
     mbar_wait(&full[k % STAGES], static_cast<unsigned>((k / STAGES) & 1));
@@ -174,6 +182,7 @@ __global__ void __launch_bounds__(BLOCK, GRID)
     // A value of the row, subtracted first: without it the f32 mean of a row with a large common
     // offset loses the digits the edge-value check needs (layernorm/rowreg.cu).
     const float pivot = valid ? to_f(reinterpret_cast<const T*>(srow)[0]) : 0.f;
+    release_to_copy_engine();
     __syncthreads();  // the group is in registers: its buffer goes back to the copy engine
     if (threadIdx.x == 0 && k + STAGES < mine) issue(k + STAGES);
     float v[EPT][VEC];

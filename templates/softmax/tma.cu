@@ -1,13 +1,14 @@
-// Softmax with the rows streamed through the bulk copy engine (sm_90): a persistent grid whose
-// blocks each walk their own row groups (group g: rows [g * RPS, g * RPS + RPS), RPS = BLOCK / TPR,
-// contiguous in memory, so one group is one bulk copy). A ring of STAGES shared-memory buffers
-// keeps the next groups in flight, each completing on its own mbarrier, while the current one is
-// reduced and stored: the bytes in flight no longer cost registers or load instructions (one
-// cp.async.bulk per 32 KB, issued by one thread), which is what limits the register-held designs of
-// `cached` at the widest and the narrowest rows. EPT > 0: each thread copies its part of the row to
-// registers (vector e * TPR + lane), the buffer is handed back to the copy engine at once, and the
-// row is finished from registers; EPT 0: the row is reduced and normalised from shared memory in
-// three passes, and the buffer refilled after them. x is read once, y written once (st.global).
+// Softmax with the rows streamed through the bulk copy engine (sm_90). A block walks its row
+// groups (group g: rows [g * RPS, g * RPS + RPS), RPS = BLOCK / TPR, contiguous in memory, so one
+// group is one bulk copy): a persistent grid (GPB 0) or GPB consecutive groups per block, as many
+// blocks as it takes, which the block scheduler balances over the SMs. A ring of STAGES
+// shared-memory buffers keeps the next groups in flight, each completing on its own mbarrier,
+// while the current one is reduced and stored: the bytes in flight cost neither registers nor load
+// instructions (one cp.async.bulk per 32 KB, issued by one thread). EPT > 0: each thread copies
+// its part of the row to registers (vector e * TPR + lane), the buffer goes back to the copy engine
+// at once, and the row is finished from registers; EPT 0: the row is reduced and normalised from
+// shared memory in three passes, and the buffer refilled after them. x is read once, y written
+// once (st.global).
 #include <cuda_bf16.h>
 
 namespace softmax_tma_detail {
@@ -101,6 +102,10 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
       "r"(parity)
       : "memory");
 }
+// Orders this thread's reads of a buffer (generic proxy) before the copy engine's next writes to
+// it (async proxy): a barrier alone does not, and without it rows came out computed from the
+// next group's data (softmax and RMSNorm wrong answers on the H200, session 9).
+__device__ __forceinline__ void release_to_copy_engine() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ unsigned long long evict_first_policy() {
   unsigned long long p;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
@@ -156,7 +161,7 @@ template <typename Op, int TPR> __device__ __forceinline__ float row_reduce(floa
 
 }  // namespace softmax_tma_detail
 
-template <typename T, int BLOCK, int TPR, int VEC, int EPT, int STAGES, int GRID, int HINT, int FAST_EXP>
+template <typename T, int BLOCK, int TPR, int VEC, int EPT, int STAGES, int GRID, int GPB, int HINT, int FAST_EXP>
 __global__ void __launch_bounds__(BLOCK, GRID)
     softmax_tma(const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols_ll) {
   static_assert(sizeof(T) * VEC >= 4 && sizeof(T) * VEC <= 16 && (VEC & (VEC - 1)) == 0,
@@ -177,15 +182,19 @@ __global__ void __launch_bounds__(BLOCK, GRID)
   const int nvec = cols / VEC;  // cols * sizeof(T) % 16 == 0 (a constraint)
   const long long stage_bytes = static_cast<long long>(RPS) * cols * sizeof(T);
   const long long groups = (rows + RPS - 1) / RPS;
-  // This block's groups: blockIdx.x + k * gridDim.x for k < mine (the launch has at most `groups` blocks).
-  const long long mine = (groups - 1 - blockIdx.x) / gridDim.x + 1;
+  // This block's groups, k < mine. GPB 0: a persistent grid, group blockIdx.x + k * gridDim.x (the
+  // launch has at most `groups` blocks); GPB > 0: groups blockIdx.x * GPB + k, so that the block
+  // scheduler balances the SMs (a static share per block left the busiest SMs a group behind).
+  const long long first = GPB ? blockIdx.x * static_cast<long long>(GPB) : blockIdx.x;
+  const long long step = GPB ? 1 : gridDim.x;
+  const long long mine = GPB ? (groups - first < GPB ? groups - first : GPB) : (groups - 1 - blockIdx.x) / gridDim.x + 1;
   const int slot = threadIdx.x / TPR, lane = threadIdx.x % TPR;
   unsigned long long policy = 0;
   if constexpr (HINT) policy = evict_first_policy();
 
   auto buffer = [&](long long k) { return smem + (k % STAGES) * stage_bytes; };
   auto issue = [&](long long k) {  // thread 0: group k of this block into its buffer
-    const long long r0 = (blockIdx.x + k * gridDim.x) * RPS;
+    const long long r0 = (first + k * step) * RPS;
     const long long nr = rows - r0 < RPS ? rows - r0 : RPS;
     const unsigned bytes = static_cast<unsigned>(nr * cols_ll * static_cast<long long>(sizeof(T)));
     unsigned long long* bar = &full[k % STAGES];
@@ -206,7 +215,7 @@ __global__ void __launch_bounds__(BLOCK, GRID)
     for (long long k = 0; k < STAGES && k < mine; ++k) issue(k);
 
   for (long long k = 0; k < mine; ++k) {
-    const long long row = (blockIdx.x + k * gridDim.x) * RPS + slot;
+    const long long row = (first + k * step) * RPS + slot;
     const bool valid = row < rows;  // the last group may be partial; its idle threads still reduce
     const Raw* srow = reinterpret_cast<const Raw*>(buffer(k)) + static_cast<long long>(slot) * nvec;
     Raw* yv = reinterpret_cast<Raw*>(y + (valid ? row : 0) * cols_ll);
@@ -220,6 +229,7 @@ __global__ void __launch_bounds__(BLOCK, GRID)
 #pragma unroll
       for (int e = 0; e < EPT; ++e)
         if (in_reg(e)) buf[e] = srow[e * TPR + lane];
+      release_to_copy_engine();
       __syncthreads();  // the buffer is in registers: refill it now
       if (threadIdx.x == 0 && k + STAGES < mine) issue(k + STAGES);
 #pragma unroll
@@ -269,6 +279,7 @@ __global__ void __launch_bounds__(BLOCK, GRID)
 #pragma unroll 4
         for (int j = lane; j < nvec; j += TPR) store<HINT>(yv + j, normalised<T, VEC, FAST_EXP>(srow[j], m, inv));
       }
+      release_to_copy_engine();
       __syncthreads();  // every thread is done with the buffer
       if (threadIdx.x == 0 && k + STAGES < mine) issue(k + STAGES);
     }

@@ -646,6 +646,24 @@ stream_s9b() {  # the tma variants after the proxy fence and GPB (blocks of seve
   tma_four "$d" 92 ${EVALS:-200} ${SECS:-45}
 }
 
+stream_s9c() {  # does the last partial wave cost softmax at 4096x50304? cached's best point pinned (a
+  local d=$out/a  # template copy) at row counts of whole waves and between (2 rows per SM in bf16, 1 in
+  mkdir -p "$d/pin" && cp -r templates "$d/pin/"  # f32); then the tma variants at every library shape
+  restrict_knobs "$d/pin/templates/softmax/cached.yaml" 'BLOCK=[512]' 'TPR=[512]' 'VEC=[4, 8]' \
+    'EPT=[1]' 'STAGE=[2]' 'REDUCE=[1]' 'GRID=[0]' 'HINT=[0]' 'FAST_EXP=[1]' 'PIPE=[0]'
+  for dt in bf16 f32; do
+    printf 'problem: softmax\nvariants: [cached]\ndtypes: [%s]\nshapes:\n' $dt > "$d/waves_$dt.yaml"
+    for r in 3960 4092 4096 4224; do printf '  - {rows: %s, cols: 50304}\n' $r >> "$d/waves_$dt.yaml"; done
+    printf 'budget: {evals: 8, seconds: 60}\nseed: 93\ntemplates: %s\n' "$d/pin/templates" >> "$d/waves_$dt.yaml"
+    mkdir -p "$d/w" && tune "$d/w" "$d/waves_$dt.yaml"
+  done
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  for p in softmax rmsnorm layernorm; do
+    variant_config configs/$p.yaml tma 93 > "$d/tma_$p.yaml"
+    local n=160; [ $p = softmax ] && n=400
+    tune "$d" "$d/tma_$p.yaml" --evals $n --seconds 60
+  done
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -682,6 +700,7 @@ case "${1:-tune}" in
   s8g) stream_s8g ;;
   s9a) stream_s9a ;;
   s9b) stream_s9b ;;
+  s9c) stream_s9c ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

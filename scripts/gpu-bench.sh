@@ -664,6 +664,16 @@ stream_s9c() {  # does the last partial wave cost softmax at 4096x50304? cached'
     tune "$d" "$d/tma_$p.yaml" --evals $n --seconds 60
   done
 }
+stream_s9d() {  # SASS of soltune's exported LayerNorm and RMSNorm beside torch.compile's, bf16 32768x1024
+  local d=$out/a  # (the one shape still behind torch.compile), from call 3's knowledge base
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  for p in layernorm rmsnorm; do
+    bounded bash bench/sass_pair.sh "$d/kb.sqlite" templates $p 32768x1024 bf16 "$d/sass_$p" > "$d/sass_$p.log" 2>&1
+    rm -rf "$d/sass_$p"/*.cubin "$d/sass_$p/export.json"
+  done
+  rm -f "$d/kb.sqlite"
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -701,6 +711,7 @@ case "${1:-tune}" in
   s9a) stream_s9a ;;
   s9b) stream_s9b ;;
   s9c) stream_s9c ;;
+  s9d) stream_s9d ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -625,6 +625,8 @@ stream_s8g() {  # the GPU tests at HEAD (after the review's moves of parse_shape
   export PATH=/usr/local/cuda/bin:$PATH
   gpu_tests "$out/a"
 }
+# s9a-s9c measured the bulk-copy variants (tma) of softmax, RMSNorm and LayerNorm; they lost everywhere
+# and were removed after call 3 (BENCHMARKS, session 9): `git checkout 86fe67c -- templates` restores them.
 stream_s9a() {  # the bulk-copy variants (tma) of softmax, RMSNorm and LayerNorm tuned alone at the four
   local d=$out/a  # shapes issue 6 still misses, from session 8's last knowledge base; then the three
   export PATH=/usr/local/cuda/bin:$PATH  # problems exported and timed beside PyTorch (100 repetitions)
@@ -674,6 +676,15 @@ stream_s9d() {  # SASS of soltune's exported LayerNorm and RMSNorm beside torch.
   done
   rm -f "$d/kb.sqlite"
 }
+stream_s9e() {  # LayerNorm rowreg without the bf16 pivot and without per-vector zeroing for rows past the
+  local d=$out/a  # last, tuned at its four shapes from call 3's knowledge base; LayerNorm exported and
+  export PATH=/usr/local/cuda/bin:$PATH  # timed beside PyTorch (100 repetitions)
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  variant_config configs/layernorm.yaml rowreg 95 > "$d/layernorm.yaml"
+  echo "search: {batch: 16}" >> "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${EVALS:-640} --seconds ${SECS:-120}
+  export_ab "$d" 100 layernorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -712,6 +723,7 @@ case "${1:-tune}" in
   s9b) stream_s9b ;;
   s9c) stream_s9c ;;
   s9d) stream_s9d ;;
+  s9e) stream_s9e ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

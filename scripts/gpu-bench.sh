@@ -685,6 +685,12 @@ stream_s9e() {  # LayerNorm rowreg without the bf16 pivot and without per-vector
   tune "$d" "$d/layernorm.yaml" --evals ${EVALS:-640} --seconds ${SECS:-120}
   export_ab "$d" 100 layernorm
 }
+stream_s9f() {  # LayerNorm rowreg with WPRE (weight and bias vectors loaded before the last reduction)
+  local d=$out/a  # tuned alone at bf16 32768x1024 from call 5's knowledge base, then timed beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  ln_bf16_ab "$d" 96 ${LN_EVALS:-240} ${LN_S:-70}
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -724,6 +730,7 @@ case "${1:-tune}" in
   s9c) stream_s9c ;;
   s9d) stream_s9d ;;
   s9e) stream_s9e ;;
+  s9f) stream_s9f ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

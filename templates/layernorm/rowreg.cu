@@ -132,7 +132,7 @@ template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums,
 // issued into a second register buffer (raw, the pivot subtracted later) before the current one is
 // reduced and stored, so that they are in flight while the block waits on its barriers.
 template <typename T, int TPR, int RPB, int VEC, int EPT, int STATS, int RED, int PERSIST, int BPS, int WREG, int PIPE,
-          int HINT, int WIDTH, int WPRE, long long COLS>
+          int HINT, int WIDTH, long long COLS>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
                  T* __restrict__ y, long long rows, long long cols_arg, float eps) {
@@ -147,7 +147,6 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
   __shared__ S scratch[2][SLOTS];
 
   static_assert(WREG == 0 || PERSIST == 1, "weights stay in registers only across the rows of a persistent block");
-  static_assert(WPRE >= 0 && WPRE <= EPT && (WPRE == 0 || WREG == 0), "WPRE: at most EPT vectors, and only where weights are not kept");
   const long long cols = WIDTH ? COLS : cols_arg;
   // Every vector of every thread inside the row: the width is known and the threads cover it exactly.
   constexpr bool FULL = WIDTH && COLS == static_cast<long long>(TPR) * VEC * EPT;
@@ -180,17 +179,6 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
   // alternate scratch halves through phase, across row groups too.
   int phase = 0;
   auto finish = [&](float (&v)[EPT][VEC], long long row, bool active) {
-    // WPRE: the first weight and bias vectors are loaded before the last reduction, so that their
-    // latency hides behind its shuffles (as Triton orders them) rather than delaying the first store.
-    Raw wp[WPRE ? WPRE : 1], bp[WPRE ? WPRE : 1];
-    auto prefetch = [&]() {
-#pragma unroll
-      for (int e = 0; e < WPRE; ++e)
-        if (inside(e)) {
-          wp[e] = param_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e)));
-          bp[e] = param_read<HINT>(reinterpret_cast<const Raw*>(bias + col(e)));
-        }
-    };
     float mean, var;
     if constexpr (STATS == 0) {
       float s = 0.f;
@@ -206,7 +194,6 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
         if (inside(e))
 #pragma unroll
           for (int k = 0; k < VEC; ++k) q = fmaf(v[e][k] - mean, v[e][k] - mean, q);
-      prefetch();
       var = group_allreduce<TPR, RED>(Sum1{q}, scratch[phase]).s * inv_n;
       phase ^= 1;
     } else if constexpr (STATS == 1) {
@@ -224,7 +211,6 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
         if (inside(e))
 #pragma unroll
           for (int k = 0; k < VEC; ++k) m2 = fmaf(v[e][k] - m, v[e][k] - m, m2);
-      prefetch();
       const Wel r = group_allreduce<TPR, RED>(Wel{n, m, m2}, scratch[phase]);
       phase ^= 1;
       mean = r.m;
@@ -238,7 +224,6 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
           s += v[e][k];
           q = fmaf(v[e][k], v[e][k], q);
         }
-      prefetch();
       const Sum2 r = group_allreduce<TPR, RED>(Sum2{s, q}, scratch[phase]);
       phase ^= 1;
       mean = r.s * inv_n;
@@ -254,9 +239,6 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
       if constexpr (WREG) {
         unpack<T>(wr[e], w);
         unpack<T>(br[e], b);
-      } else if (e < WPRE) {
-        unpack<T>(wp[e < WPRE ? e : 0], w);
-        unpack<T>(bp[e < WPRE ? e : 0], b);
       } else {
         unpack<T>(param_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e))), w);
         unpack<T>(param_read<HINT>(reinterpret_cast<const Raw*>(bias + col(e))), b);

@@ -691,6 +691,14 @@ stream_s9f() {  # LayerNorm rowreg with WPRE (weight and bias vectors loaded bef
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   ln_bf16_ab "$d" 96 ${LN_EVALS:-240} ${LN_S:-70}
 }
+stream_s9g() {  # the GPU tests at HEAD; the whole library exported from call 6's knowledge base (LayerNorm
+  local d=$out/a  # rowreg's final text measured in call 5) and timed beside PyTorch (100 repetitions)
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_ab "$d" 100
+  rm -f "$d/kb.sqlite"
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -731,6 +739,7 @@ case "${1:-tune}" in
   s9d) stream_s9d ;;
   s9e) stream_s9e ;;
   s9f) stream_s9f ;;
+  s9g) stream_s9g ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -699,6 +699,15 @@ stream_s9g() {  # the GPU tests at HEAD; the whole library exported from call 6'
   export_ab "$d" 100
   rm -f "$d/kb.sqlite"
 }
+stream_s9h() {  # LayerNorm rowreg with HINT 2's x by plain loads (Triton's LDG.E, where ours read through
+  local d=$out/a  # the read-only path), tuned at its four shapes from call 6's knowledge base; LayerNorm
+  export PATH=/usr/local/cuda/bin:$PATH  # exported and timed beside PyTorch (100 repetitions)
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  variant_config configs/layernorm.yaml rowreg 97 > "$d/layernorm.yaml"
+  echo "search: {batch: 16}" >> "$d/layernorm.yaml"
+  tune "$d" "$d/layernorm.yaml" --evals ${EVALS:-480} --seconds ${SECS:-100}
+  export_ab "$d" 100 layernorm
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -740,6 +749,7 @@ case "${1:-tune}" in
   s9e) stream_s9e ;;
   s9f) stream_s9f ;;
   s9g) stream_s9g ;;
+  s9h) stream_s9h ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

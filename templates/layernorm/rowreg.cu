@@ -24,23 +24,10 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 
 // HINT 1: streaming (evict-first) access for data touched once; weights use the read-only path.
 // HINT 2, Triton's policy here: x and y by default, weight and bias (read by every row) kept in L1
-// and L2 (evict_last). "By default" means plain ld.global: x read through a const __restrict__
-// pointer compiles to the read-only path (LDG.CONSTANT), where Triton's SASS has LDG.E.
+// and L2 (evict_last). x still goes through the read-only path (const __restrict__), where Triton's
+// SASS has plain loads; plain loads measured the same (bf16 32768x1024, BENCHMARKS session 9).
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT == 1) {
-    return __ldcs(p);
-  } else if constexpr (HINT == 2) {
-    R r;
-    if constexpr (sizeof(R) == 16)
-      asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-    else if constexpr (sizeof(R) == 8)
-      asm("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-    else
-      asm("ld.global.u32 %0, [%1];" : "=r"(r) : "l"(p));
-    return r;
-  } else {
-    return *p;
-  }
+  if constexpr (HINT == 1) return __ldcs(p); else return *p;
 }
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
   if constexpr (HINT == 1) __stcs(p, v); else *p = v;

@@ -24,8 +24,7 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 
 // HINT 1: streaming (evict-first) access for data touched once; weights use the read-only path.
 // HINT 2, Triton's policy here: x and y by default, weight and bias (read by every row) kept in L1
-// and L2 (evict_last). x still goes through the read-only path (const __restrict__), where Triton's
-// SASS has plain loads; plain loads measured the same (bf16 32768x1024, BENCHMARKS session 9).
+// and L2 (evict_last).
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
   if constexpr (HINT == 1) return __ldcs(p); else return *p;
 }

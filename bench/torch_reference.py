@@ -2,7 +2,7 @@
 """PyTorch eager and torch.compile figures to set beside soltune's, on the same GPU.
 
     python3 bench/torch_reference.py [--problems gelu,softmax,...] [--json FILE] [--reps N]
-                                     [--exported DIR/libsoltune_exported.so]
+                                     [--exported DIR/libsoltune_exported.so] [--copy]
 
 Measured the way soltune measures (docs/MEASUREMENT.md): warm-up (torch.compile has compiled by
 then), L2 flushed before every timed repetition, one pair of CUDA events per repetition, median
@@ -181,6 +181,10 @@ def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref, lib=No
             fn = torch.compile(op)
         elif impl == "soltune":
             fn = exported_fn(lib, problem, dname)
+        elif impl == "copy":  # the ceiling in this harness: x copied to y, the bytes of a read and a write
+            y = torch.empty_like(args[0])
+            fn = lambda x, *_: y.copy_(x)
+            ref = None  # its output is x, not the problem's
         else:
             fn = op
         out = fn(*args)  # torch.compile compiles here
@@ -230,6 +234,8 @@ def main():
     ap.add_argument("--dtypes", default="f32,bf16", help="comma-separated subset of f32,bf16")
     ap.add_argument("--exported", metavar="LIB",
                     help="also time soltune's exported kernels from this shared library (bench/exported_bench.sh)")
+    ap.add_argument("--copy", action="store_true",
+                    help="also time PyTorch's copy of x into y (x's bytes read and written): the harness's own ceiling")
     ap.add_argument("--flush", choices=["read", "write"], default="read",
                     help="L2 flush by reading (soltune's way, default) or writing a 256 MiB buffer")
     a = ap.parse_args()
@@ -271,7 +277,8 @@ def main():
                 nbytes = count(shape, torch.empty((), dtype=dtype).element_size())
                 args = make_args(problem, shape, dtype, gen)
                 ref = None
-                for impl in impls:
+                # The copy moves x's bytes each way: a ceiling for every problem but l1norm (read only).
+                for impl in impls + (("copy",) if a.copy and problem != "l1norm" else ()):
                     rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib)
                     if impl == "eager":
                         ref = out

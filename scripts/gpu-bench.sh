@@ -77,10 +77,10 @@ gpu_tests() {  # every packed test binary, one line per test (ctest's files name
   for t in .gpu/bin/*_test; do bounded "$t" 2>&1 | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED|tests ran'; done > "$d/tests.log"
   tail -n 8 "$d/tests.log"
 }
-export_ab() {  # export_ab DIR REPS [PROBLEMS]: DIR/kb.sqlite exported and built (bench/exported_bench.sh),
-  local d=$1 reps=$2 problems=${3:-}  # its kernels timed in PyTorch's harness beside eager and torch.compile
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  bounded python3 bench/torch_reference.py ${problems:+--problems $problems} --reps $reps \
+export_ab() {  # export_ab DIR REPS [PROBLEMS [HARNESS OPTIONS]]: DIR/kb.sqlite exported and built
+  local d=$1 reps=$2 problems=${3:-}  # (bench/exported_bench.sh), its kernels timed in PyTorch's harness
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1  # beside eager and torch.compile
+  bounded python3 bench/torch_reference.py ${problems:+--problems $problems} --reps $reps ${4:-} \
     --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
@@ -719,6 +719,13 @@ stream_s9i() {  # experiment: softmax cached with three blocks per SM at bf16 40
   tune "$d" "$d/x3.yaml"
   sqlite3 "$d/kb.sqlite" "select printf('%.1f', time_us), occupancy_blocks, registers, status, config_key from results order by time_us" > "$d/x3_points.txt" 2>&1
 }
+stream_s9j() {  # the final templates' softmax, LayerNorm and RMSNorm beside PyTorch again, with PyTorch's
+  local d=$out/a  # own copy of x into y timed in the same harness: the ceiling the level shapes sit at
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_ab "$d" 100 softmax,layernorm,rmsnorm --copy
+  rm -f "$d/kb.sqlite"
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -762,6 +769,7 @@ case "${1:-tune}" in
   s9g) stream_s9g ;;
   s9h) stream_s9h ;;
   s9i) stream_s9i ;;
+  s9j) stream_s9j ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -726,6 +726,20 @@ stream_s9j() {  # the final templates' softmax, LayerNorm and RMSNorm beside PyT
   export_ab "$d" 100 softmax,layernorm,rmsnorm --copy
   rm -f "$d/kb.sqlite"
 }
+stream_s9k() {  # LayerNorm bf16 32768x1024 at the final templates: ncu and SASS of soltune's export beside
+  local d=$out/a  # torch.compile's kernel (the one shape still behind it)
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  (cd bench && bounded ncu --clock-control none -k regex:'triton|norm' --section SpeedOfLight \
+    --section LaunchStats --section Occupancy --section InstructionStats --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics \
+    dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct \
+    python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem layernorm --shape 32768x1024 \
+    --dtype bf16 --launches 2 > "$d/ncu_layernorm_32768x1024_bf16.txt" 2>&1)
+  bounded bash bench/sass_pair.sh "$d/kb.sqlite" templates layernorm 32768x1024 bf16 "$d/sass" > "$d/sass.log" 2>&1
+  rm -rf "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite" "$d/sass"/*.cubin "$d/sass/export.json"
+}
 case "${1:-tune}" in
   tune) run2 stream_tune_a stream_tune_b ;;
   landscapes) run2 stream_landscapes_a stream_landscapes_b ;;
@@ -770,6 +784,7 @@ case "${1:-tune}" in
   s9h) stream_s9h ;;
   s9i) stream_s9i ;;
   s9j) stream_s9j ;;
+  s9k) stream_s9k ;;
   s6a) stream_s6a ;;
   s6b) stream_s6b ;;
   s6c) stream_s6c ;;

@@ -135,7 +135,7 @@ stream_s9l() {  # softmax bf16 4096x50304 at the final templates under ncu (solt
   (cd bench && bounded ncu --clock-control none -k regex:softmax_cached --section SpeedOfLight \
     --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
     --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --metrics \
-    dram__bytes_read.sum,dram__bytes_write.sum,sm__pipe_xu_cycles_active.avg.pct_of_peak_sustained_active \
+    dram__bytes_read.sum,dram__bytes_write.sum \
     python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem softmax --shape 4096x50304 \
     --dtype bf16 --launches 1 > "$d/ncu_softmax_4096x50304_bf16.txt" 2>&1)
   rm -rf "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"

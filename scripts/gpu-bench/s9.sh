@@ -144,7 +144,7 @@ stream_s9l() {  # softmax bf16 4096x50304 at the final templates under ncu (solt
 stream_s9m() {  # soltune's copy probe (the ceiling every run measures) under ncu, as s9l profiled softmax
   local d=$out/a
   export PATH=/usr/local/cuda/bin:$PATH
-  bounded ncu --clock-control none -k regex:soltune_copy_probe --launch-count 4 --section SpeedOfLight \
+  bounded ncu --clock-control none --target-processes all -k regex:soltune_copy_probe --launch-count 4 --section SpeedOfLight \
     --section LaunchStats --section ComputeWorkloadAnalysis --section SchedulerStats \
     --section MemoryWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum \
     soltune devices > "$d/ncu_copy_probe.txt" 2>&1

@@ -86,6 +86,14 @@ one_task_config() {  # one_task_config CONFIG VARIANTS SEED DTYPE SHAPE-LINE-TO-
   echo "search: {batch: 16}"
 }
 
+ncu_exported() {  # ncu_exported DIR OUT NCU-OPTION... -- NCU_PAIR-OPTION...: bench/ncu_pair.py under ncu,
+  local d=$1 f=$2; shift 2  # torch.compile's kernel and DIR/exp's exported one on the same inputs, into OUT
+  local opts=()
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
+  shift
+  (cd bench && bounded ncu "${opts[@]}" python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" "$@" > "$f" 2>&1)
+}
+
 ln_bf16_ab() {  # ln_bf16_ab DIR SEED EVALS SECONDS: LayerNorm rowreg alone at bf16 32768x1024 from
   local d=$1  # DIR/kb.sqlite, then LayerNorm exported and timed beside PyTorch (100 repetitions)
   one_task_config configs/layernorm.yaml "rowreg" "$2" bf16 "rows: 32768" > "$d/layernorm.yaml"

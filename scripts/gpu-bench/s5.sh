@@ -35,10 +35,9 @@ stream_s5c() {  # the GPU tests at the final code, call 2's exports timed again 
     --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   for c in "softmax 32768x1024 bf16" "rmsnorm 8192x4096 f32" "layernorm 32768x1024 bf16"; do
     set -- $c
-    (cd bench && bounded ncu --clock-control none -k regex:'triton|softmax|norm' --section SpeedOfLight \
+    ncu_exported "$d" "$d/ncu_$1_$2_$3.txt" --clock-control none -k regex:'triton|softmax|norm' --section SpeedOfLight \
       --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats \
-      python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem $1 --shape $2 --dtype $3 \
-      > "$d/ncu_$1_$2_$3.txt" 2>&1)
+      -- --problem $1 --shape $2 --dtype $3
   done
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
   SOLTUNE_CACHE_DIR=/tmp/fresh-cache bounded soltune tune configs/gelu.yaml --kb "$d/fresh.sqlite" --evals 200 \

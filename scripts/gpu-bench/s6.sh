@@ -10,11 +10,10 @@ stream_s6a() {  # the GPU tests at session 5's final code, then ncu on the two s
   bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
   for c in "softmax 8192x8192 bf16" "softmax 4096x50304 bf16"; do
     set -- $c
-    (cd bench && bounded ncu --clock-control none -k regex:'triton|softmax' --section SpeedOfLight \
+    ncu_exported "$d" "$d/ncu_$1_$2_$3.txt" --clock-control none -k regex:'triton|softmax' --section SpeedOfLight \
       --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
       --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-      python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem $1 --shape $2 --dtype $3 --launches 1 \
-      > "$d/ncu_$1_$2_$3.txt" 2>&1)
+      -- --problem $1 --shape $2 --dtype $3 --launches 1
   done
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
 }

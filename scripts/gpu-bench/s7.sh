@@ -81,10 +81,9 @@ stream_s7f() {  # ncu at the instruction level on LayerNorm bf16 32768x1024, the
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  (cd bench && bounded ncu --clock-control none -k regex:'triton|norm' --section SpeedOfLight \
-    --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
-    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-    python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem layernorm --shape 32768x1024 \
-    --dtype bf16 --launches 2 > "$d/ncu_layernorm_32768x1024_bf16.txt" 2>&1)
+  ncu_exported "$d" "$d/ncu_layernorm_32768x1024_bf16.txt" --clock-control none -k regex:'triton|norm' \
+    --section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis \
+    --section InstructionStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+    -- --problem layernorm --shape 32768x1024 --dtype bf16 --launches 2
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
 }

@@ -117,12 +117,11 @@ stream_s9k() {  # LayerNorm bf16 32768x1024 at the final templates: ncu and SASS
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  (cd bench && bounded ncu --clock-control none -k regex:'triton|norm' --section SpeedOfLight \
-    --section LaunchStats --section Occupancy --section InstructionStats --section WarpStateStats \
-    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics \
+  ncu_exported "$d" "$d/ncu_layernorm_32768x1024_bf16.txt" --clock-control none -k regex:'triton|norm' \
+    --section SpeedOfLight --section LaunchStats --section Occupancy --section InstructionStats \
+    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --metrics \
     dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct \
-    python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem layernorm --shape 32768x1024 \
-    --dtype bf16 --launches 2 > "$d/ncu_layernorm_32768x1024_bf16.txt" 2>&1)
+    -- --problem layernorm --shape 32768x1024 --dtype bf16 --launches 2
   bounded bash bench/sass_pair.sh "$d/kb.sqlite" templates layernorm 32768x1024 bf16 "$d/sass" > "$d/sass.log" 2>&1
   rm -rf "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite" "$d/sass"/*.cubin "$d/sass/export.json"
 }
@@ -132,12 +131,10 @@ stream_s9l() {  # softmax bf16 4096x50304 at the final templates under ncu (solt
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
-  (cd bench && bounded ncu --clock-control none -k regex:softmax_cached --section SpeedOfLight \
-    --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
-    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --metrics \
-    dram__bytes_read.sum,dram__bytes_write.sum \
-    python3 ncu_pair.py --exported "$d/exp/libsoltune_exported.so" --problem softmax --shape 4096x50304 \
-    --dtype bf16 --launches 1 > "$d/ncu_softmax_4096x50304_bf16.txt" 2>&1)
+  ncu_exported "$d" "$d/ncu_softmax_4096x50304_bf16.txt" --clock-control none -k regex:softmax_cached \
+    --section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis \
+    --section InstructionStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum -- --problem softmax --shape 4096x50304 --dtype bf16 --launches 1
   rm -rf "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
 }
 

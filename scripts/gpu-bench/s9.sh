@@ -56,14 +56,18 @@ stream_s9d() {  # SASS of soltune's exported LayerNorm and RMSNorm beside torch.
   rm -f "$d/kb.sqlite"
 }
 
-stream_s9e() {  # LayerNorm rowreg without the bf16 pivot and without per-vector zeroing for rows past the
-  local d=$out/a  # last, tuned at its four shapes from call 3's knowledge base; LayerNorm exported and
-  export PATH=/usr/local/cuda/bin:$PATH  # timed beside PyTorch (100 repetitions)
+ln_rowreg_ab() {  # ln_rowreg_ab DIR SEED EVALS SECONDS: LayerNorm rowreg at its four shapes (batches of
+  local d=$1  # 16) from .gpu/kb.sqlite, then LayerNorm exported and timed beside PyTorch (100 repetitions)
+  export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  variant_config configs/layernorm.yaml rowreg 95 > "$d/layernorm.yaml"
+  variant_config configs/layernorm.yaml rowreg "$2" > "$d/layernorm.yaml"
   echo "search: {batch: 16}" >> "$d/layernorm.yaml"
-  tune "$d" "$d/layernorm.yaml" --evals ${EVALS:-640} --seconds ${SECS:-120}
+  tune "$d" "$d/layernorm.yaml" --evals "$3" --seconds "$4"
   export_ab "$d" 100 layernorm
+}
+
+stream_s9e() {  # LayerNorm rowreg without the bf16 pivot and without per-vector zeroing for rows past the
+  ln_rowreg_ab "$out/a" 95 ${EVALS:-640} ${SECS:-120}  # last, from call 3's knowledge base
 }
 
 stream_s9f() {  # LayerNorm rowreg with WPRE (weight and bias vectors loaded before the last reduction)
@@ -83,13 +87,7 @@ stream_s9g() {  # the GPU tests at HEAD; the whole library exported from call 6'
 }
 
 stream_s9h() {  # LayerNorm rowreg with HINT 2's x by plain loads (Triton's LDG.E, where ours read through
-  local d=$out/a  # the read-only path), tuned at its four shapes from call 6's knowledge base; LayerNorm
-  export PATH=/usr/local/cuda/bin:$PATH  # exported and timed beside PyTorch (100 repetitions)
-  cp .gpu/kb.sqlite "$d/kb.sqlite"
-  variant_config configs/layernorm.yaml rowreg 97 > "$d/layernorm.yaml"
-  echo "search: {batch: 16}" >> "$d/layernorm.yaml"
-  tune "$d" "$d/layernorm.yaml" --evals ${EVALS:-480} --seconds ${SECS:-100}
-  export_ab "$d" 100 layernorm
+  ln_rowreg_ab "$out/a" 97 ${EVALS:-480} ${SECS:-100}  # the read-only path), from call 6's knowledge base
 }
 
 stream_s9i() {  # experiment: softmax cached with three blocks per SM at bf16 4096x50304 (a template copy

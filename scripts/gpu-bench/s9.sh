@@ -99,7 +99,6 @@ stream_s9i() {  # experiment: softmax cached with three blocks per SM at bf16 40
   printf 'problem: softmax\nvariants: [cached]\ndtypes: [bf16]\nshapes: [{rows: 4096, cols: 50304}]\nbudget: {evals: 16, seconds: 60}\nseed: 98\ntemplates: %s\n' \
     "$d/x/templates" > "$d/x3.yaml"
   tune "$d" "$d/x3.yaml"
-  sqlite3 "$d/kb.sqlite" "select printf('%.1f', time_us), occupancy_blocks, registers, status, config_key from results order by time_us" > "$d/x3_points.txt" 2>&1
 }
 
 stream_s9j() {  # the final templates' softmax, LayerNorm and RMSNorm beside PyTorch again, with PyTorch's

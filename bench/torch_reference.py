@@ -2,7 +2,7 @@
 """PyTorch eager and torch.compile figures to set beside soltune's, on the same GPU.
 
     python3 bench/torch_reference.py [--problems gelu,softmax,...] [--json FILE] [--reps N]
-                                     [--exported DIR/libsoltune_exported.so] [--copy]
+                                     [--exported DIR/libsoltune_exported.so] [--copy] [--interleave]
 
 Measured the way soltune measures (docs/MEASUREMENT.md): warm-up (torch.compile has compiled by
 then), L2 flushed before every timed repetition, one pair of CUDA events per repetition, median
@@ -10,12 +10,17 @@ and spread over the repetitions, random normal inputs, and the byte counts of so
 problem.yaml files for GB/s. With --exported, the kernels `soltune export` wrote (built into a shared
 library by bench/exported_bench.sh) are timed as a third implementation in this same harness, on
 the same inputs, and checked against eager: the comparison then shares every condition.
+With --interleave, the implementations of a case take turns within every repetition (the order
+rotating), so that a drift in clocks or temperature over a case falls on all of them alike, and each
+is compared with soltune by the per-repetition differences: their median, a bootstrap 95% interval
+of that median, and how many repetitions soltune won.
 """
 import argparse
 import ctypes
 import datetime
 import gc
 import json
+import random
 import sys
 
 import torch
@@ -169,48 +174,131 @@ def exported_fn(lib, problem, dname):
     return call
 
 
+def prepare(problem, dname, impl, args, ref, lib):
+    """The callable for impl, run once, checked against eager's output and warmed up; returns (fn,
+    output, fields to record). torch.compile compiles here."""
+    op = PROBLEMS[problem][1]
+    fields = {}
+    if impl == "torch.compile":
+        torch._dynamo.reset()  # a fresh, static-shape compile for every case
+        fn = torch.compile(op)
+    elif impl == "soltune":
+        fn = exported_fn(lib, problem, dname)
+    elif impl == "copy":  # the ceiling in this harness: x copied to y, the bytes of a read and a write
+        y = torch.empty_like(args[0])
+        fn = lambda x, *_: y.copy_(x)
+        ref = None  # its output is x, not the problem's
+    else:
+        fn = op
+    out = fn(*args)
+    torch.cuda.synchronize()
+    if not torch.isfinite(out).all().item():
+        fields["note"] = "non-finite output"
+    if ref is not None:
+        err = rel_l2(out, ref)
+        fields["rel_l2_vs_eager"] = err
+        if not err <= (1e-4 if dname == "f32" else 2e-2):
+            fields["note"] = f"differs from eager: rel L2 {err:.2e}"
+    for _ in range(10):
+        fn(*args)
+    return fn, out, fields
+
+
+def new_record(problem, shape, dname, impl, reps, nbytes):
+    return {"problem": problem, "shape": shape_dict(shape), "dtype": dname, "impl": impl,
+            "median_us": None, "p10_us": None, "p90_us": None, "gbps": None,
+            "torch_version": torch.__version__, "bytes": nbytes, "reps": reps}
+
+
+def summarise(rec, times, nbytes):
+    t = sorted(times)
+    med = quantile(t, 0.5)
+    rec.update(median_us=med, p10_us=quantile(t, 0.1), p90_us=quantile(t, 0.9),
+               q1_us=quantile(t, 0.25), q3_us=quantile(t, 0.75), min_us=t[0],
+               gbps=nbytes / (med * 1e-6) / 1e9)
+
+
+def error_text(e):
+    msg = f"{type(e).__name__}: {e}".strip().splitlines()
+    return msg[0][:500] if msg else type(e).__name__
+
+
 def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref, lib=None):
     """Warm up, check, time; returns (record fields, output to keep as reference or None)."""
-    op = PROBLEMS[problem][1]
-    rec = {"problem": problem, "shape": shape_dict(shape), "dtype": dname, "impl": impl,
-           "median_us": None, "p10_us": None, "p90_us": None, "gbps": None,
-           "torch_version": torch.__version__, "bytes": nbytes, "reps": reps}
+    rec = new_record(problem, shape, dname, impl, reps, nbytes)
     try:
-        if impl == "torch.compile":
-            torch._dynamo.reset()  # a fresh, static-shape compile for every case
-            fn = torch.compile(op)
-        elif impl == "soltune":
-            fn = exported_fn(lib, problem, dname)
-        elif impl == "copy":  # the ceiling in this harness: x copied to y, the bytes of a read and a write
-            y = torch.empty_like(args[0])
-            fn = lambda x, *_: y.copy_(x)
-            ref = None  # its output is x, not the problem's
-        else:
-            fn = op
-        out = fn(*args)  # torch.compile compiles here
-        torch.cuda.synchronize()
-        if not torch.isfinite(out).all().item():
-            rec["note"] = "non-finite output"
-        if ref is not None:
-            err = rel_l2(out, ref)
-            rec["rel_l2_vs_eager"] = err
-            if not err <= (1e-4 if dname == "f32" else 2e-2):
-                rec["note"] = f"differs from eager: rel L2 {err:.2e}"
-        for _ in range(10):
-            fn(*args)
+        fn, out, fields = prepare(problem, dname, impl, args, ref, lib)
+        rec.update(fields)
         time_fn(fn, args, 5, flush)  # warm-up with the flush pattern too
         rec["sm_clock_mhz_before"] = sm_clock_mhz()
         t = time_fn(fn, args, reps, flush)
         rec["sm_clock_mhz_after"] = sm_clock_mhz()
-        med = quantile(t, 0.5)
-        rec.update(median_us=med, p10_us=quantile(t, 0.1), p90_us=quantile(t, 0.9),
-                   q1_us=quantile(t, 0.25), q3_us=quantile(t, 0.75), min_us=t[0],
-                   gbps=nbytes / (med * 1e-6) / 1e9)
+        summarise(rec, t, nbytes)
         return rec, out if impl == "eager" else None
     except Exception as e:  # e.g. a torch.compile failure: record it, go on with the next case
-        msg = f"{type(e).__name__}: {e}".strip().splitlines()
-        rec["error"] = msg[0][:500] if msg else type(e).__name__
+        rec["error"] = error_text(e)
         return rec, None
+
+
+def time_interleaved(fns, args, reps, flush):
+    """Per implementation, its microseconds in repetition order: in repetition i every implementation
+    runs once, after its own flush and busy-wait, in an order rotated by i."""
+    sleep = getattr(torch.cuda, "_sleep", None)
+    names = list(fns)
+    ev = {n: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)] for n in names}
+    torch.cuda.synchronize()
+    for i in range(reps):
+        for k in range(len(names)):
+            n = names[(i + k) % len(names)]
+            flush()
+            if sleep is not None:
+                sleep(SLEEP_CYCLES)
+            ev[n][i][0].record()
+            fns[n](*args)
+            ev[n][i][1].record()
+    torch.cuda.synchronize()
+    return {n: [s.elapsed_time(e) * 1000.0 for s, e in ev[n]] for n in names}
+
+
+def paired(sol, other, seed=0, resamples=2000):
+    """soltune minus other per repetition: the median, a bootstrap 95% interval of the median (seeded),
+    and the repetitions soltune was faster in."""
+    d = sorted(a - b for a, b in zip(sol, other))
+    rng = random.Random(seed)
+    meds = sorted(quantile(sorted(rng.choice(d) for _ in d), 0.5) for _ in range(resamples))
+    return {"median_diff_us": quantile(d, 0.5), "ci95_us": [quantile(meds, 0.025), quantile(meds, 0.975)],
+            "soltune_faster_in": sum(1 for v in d if v < 0), "of": len(d)}
+
+
+def run_interleaved(problem, shape, dname, impls, args, reps, flush, nbytes, lib):
+    """Every implementation of one case, timed in turns; soltune paired with each of the others."""
+    recs, fns, ref = {}, {}, None
+    for impl in impls:
+        recs[impl] = new_record(problem, shape, dname, impl, reps, nbytes)
+        recs[impl]["interleaved"] = True
+        try:
+            fn, out, fields = prepare(problem, dname, impl, args, ref, lib)
+            recs[impl].update(fields)
+            fns[impl] = fn
+            if impl == "eager":
+                ref = out
+        except Exception as e:
+            recs[impl]["error"] = error_text(e)
+    try:
+        time_interleaved(fns, args, 5, flush)
+        times = time_interleaved(fns, args, reps, flush)
+    except Exception as e:
+        for impl in fns:
+            recs[impl]["error"] = error_text(e)
+        return [recs[i] for i in impls]
+    for impl, t in times.items():
+        summarise(recs[impl], t, nbytes)
+    if "soltune" in times:
+        for impl, t in times.items():
+            if impl != "soltune":
+                recs["soltune"].setdefault("paired", {})[impl] = paired(times["soltune"], t)
+    return [recs[i] for i in impls]
 
 
 def print_row(rec, shape):
@@ -223,6 +311,11 @@ def print_row(rec, shape):
             tail += f"  ({rec['note']})"
     print(f"{rec['problem']:<10} {shape_label(shape):<12} {rec['dtype']:<5} {rec['impl']:<14} {tail}",
           flush=True)
+    for other, p in rec.get("paired", {}).items():
+        lo, hi = p["ci95_us"]
+        print(f"{'':<10} {'':<12} {'':<5}   soltune - {other}: median {p['median_diff_us']:+.2f} us "
+              f"(95% CI {lo:+.2f} to {hi:+.2f}), soltune faster in {p['soltune_faster_in']} of {p['of']}",
+              flush=True)
 
 
 def main():
@@ -236,6 +329,8 @@ def main():
                     help="also time soltune's exported kernels from this shared library (bench/exported_bench.sh)")
     ap.add_argument("--copy", action="store_true",
                     help="also time PyTorch's copy of x into y (x's bytes read and written): the harness's own ceiling")
+    ap.add_argument("--interleave", action="store_true",
+                    help="the implementations of a case take turns in every repetition; soltune is paired with each")
     ap.add_argument("--flush", choices=["read", "write"], default="read",
                     help="L2 flush by reading (soltune's way, default) or writing a 256 MiB buffer")
     a = ap.parse_args()
@@ -276,21 +371,28 @@ def main():
                 dtype = DTYPES[dname]
                 nbytes = count(shape, torch.empty((), dtype=dtype).element_size())
                 args = make_args(problem, shape, dtype, gen)
-                ref = None
+                ref = out = None
                 # The copy moves x's bytes each way: a ceiling for every problem but l1norm (read only).
-                for impl in impls + (("copy",) if a.copy and problem != "l1norm" else ()):
-                    rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib)
-                    if impl == "eager":
-                        ref = out
+                case_impls = impls + (("copy",) if a.copy and problem != "l1norm" else ())
+                if a.interleave:
+                    case = run_interleaved(problem, shape, dname, case_impls, args, a.reps, flush, nbytes, lib)
+                else:
+                    case = []
+                    for impl in case_impls:
+                        rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib)
+                        if impl == "eager":
+                            ref = out
+                        case.append(rec)
+                for rec in case:
                     rec["gpu"] = torch.cuda.get_device_name()
                     rec["date"] = now
                     records.append(rec)
                     print_row(rec, shape)
-                    if a.json:  # rewritten after every case: a crash late in the run loses nothing
-                        with open(a.json, "w") as f:
-                            json.dump(records, f, indent=1)
+                if a.json:  # rewritten after every case: a crash late in the run loses nothing
+                    with open(a.json, "w") as f:
+                        json.dump(records, f, indent=1)
                 # Free this case's tensors and compiled code before the next (2^28 f32 is 1 GiB).
-                del args, ref, out
+                del args, ref, out, case
                 torch._dynamo.reset()
                 gc.collect()
                 torch.cuda.empty_cache()

@@ -1,0 +1,24 @@
+# Modes of session 10 (docs/BENCHMARKS.md, "Session 10").
+# Sourced by scripts/gpu-bench.sh, whose helpers (bounded, tune, export_ab, ...) these use.
+
+row_copy_probe() {  # row_copy_probe DIR: bench/row_copy_probe.cu built and run at softmax's widest
+  local d=$1  # rows (bf16 a 512-thread block per row, f32 1024) and at 8192x8192 bf16
+  export PATH=/usr/local/cuda/bin:$PATH
+  nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/row_copy_probe bench/row_copy_probe.cu > "$d/row_copy_probe.log" 2>&1
+  for a in "4096 50304 2 50 512" "4096 50304 4 50 1024" "8192 8192 2 50 512"; do
+    bounded /tmp/row_copy_probe $a >> "$d/row_copy_probe.log" 2>&1
+  done
+  cat "$d/row_copy_probe.log"
+}
+
+stream_s10a() {  # the GPU tests; softmax's access pattern as a plain copy; the new `chunked` softmax
+  local d=$out/a  # tuned at softmax's ten tasks from session 9's last knowledge base; softmax, LayerNorm
+  export PATH=/usr/local/cuda/bin:$PATH  # and RMSNorm exported and timed beside PyTorch, interleaved
+  gpu_tests "$d"
+  row_copy_probe "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  variant_config configs/softmax.yaml chunked 101 > "$d/softmax.yaml"
+  echo "search: {batch: 16}" >> "$d/softmax.yaml"
+  tune "$d" "$d/softmax.yaml" --evals ${EVALS:-480} --seconds ${SECS:-170}
+  export_ab "$d" ${REPS:-200} softmax,layernorm,rmsnorm "--copy --interleave"
+}

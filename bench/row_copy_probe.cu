@@ -6,7 +6,8 @@
 //   regs    a block per row, each thread's 16-byte words all loaded to registers, then stored;
 //   async   a block per row, the row to shared memory by cp.async, then stored (softmax `cached`
 //           STAGE 2 and `chunked` without their arithmetic);
-//   async2  as async, the row in two cp.async groups stored as each lands.
+//   async2  as async, the row in two cp.async groups stored as each lands;
+//   async1  as async, one block per SM (shared memory requested to 120 KiB): half the rows in flight.
 // If the row-wise copies fall short of `grid` by what softmax does, the pattern is the limit.
 //   row_copy_probe ROWS COLS DTYPE_BYTES [REPS] [BLOCK]
 #include <cuda_runtime.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CHECK(x)                                                                              \
@@ -137,7 +139,8 @@ int main(int argc, char** argv) {
   int sms = 0, dev = 0;
   CHECK(cudaGetDevice(&dev));
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CHECK(cudaFuncSetAttribute(copy_rows_async<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(row_bytes)));
+  CHECK(cudaFuncSetAttribute(copy_rows_async<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             std::max(static_cast<int>(row_bytes), 120 << 10)));
   CHECK(cudaFuncSetAttribute(copy_rows_async<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(row_bytes)));
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
@@ -155,10 +158,16 @@ int main(int argc, char** argv) {
          copy_rows_async<1><<<r, blk, nv * 16>>>(s, d, nv); }},
       {"async2", [](const uint4* s, uint4* d, long long, int nv, int blk, int, long long r) {
          copy_rows_async<2><<<r, blk, nv * 16>>>(s, d, nv); }},
+      {"async1", [](const uint4* s, uint4* d, long long, int nv, int blk, int, long long r) {
+         copy_rows_async<1><<<r, blk, std::max(nv * 16, 120 << 10)>>>(s, d, nv); }},
   };
   std::printf("row_copy_probe %lld x %lld, %lld-byte elements, %.1f MB each way, block %d, %d reps\n", rows, cols, eb,
               bytes / 1e6, block, reps);
   for (const auto& w : ways) {
+    if (std::string(w.name) == "regs" && block > 512) {  // 16 words per thread: 64 registers of data
+      std::printf("%-7s skipped: more registers than a block of %d threads has\n", w.name, block);
+      continue;
+    }
     CHECK(cudaMemset(dst, 0, bytes));
     std::vector<float> t;
     for (int i = 0; i < reps + 3; ++i) {

@@ -22,3 +22,21 @@ stream_s10a() {  # the GPU tests; softmax's access pattern as a plain copy; the 
   tune "$d" "$d/softmax.yaml" --evals ${EVALS:-480} --seconds ${SECS:-170}
   export_ab "$d" ${REPS:-200} softmax,layernorm,rmsnorm "--copy --interleave"
 }
+
+stream_s10b() {  # the row-wise copies again (one block per SM added); does y's address move the time
+  local d=$out/a  # (bench/placement.py at the shapes level with torch.compile)? Then softmax, LayerNorm
+  export PATH=/usr/local/cuda/bin:$PATH  # and RMSNorm timed in turns again, every output from the allocator
+  row_copy_probe "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  for c in "softmax 32768x1024 f32" "rmsnorm 8192x4096 f32" "layernorm 32768x1024 bf16" "rmsnorm 32768x1024 bf16" \
+           "softmax 4096x50304 bf16"; do
+    set -- $c
+    (cd bench && bounded python3 placement.py --exported "$d/exp/libsoltune_exported.so" --problem $1 --shape $2 \
+       --dtype $3 --reps 100) >> "$d/placement.log" 2>&1
+  done
+  cat "$d/placement.log"
+  bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps ${REPS:-200} --copy --interleave \
+    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
+}

@@ -180,15 +180,15 @@ def exported_fn(lib, problem, dname, out=None):
 
 
 def prepare(problem, dname, impl, args, ref, lib):
-    """The callable for impl, run once, checked against eager's output and warmed up; returns (fn,
+    """The callable for impl (lib: soltune's libraries by impl name), run once, checked against eager's output and warmed up; returns (fn,
     output, fields to record). torch.compile compiles here."""
     op = PROBLEMS[problem][1]
     fields = {}
     if impl == "torch.compile":
         torch._dynamo.reset()  # a fresh, static-shape compile for every case
         fn = torch.compile(op)
-    elif impl == "soltune":
-        fn = exported_fn(lib, problem, dname)
+    elif impl.startswith("soltune"):  # soltune, soltune#2, ...: one per exported library
+        fn = exported_fn(lib[impl], problem, dname)
     elif impl == "copy":  # the ceiling in this harness: x copied to y, the bytes of a read and a write
         fn = lambda x, *_: torch.empty_like(x).copy_(x)  # the output allocated per call, as the others'
         ref = None  # its output is x, not the problem's
@@ -298,10 +298,10 @@ def run_interleaved(problem, shape, dname, impls, args, reps, flush, nbytes, lib
         return [recs[i] for i in impls]
     for impl, t in times.items():
         summarise(recs[impl], t, nbytes)
-    if "soltune" in times:
+    for mine in (i for i in times if i.startswith("soltune")):
         for impl, t in times.items():
-            if impl != "soltune":
-                recs["soltune"].setdefault("paired", {})[impl] = paired(times["soltune"], t)
+            if not impl.startswith("soltune"):
+                recs[mine].setdefault("paired", {})[impl] = paired(times[mine], t)
     return [recs[i] for i in impls]
 
 
@@ -317,8 +317,8 @@ def print_row(rec, shape):
           flush=True)
     for other, p in rec.get("paired", {}).items():
         lo, hi = p["ci95_us"]
-        print(f"{'':<10} {'':<12} {'':<5}   soltune - {other}: median {p['median_diff_us']:+.2f} us "
-              f"(95% CI {lo:+.2f} to {hi:+.2f}), soltune faster in {p['soltune_faster_in']} of {p['of']}",
+        print(f"{'':<10} {'':<12} {'':<5}   {rec['impl']} - {other}: median {p['median_diff_us']:+.2f} us "
+              f"(95% CI {lo:+.2f} to {hi:+.2f}), faster in {p['soltune_faster_in']} of {p['of']}",
               flush=True)
 
 
@@ -330,7 +330,8 @@ def main():
     ap.add_argument("--reps", type=int, default=100, help="timed repetitions per case (>= 50)")
     ap.add_argument("--dtypes", default="f32,bf16", help="comma-separated subset of f32,bf16")
     ap.add_argument("--exported", metavar="LIB",
-                    help="also time soltune's exported kernels from this shared library (bench/exported_bench.sh)")
+                    help="also time soltune's exported kernels from this shared library (bench/exported_bench.sh); "
+                         "several, comma-separated, are timed as soltune, soltune#2, ...")
     ap.add_argument("--copy", action="store_true",
                     help="also time PyTorch's copy of x into y (x's bytes read and written): the harness's own ceiling")
     ap.add_argument("--interleave", action="store_true",
@@ -362,8 +363,10 @@ def main():
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
           f"{'p10-p90 us':>19} {'GB/s':>7}", flush=True)
 
-    lib = ctypes.CDLL(a.exported) if a.exported else None  # after torch: its libcudart serves both
-    impls = ("eager", "torch.compile") + (("soltune",) if lib else ())
+    # After torch: its libcudart serves all. Several libraries (comma-separated) are soltune, soltune#2, ...
+    paths = a.exported.split(",") if a.exported else []
+    lib = {("soltune" if i == 0 else f"soltune#{i + 1}"): ctypes.CDLL(p) for i, p in enumerate(paths)}
+    impls = ("eager", "torch.compile") + tuple(lib)
     flush_buf, flush = make_flush(a.flush)
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(42)

@@ -40,3 +40,28 @@ stream_s10b() {  # the row-wise copies again (one block per SM added); does y's 
     --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
 }
+
+LEVEL_TASKS="softmax:f32:rows=32768,cols=1024 layernorm:bf16:rows=32768,cols=1024 rmsnorm:bf16:rows=32768,cols=1024
+  rmsnorm:f32:rows=8192,cols=4096 rmsnorm:f32:rows=32768,cols=1024 layernorm:f32:rows=32768,cols=1024"
+
+stream_s10c() {  # at the shapes level with torch.compile, soltune's winner and its two runners-up (knowledge
+  local d=$out/a  # bases without the best one or two configurations) exported and timed in turns beside
+  export PATH=/usr/local/cuda/bin:$PATH  # PyTorch, every output from the allocator; then y's address swept
+  cp .gpu/kb.sqlite "$d/kb0.sqlite"     # for all three and for torch.compile's kernel writing into y
+  python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb1.sqlite" 1 $LEVEL_TASKS > "$d/runners_up.txt"
+  python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb2.sqlite" 2 $LEVEL_TASKS >> "$d/runners_up.txt"
+  local libs=()
+  for k in 0 1 2; do
+    bounded bash bench/exported_bench.sh "$d/kb$k.sqlite" "$d/exp$k" > "$d/exported_build$k.log" 2>&1
+    libs+=("$d/exp$k/libsoltune_exported.so")
+  done
+  local all=$(IFS=,; echo "${libs[*]}")
+  bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps ${REPS:-200} --copy --interleave \
+    --exported "$all" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  for c in "softmax 32768x1024 f32" "layernorm 32768x1024 bf16" "rmsnorm 32768x1024 bf16" "rmsnorm 8192x4096 f32"; do
+    set -- $c
+    (cd bench && bounded python3 placement.py --exported "$all" --compiled --problem $1 --shape $2 --dtype $3 \
+       --reps 100 --offsets 0,512,4096,65536,1048576,3145728) >> "$d/placement.log" 2>&1
+  done
+  rm -rf "$d"/kb*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""A copy of a knowledge base without the N best configurations of some tasks, so that `soltune
+export` takes the next one: runner-up kernels to time beside the winner outside soltune (is the
+winner still the winner in another harness, at another output address?).
+
+    python3 bench/kb_without_best.py KB OUT N problem:dtype:rows=R,cols=C ...
+
+Ranks a task's configurations by their best measured time among results that passed and were
+measured with the variant's current text (TEMPLATES/problem/variant.cu, as export requires); prints
+what it removed and what is left on top.
+"""
+
+import os
+import shutil
+import sqlite3
+import sys
+
+TEMPLATES = os.environ.get("SOLTUNE_TEMPLATES", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "templates"))
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    shutil.copyfile(src, dst)
+    db = sqlite3.connect(dst)
+    for task in sys.argv[4:]:
+        problem, dtype, shape = task.split(":")
+        current = []  # the hashes of the variants' current texts
+        for (variant,) in db.execute("SELECT DISTINCT variant FROM results WHERE problem=?", (problem,)):
+            path = os.path.join(TEMPLATES, problem, variant + ".cu")
+            if os.path.exists(path):
+                current += [h for (h,) in db.execute("SELECT hash FROM sources WHERE text=?", (open(path).read(),))]
+        marks = ",".join("?" * len(current))
+        ranked = db.execute(
+            "SELECT variant, config_key, MIN(time_us) FROM results WHERE problem=? AND dtype=? AND shape_key=?"
+            f" AND status='ok' AND time_kind='measured' AND source_hash IN ({marks})"
+            " GROUP BY variant, config_key ORDER BY 3 LIMIT ?",
+            (problem, dtype, shape, *current, n + 1)).fetchall()
+        if len(ranked) <= n:
+            sys.exit(f"{task}: only {len(ranked)} measured configurations")
+        for variant, key, t in ranked[:n]:
+            db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=? AND variant=? AND config_key=?",
+                       (problem, dtype, shape, variant, key))
+            print(f"{task}: removed {variant} {key} ({t:.2f} us)")
+        variant, key, t = ranked[n]
+        print(f"{task}: best left {variant} {key} ({t:.2f} us)")
+    db.commit()
+    db.close()
+
+
+if __name__ == "__main__":
+    main()

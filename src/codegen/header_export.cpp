@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/content_hash.hpp"
 #include "codegen/header_parts.hpp"
 #include "core/error.hpp"
 
@@ -36,7 +37,8 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
   std::vector<std::string> bodies;
   for (const auto* v : variants) bodies.push_back(split_includes(v->source, includes));
   for (const auto& inc : includes) h << inc << "\n";
-  h << "\nnamespace " << ns << " {\n" << export_helpers() << "\n";
+  std::ostringstream body;  // the namespace's contents, named below by their hash
+  body << export_helpers() << "\n";
   // One array per distinct binary (specializations of one kernel at several shapes share it).
   std::map<std::string, std::string> images;
   std::string arrays;
@@ -49,14 +51,23 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
               bytes_literal(s.binary) + ";\n";
   }
   if (!images.empty())
-    h << embedded_helpers() << "#ifndef SOLTUNE_SOURCE_ONLY\nnamespace detail {\n" << arrays
+    body << embedded_helpers() << "#ifndef SOLTUNE_SOURCE_ONLY\nnamespace detail {\n" << arrays
       << "}  // namespace detail\n#endif\n\n";
   for (size_t i = 0; i < variants.size(); ++i)
-    h << "// ---- variant '" << variants[i]->name << "' (" << variants[i]->source_path.filename().string()
+    body << "// ---- variant '" << variants[i]->name << "' (" << variants[i]->source_path.filename().string()
       << ")\nnamespace v_" << export_ident(variants[i]->name) << " {\n"
       << bodies[i] << "}  // namespace v_" << export_ident(variants[i]->name) << "\n\n";
-  for (const auto& [dt, group] : by_dtype) h << export_dtype(p, dt, group, images);
-  h << "}  // namespace " << ns << "\n";
+  for (const auto& [dt, group] : by_dtype) body << export_dtype(p, dt, group, images);
+  // Two different exports of one problem in one process (two extension modules, say) must not share
+  // a name: a function-local static of an inline function (the loaded cubin of a specialization) is
+  // one object process-wide under GCC, even across libraries loaded RTLD_LOCAL, so the second library
+  // would launch the first one's kernels. An inline namespace named by the contents keeps the API
+  // (soltune_<problem>::<problem>_<dtype>) and makes every symbol of a different export different.
+  const std::string inner = "x" + content_hash(body.str()).substr(0, 16);
+  h << "\nnamespace " << ns << " {\n"
+    << "// Named by this header's contents: different exports linked into one process stay apart.\n"
+    << "inline namespace " << inner << " {\n" << body.str() << "}  // namespace " << inner << "\n"
+    << "}  // namespace " << ns << "\n";
   return h.str();
 }
 

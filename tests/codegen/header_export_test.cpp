@@ -220,6 +220,52 @@ TEST(HeaderExport, SharedMemoryOptInCountsStaticMemory) {
   EXPECT_NE(export_header(p, {spec}, "x").find("if (p.smem > 0)"), std::string::npos);
 }
 
+// Two different exports of one problem in one program (two extension modules, two libraries) keep
+// their own code: with the same names, the linker (or, for function-local statics such as a loaded
+// cubin, the dynamic loader, even across RTLD_LOCAL libraries) kept one copy for both, and the second
+// export launched the first one's kernels. Two translation units, one header each, one program.
+TEST(HeaderExport, TwoDifferentExportsOfOneProblemLinkIntoOneProgram) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto& v = p.variant("vectorized");
+  const Space s(v, Bindings{});
+  const auto one_pass = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
+  const auto strided = s.parse_key("BLOCK=128,VEC=4,EPT=2,GRID_STRIDE=1,BLOCKS_PER_SM=4,FAST_TANH=0,CACHE_HINT=1");
+  // a: two f32 specializations (2^40 one pass, 2^20 grid-stride); b: one (2^20 one pass).
+  const std::vector<Specialization> a = {{&v, DType::f32, one_pass, Shape{{{"n", int64_t{1} << 40}}}, {}},
+                                         {&v, DType::f32, strided, Shape{{{"n", 1 << 20}}}, {}}};
+  const std::vector<Specialization> b = {{&v, DType::f32, one_pass, Shape{{{"n", 1 << 20}}}, {}}};
+  const auto ha = export_header(p, a, "a"), hb = export_header(p, b, "b");
+  EXPECT_EQ(ha, export_header(p, a, "a")) << "an export is reproducible";
+  const auto dir = fs::temp_directory_path() / ("soltune-export-two-" + std::to_string(getpid()));
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  std::ofstream(dir / "a" / "gelu.cuh") << ha;
+  std::ofstream(dir / "b" / "gelu.cuh") << hb;
+  for (const char* side : {"a", "b"})
+    std::ofstream(dir / (std::string(side) + ".cu"))
+        << "#include \"" << side << "/gelu.cuh\"\n"
+        << "int " << side << "_choice(double n) { return soltune_gelu::gelu_f32_choice(n, 132, 90, 232448, 62914560); }\n"
+        << "unsigned " << side << "_grid(double n) {\n  soltune_gelu::gelu_f32_plan p;\n"
+        << "  soltune_gelu::gelu_f32_choice(n, 132, 90, 232448, 62914560, &p);\n  return p.grid.x;\n}\n";
+  std::ofstream(dir / "main.cu") << R"SRC(
+#include <cstdio>
+int a_choice(double); int b_choice(double); unsigned a_grid(double); unsigned b_grid(double);
+int main() {
+  int bad = 0;
+  if (a_choice(1 << 20) != 1) { std::printf("a chose %d at 2^20, want 1\n", a_choice(1 << 20)); ++bad; }
+  if (b_choice(1 << 20) != 0) { std::printf("b chose %d at 2^20, want 0\n", b_choice(1 << 20)); ++bad; }
+  if (a_grid(1 << 20) != 132 * 4) { std::printf("a's grid %u, want 528 (grid-stride)\n", a_grid(1 << 20)); ++bad; }
+  if (b_grid(1 << 20) != 1024) { std::printf("b's grid %u, want 1024 (one pass)\n", b_grid(1 << 20)); ++bad; }
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  EXPECT_EQ(build_and_run(nv, dir, " -I" + dir.string() + " " + (dir / "a.cu").string() + " " + (dir / "b.cu").string()), "");
+  fs::remove_all(dir);
+}
+
 TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
   const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
   const auto& v = p.variant("vectorized");

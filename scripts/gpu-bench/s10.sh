@@ -44,10 +44,19 @@ stream_s10b() {  # the row-wise copies again (one block per SM added); does y's 
 LEVEL_TASKS="softmax:f32:rows=32768,cols=1024 layernorm:bf16:rows=32768,cols=1024 rmsnorm:bf16:rows=32768,cols=1024
   rmsnorm:f32:rows=8192,cols=4096 rmsnorm:f32:rows=32768,cols=1024 layernorm:f32:rows=32768,cols=1024"
 
-stream_s10c() {  # at the shapes level with torch.compile, soltune's winner and its two runners-up (knowledge
-  local d=$out/a  # bases without the best one or two configurations) exported and timed in turns beside
-  export PATH=/usr/local/cuda/bin:$PATH  # PyTorch, every output from the allocator; then y's address swept
-  cp .gpu/kb.sqlite "$d/kb0.sqlite"     # for all three and for torch.compile's kernel writing into y
+stream_s10c() {  # runners_up_ab at 42204d7 (call 3: the runners-up launched the winner's kernels, fixed by 07089e7)
+  runners_up_ab "$out/a"
+}
+
+stream_s10d() {  # the GPU tests at 07089e7 (exports in a namespace of their own); runners_up_ab again
+  gpu_tests "$out/a"
+  runners_up_ab "$out/a"
+}
+
+runners_up_ab() {  # runners_up_ab DIR: at the shapes level with torch.compile, soltune's winner and its two
+  local d=$1  # runners-up (knowledge bases without the best one or two configurations) exported and timed
+  export PATH=/usr/local/cuda/bin:$PATH  # in turns beside PyTorch, every output from the allocator; then y's
+  cp .gpu/kb.sqlite "$d/kb0.sqlite"     # address swept for all three and for torch.compile's kernel writing into y
   python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb1.sqlite" 1 $LEVEL_TASKS > "$d/runners_up.txt"
   python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb2.sqlite" 2 $LEVEL_TASKS >> "$d/runners_up.txt"
   local libs=()

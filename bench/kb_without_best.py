@@ -3,7 +3,9 @@
 export` takes the next one: runner-up kernels to time beside the winner outside soltune (is the
 winner still the winner in another harness, at another output address?).
 
-    python3 bench/kb_without_best.py KB OUT N problem:dtype:rows=R,cols=C ...
+    python3 bench/kb_without_best.py KB OUT N|all problem:dtype:rows=R,cols=C ...
+
+With `all`, every result of those tasks goes: they are measured again from nothing.
 
 Ranks a task's configurations by their best measured time among results that passed and were
 measured with the variant's current text (TEMPLATES/problem/variant.cu, as export requires); prints
@@ -21,11 +23,16 @@ TEMPLATES = os.environ.get("SOLTUNE_TEMPLATES", os.path.join(os.path.dirname(os.
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
-    src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    src, dst = sys.argv[1], sys.argv[2]
     shutil.copyfile(src, dst)
     db = sqlite3.connect(dst)
     for task in sys.argv[4:]:
         problem, dtype, shape = task.split(":")
+        if sys.argv[3] == "all":
+            gone = db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=?", (problem, dtype, shape))
+            print(f"{task}: removed all {gone.rowcount} results")
+            continue
+        n = int(sys.argv[3])
         current = []  # the hashes of the variants' current texts
         for (variant,) in db.execute("SELECT DISTINCT variant FROM results WHERE problem=?", (problem,)):
             path = os.path.join(TEMPLATES, problem, variant + ".cu")

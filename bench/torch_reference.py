@@ -102,8 +102,8 @@ def quantile(sorted_v, q):
     return sorted_v[lo] + (sorted_v[hi] - sorted_v[lo]) * (pos - lo)
 
 
-def make_flush(mode):
-    buf = torch.ones(FLUSH_BYTES // 4, device=DEVICE, dtype=torch.float32)
+def make_flush(mode, nbytes=FLUSH_BYTES):
+    buf = torch.ones(nbytes // 4, device=DEVICE, dtype=torch.float32)
     if mode == "read":
         # soltune's way: a read leaves clean lines, so the timed kernel pays no write-back for them.
         return buf, lambda: buf.sum()
@@ -334,6 +334,8 @@ def main():
                          "several, comma-separated, are timed as soltune, soltune#2, ...")
     ap.add_argument("--copy", action="store_true",
                     help="also time PyTorch's copy of x into y (x's bytes read and written): the harness's own ceiling")
+    ap.add_argument("--flush-mib", type=int, default=FLUSH_BYTES >> 20,
+                    help="the L2 flush's buffer in MiB (default 256, as triton.testing.do_bench)")
     ap.add_argument("--interleave", action="store_true",
                     help="the implementations of a case take turns in every repetition; soltune is paired with each")
     ap.add_argument("--flush", choices=["read", "write"], default="read",
@@ -357,7 +359,7 @@ def main():
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), triton {triton_version}")
     print(f"GPU {torch.cuda.get_device_name()}, {now}")
-    print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {FLUSH_BYTES >> 20} MiB before each; "
+    print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {a.flush_mib} MiB before each; "
           f"GB/s from soltune's byte counts"
           + ("" if hasattr(torch.cuda, "_sleep") else "; no torch.cuda._sleep: launch overhead may show"))
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
@@ -367,7 +369,7 @@ def main():
     paths = a.exported.split(",") if a.exported else []
     lib = {("soltune" if i == 0 else f"soltune#{i + 1}"): ctypes.CDLL(p) for i, p in enumerate(paths)}
     impls = ("eager", "torch.compile") + tuple(lib)
-    flush_buf, flush = make_flush(a.flush)
+    flush_buf, flush = make_flush(a.flush, a.flush_mib << 20)
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(42)
     records = []

@@ -74,3 +74,34 @@ runners_up_ab() {  # runners_up_ab DIR: at the shapes level with torch.compile, 
   done
   rm -rf "$d"/kb*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
+
+stream_s10e() {  # the GPU tests at the larger L2 flush (4 x L2, at least 256 MiB); the level tasks measured
+  local d=$out/a  # again from nothing with it (their results removed), beside the old winners and runners-up
+  export PATH=/usr/local/cuda/bin:$PATH  # in PyTorch's harness (256 MiB flush), then softmax at a 120 MiB flush
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb0.sqlite"
+  python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb2.sqlite" 2 $LEVEL_TASKS > "$d/runners_up.txt"
+  python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kbN.sqlite" all $LEVEL_TASKS \
+    rmsnorm:bf16:rows=8192,cols=4096 >> "$d/runners_up.txt"
+  mkdir -p "$d/t"
+  cp "$d/kbN.sqlite" "$d/t/kb.sqlite"
+  one_task_config configs/softmax.yaml "cached, multipass, chunked" 111 f32 "rows: 32768" > "$d/t/softmax.yaml"
+  variant_config configs/layernorm.yaml "rowreg, looped" 112 | sed '/rows: 8192/d' > "$d/t/layernorm.yaml"
+  variant_config configs/rmsnorm.yaml "rowreg, looped" 113 > "$d/t/rmsnorm.yaml"
+  tune "$d/t" "$d/t/softmax.yaml" --evals 100 --seconds 40
+  tune "$d/t" "$d/t/layernorm.yaml" --evals 200 --seconds 60
+  tune "$d/t" "$d/t/rmsnorm.yaml" --evals 400 --seconds 90
+  mv "$d/t/kb.sqlite" "$d/kbN.sqlite"
+  local libs=()
+  for k in 0 2 N; do
+    bounded bash bench/exported_bench.sh "$d/kb$k.sqlite" "$d/exp$k" > "$d/exported_build$k.log" 2>&1
+    libs+=("$d/exp$k/libsoltune_exported.so")
+  done
+  local all=$(IFS=,; echo "${libs[*]}")
+  bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps 200 --copy --interleave \
+    --exported "$all" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+  bounded python3 bench/torch_reference.py --problems softmax --reps 200 --copy --interleave --flush-mib 120 \
+    --exported "$all" --json "$d/torch_ab120.json" > "$d/torch_ab120.log" 2>&1
+  cp "$d/kbN.sqlite" "$d/kb.sqlite"
+  rm -rf "$d"/kb[0-9N]*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}

@@ -105,3 +105,11 @@ stream_s10e() {  # the GPU tests at the larger L2 flush (4 x L2, at least 256 Mi
   cp "$d/kbN.sqlite" "$d/kb.sqlite"
   rm -rf "$d"/kb[0-9N]*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
+
+stream_s10f() {  # the library's other two problems (GELU, L1 norm) exported from call 5's knowledge base and
+  local d=$out/a  # timed in turns beside PyTorch (200 repetitions; softmax, LayerNorm and RMSNorm: call 5)
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_ab "$d" 200 gelu,l1norm "--copy --interleave"
+  rm -f "$d/kb.sqlite"
+}

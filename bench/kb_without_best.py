@@ -5,7 +5,8 @@ winner still the winner in another harness, at another output address?).
 
     python3 bench/kb_without_best.py KB OUT N|all problem:dtype:rows=R,cols=C ...
 
-With `all`, every result of those tasks goes: they are measured again from nothing.
+With `all`, every result of those tasks goes: they are measured again from nothing. With
+`keep=CONFIG_KEY`, every result of those tasks but that configuration's goes: export takes it.
 
 Ranks a task's configurations by their best measured time among results that passed and were
 measured with the variant's current text (TEMPLATES/problem/variant.cu, as export requires); prints
@@ -31,6 +32,16 @@ def main():
         if sys.argv[3] == "all":
             gone = db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=?", (problem, dtype, shape))
             print(f"{task}: removed all {gone.rowcount} results")
+            continue
+        if sys.argv[3].startswith("keep="):
+            key = sys.argv[3][len("keep="):]
+            gone = db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=? AND config_key<>?",
+                              (problem, dtype, shape, key))
+            left = db.execute("SELECT COUNT(*) FROM results WHERE problem=? AND dtype=? AND shape_key=? AND status='ok'",
+                              (problem, dtype, shape)).fetchone()[0]
+            if left == 0:
+                sys.exit(f"{task}: no measured result of {key}")
+            print(f"{task}: removed {gone.rowcount} results, kept {left} of {key}")
             continue
         n = int(sys.argv[3])
         current = []  # the hashes of the variants' current texts

@@ -106,10 +106,22 @@ stream_s10e() {  # the GPU tests at the larger L2 flush (4 x L2, at least 256 Mi
   rm -rf "$d"/kb[0-9N]*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
 
-stream_s10f() {  # the library's other two problems (GELU, L1 norm) exported from call 5's knowledge base and
-  local d=$out/a  # timed in turns beside PyTorch (200 repetitions; softmax, LayerNorm and RMSNorm: call 5)
-  export PATH=/usr/local/cuda/bin:$PATH
-  cp .gpu/kb.sqlite "$d/kb.sqlite"
+stream_s10f() {  # GELU and L1 norm exported from call 5's knowledge base and timed in turns beside PyTorch (200
+  local d=$out/a  # repetitions); then Triton's own design (a warp per row, the templates' inductor presets)
+  export PATH=/usr/local/cuda/bin:$PATH  # kept alone where soltune's pick is behind torch.compile, timed in turns
+  cp .gpu/kb.sqlite "$d/kb.sqlite"       # beside that pick
   export_ab "$d" 200 gelu,l1norm "--copy --interleave"
-  rm -f "$d/kb.sqlite"
+  local k1="TPR=32,RPB=1,VEC=8,EPT=4,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0"
+  local k2="TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0"
+  local k3="TPR=32,RPB=1,VEC=8,EPT=4,STATS=0,RED=0,PERSIST=0,BPS=32,WREG=0,PIPE=0,HINT=0,WIDTH=1"
+  python3 bench/kb_without_best.py "$d/kb.sqlite" "$d/p1.sqlite" "keep=$k1" rmsnorm:bf16:rows=32768,cols=1024 > "$d/presets.txt"
+  python3 bench/kb_without_best.py "$d/p1.sqlite" "$d/p2.sqlite" "keep=$k2" rmsnorm:f32:rows=32768,cols=1024 >> "$d/presets.txt"
+  python3 bench/kb_without_best.py "$d/p2.sqlite" "$d/kbP.sqlite" "keep=$k3" layernorm:bf16:rows=32768,cols=1024 >> "$d/presets.txt"
+  for k in "" P; do
+    bounded bash bench/exported_bench.sh "$d/kb$k.sqlite" "$d/exp$k" > "$d/exported_build$k.log" 2>&1
+  done
+  bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm --reps 200 --copy --interleave \
+    --exported "$d/exp/libsoltune_exported.so,$d/expP/libsoltune_exported.so" --json "$d/torch_presets.json" \
+    > "$d/torch_presets.log" 2>&1
+  rm -rf "$d"/*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }

@@ -92,7 +92,7 @@ __global__ void soltune_compare(const T* out, const double* ref, long long n, do
   }
 }
 
-// Flushes L2 by reading a buffer twice its size: the lines left behind are clean, so the next
+// Flushes L2 by reading a buffer four times its size: the lines left behind are clean, so the next
 // timed kernel pays no write-back for data that is not its own (a memset flush would leave dirty
 // lines behind). The conditional store keeps the loads alive and practically never happens.
 __global__ void soltune_flush_read(const uint4* p, long long n, unsigned int* sink) {

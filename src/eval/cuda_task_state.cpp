@@ -83,10 +83,10 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   for (const auto& a : t.problem->args) add_slot(a);
   for (const auto& a : t.problem->baseline_temps) add_slot(a);
 
-  // The L2 flush reads four times L2, at least 256 MiB (triton.testing.do_bench's size). Twice L2
-  // left the previous repetition's dirty output lines to be written back inside the timed run, in
-  // part: on the H200 a row-wise kernel of 2 x 128 MiB timed 64.9 us here and 62.2 us in PyTorch's
-  // harness, and its runner-up 65.0 and 64.3 (docs/BENCHMARKS.md, session 10).
+  // The L2 flush reads four times L2, at least 256 MiB (triton.testing.do_bench's size, and the
+  // harness soltune is compared in). Twice L2 could leave some of the last repetition's lines where
+  // replacement is not strictly LRU; on the H200 the larger buffer changed no time measured so far
+  // (docs/BENCHMARKS.md, session 10), and it costs about 35 us more per repetition, untimed.
   const size_t flush_bytes = std::max<size_t>(4 * static_cast<size_t>(d.l2_bytes), size_t{256} << 20);
   flush_ = DeviceBuffer(flush_bytes);
   stats_ = DeviceBuffer(sizeof(CompareStats));
@@ -282,7 +282,7 @@ cudaError_t TaskState::run_baseline(int set) {
 }
 
 void TaskState::flush_l2() {
-  // Reading twice the L2 evicts whatever the previous run left there (not timed).
+  // Reading four times the L2 (at least 256 MiB) evicts what the previous run left there (not timed).
   void* p = flush_.get();
   long long n = static_cast<long long>(flush_.bytes() / 16);
   void* sink = stats_.get();

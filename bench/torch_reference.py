@@ -244,17 +244,21 @@ def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref, lib=No
         return rec, None
 
 
-def time_interleaved(fns, args, reps, flush):
+def time_interleaved(fns, args, reps, flush, order="rotate", seed=0):
     """Per implementation, its microseconds in repetition order: in repetition i every implementation
-    runs once, after its own flush and busy-wait, in an order rotated by i."""
+    runs once, after its own flush and busy-wait, in an order rotated by i ("rotate": each always
+    follows the same one) or drawn afresh ("shuffle", seeded: no fixed predecessor)."""
     sleep = getattr(torch.cuda, "_sleep", None)
     names = list(fns)
+    rng = random.Random(seed)
     ev = {n: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
               for _ in range(reps)] for n in names}
     torch.cuda.synchronize()
     for i in range(reps):
-        for k in range(len(names)):
-            n = names[(i + k) % len(names)]
+        turn = [names[(i + k) % len(names)] for k in range(len(names))]
+        if order == "shuffle":
+            rng.shuffle(turn)
+        for n in turn:
             flush()
             if sleep is not None:
                 sleep(SLEEP_CYCLES)
@@ -275,7 +279,7 @@ def paired(sol, other, seed=0, resamples=2000):
             "soltune_faster_in": sum(1 for v in d if v < 0), "of": len(d)}
 
 
-def run_interleaved(problem, shape, dname, impls, args, reps, flush, nbytes, lib):
+def run_interleaved(problem, shape, dname, impls, args, reps, flush, nbytes, lib, order="rotate"):
     """Every implementation of one case, timed in turns; soltune paired with each of the others."""
     recs, fns, ref = {}, {}, None
     for impl in impls:
@@ -290,8 +294,8 @@ def run_interleaved(problem, shape, dname, impls, args, reps, flush, nbytes, lib
         except Exception as e:
             recs[impl]["error"] = error_text(e)
     try:
-        time_interleaved(fns, args, 5, flush)
-        times = time_interleaved(fns, args, reps, flush)
+        time_interleaved(fns, args, 5, flush, order)
+        times = time_interleaved(fns, args, reps, flush, order)
     except Exception as e:
         for impl in fns:
             recs[impl]["error"] = error_text(e)
@@ -334,6 +338,9 @@ def main():
                          "several, comma-separated, are timed as soltune, soltune#2, ...")
     ap.add_argument("--copy", action="store_true",
                     help="also time PyTorch's copy of x into y (x's bytes read and written): the harness's own ceiling")
+    ap.add_argument("--order", choices=["rotate", "shuffle"], default="rotate",
+                    help="--interleave: rotate the order (each implementation follows the same one) or draw it "
+                         "afresh every repetition (seeded)")
     ap.add_argument("--flush-mib", type=int, default=FLUSH_BYTES >> 20,
                     help="the L2 flush's buffer in MiB (default 256, as triton.testing.do_bench)")
     ap.add_argument("--interleave", action="store_true",
@@ -384,7 +391,7 @@ def main():
                 # The copy moves x's bytes each way: a ceiling for every problem but l1norm (read only).
                 case_impls = impls + (("copy",) if a.copy and problem != "l1norm" else ())
                 if a.interleave:
-                    case = run_interleaved(problem, shape, dname, case_impls, args, a.reps, flush, nbytes, lib)
+                    case = run_interleaved(problem, shape, dname, case_impls, args, a.reps, flush, nbytes, lib, a.order)
                 else:
                     case = []
                     for impl in case_impls:

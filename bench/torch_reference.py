@@ -11,7 +11,7 @@ problem.yaml files for GB/s. With --exported, the kernels `soltune export` wrote
 library by bench/exported_bench.sh) are timed as a third implementation in this same harness, on
 the same inputs, and checked against eager: the comparison then shares every condition.
 With --interleave, the implementations of a case take turns within every repetition (the order
-rotating), so that a drift in clocks or temperature over a case falls on all of them alike, and each
+rotating, or drawn afresh with --order shuffle), so that a drift in clocks or temperature over a case falls on all of them alike, and each
 is compared with soltune by the per-repetition differences: their median, a bootstrap 95% interval
 of that median, and how many repetitions soltune won.
 """
@@ -146,8 +146,8 @@ def sm_clock_mhz():
 def exported_fn(lib, problem, dname, out=None):
     """soltune's exported kernel for (problem, dtype) as a callable like the torch ops: it returns its
     output, allocated per call from PyTorch's caching allocator as eager's and torch.compile's are, so
-    that in turn they write to the same freed block (the output's address moves the time by up to
-    a few percent: bench/placement.py); or into `out`, a given tensor."""
+    that in turn they write to the same freed block (no condition differs, though bench/placement.py
+    found the address moving no time by more than 0.5 us); or into `out`, a given tensor."""
     f = getattr(lib, f"soltune_{problem}_{dname}")
     f.restype = ctypes.c_int
     kept = {}
@@ -180,8 +180,8 @@ def exported_fn(lib, problem, dname, out=None):
 
 
 def prepare(problem, dname, impl, args, ref, lib):
-    """The callable for impl (lib: soltune's libraries by impl name), run once, checked against eager's output and warmed up; returns (fn,
-    output, fields to record). torch.compile compiles here."""
+    """The callable for impl (lib: soltune's libraries by impl name), run once, checked against
+    eager's output and warmed up; returns (fn, output, fields to record). torch.compile compiles here."""
     op = PROBLEMS[problem][1]
     fields = {}
     if impl == "torch.compile":
@@ -346,7 +346,7 @@ def main():
     ap.add_argument("--interleave", action="store_true",
                     help="the implementations of a case take turns in every repetition; soltune is paired with each")
     ap.add_argument("--flush", choices=["read", "write"], default="read",
-                    help="L2 flush by reading (soltune's way, default) or writing a 256 MiB buffer")
+                    help="L2 flush by reading (soltune's way, default) or writing a buffer of --flush-mib")
     a = ap.parse_args()
     problems = [p for p in a.problems.split(",") if p]
     dnames = [d for d in a.dtypes.split(",") if d]

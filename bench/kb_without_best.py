@@ -21,48 +21,66 @@ import sys
 TEMPLATES = os.environ.get("SOLTUNE_TEMPLATES", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "templates"))
 
 
+def current_hashes(db, problem):
+    """The source hashes of the problem's variants as their .cu files read now (export's check)."""
+    hashes = []
+    for (variant,) in db.execute("SELECT DISTINCT variant FROM results WHERE problem=?", (problem,)):
+        path = os.path.join(TEMPLATES, problem, variant + ".cu")
+        if os.path.exists(path):
+            with open(path) as f:
+                hashes += [h for (h,) in db.execute("SELECT hash FROM sources WHERE text=?", (f.read(),))]
+    return hashes
+
+
+def remove_all(db, task, problem, dtype, shape):
+    gone = db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=?", (problem, dtype, shape))
+    print(f"{task}: removed all {gone.rowcount} results")
+
+
+def keep_only(db, task, problem, dtype, shape, key):
+    gone = db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=? AND config_key<>?",
+                      (problem, dtype, shape, key))
+    left = db.execute("SELECT COUNT(*) FROM results WHERE problem=? AND dtype=? AND shape_key=? AND status='ok'",
+                      (problem, dtype, shape)).fetchone()[0]
+    if left == 0:
+        sys.exit(f"{task}: no measured result of {key}")
+    print(f"{task}: removed {gone.rowcount} results, kept {left} of {key}")
+
+
+def remove_best(db, task, problem, dtype, shape, n, current):
+    marks = ",".join("?" * len(current))
+    ranked = db.execute(
+        "SELECT variant, config_key, MIN(time_us) FROM results WHERE problem=? AND dtype=? AND shape_key=?"
+        f" AND status='ok' AND time_kind='measured' AND source_hash IN ({marks})"
+        " GROUP BY variant, config_key ORDER BY 3 LIMIT ?",
+        (problem, dtype, shape, *current, n + 1)).fetchall()
+    if len(ranked) <= n:
+        sys.exit(f"{task}: only {len(ranked)} measured configurations")
+    for variant, key, t in ranked[:n]:
+        db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=? AND variant=? AND config_key=?",
+                   (problem, dtype, shape, variant, key))
+        print(f"{task}: removed {variant} {key} ({t:.2f} us)")
+    variant, key, t = ranked[n]
+    print(f"{task}: best left {variant} {key} ({t:.2f} us)")
+
+
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
-    src, dst = sys.argv[1], sys.argv[2]
+    src, dst, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     shutil.copyfile(src, dst)
     db = sqlite3.connect(dst)
+    hashes = {}  # per problem, read once
     for task in sys.argv[4:]:
         problem, dtype, shape = task.split(":")
-        if sys.argv[3] == "all":
-            gone = db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=?", (problem, dtype, shape))
-            print(f"{task}: removed all {gone.rowcount} results")
-            continue
-        if sys.argv[3].startswith("keep="):
-            key = sys.argv[3][len("keep="):]
-            gone = db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=? AND config_key<>?",
-                              (problem, dtype, shape, key))
-            left = db.execute("SELECT COUNT(*) FROM results WHERE problem=? AND dtype=? AND shape_key=? AND status='ok'",
-                              (problem, dtype, shape)).fetchone()[0]
-            if left == 0:
-                sys.exit(f"{task}: no measured result of {key}")
-            print(f"{task}: removed {gone.rowcount} results, kept {left} of {key}")
-            continue
-        n = int(sys.argv[3])
-        current = []  # the hashes of the variants' current texts
-        for (variant,) in db.execute("SELECT DISTINCT variant FROM results WHERE problem=?", (problem,)):
-            path = os.path.join(TEMPLATES, problem, variant + ".cu")
-            if os.path.exists(path):
-                current += [h for (h,) in db.execute("SELECT hash FROM sources WHERE text=?", (open(path).read(),))]
-        marks = ",".join("?" * len(current))
-        ranked = db.execute(
-            "SELECT variant, config_key, MIN(time_us) FROM results WHERE problem=? AND dtype=? AND shape_key=?"
-            f" AND status='ok' AND time_kind='measured' AND source_hash IN ({marks})"
-            " GROUP BY variant, config_key ORDER BY 3 LIMIT ?",
-            (problem, dtype, shape, *current, n + 1)).fetchall()
-        if len(ranked) <= n:
-            sys.exit(f"{task}: only {len(ranked)} measured configurations")
-        for variant, key, t in ranked[:n]:
-            db.execute("DELETE FROM results WHERE problem=? AND dtype=? AND shape_key=? AND variant=? AND config_key=?",
-                       (problem, dtype, shape, variant, key))
-            print(f"{task}: removed {variant} {key} ({t:.2f} us)")
-        variant, key, t = ranked[n]
-        print(f"{task}: best left {variant} {key} ({t:.2f} us)")
+        if mode == "all":
+            remove_all(db, task, problem, dtype, shape)
+        elif mode.startswith("keep="):
+            keep_only(db, task, problem, dtype, shape, mode[len("keep="):])
+        else:
+            if problem not in hashes:
+                hashes[problem] = current_hashes(db, problem)
+            remove_best(db, task, problem, dtype, shape, int(mode), hashes[problem])
     db.commit()
     db.close()
 

@@ -37,11 +37,21 @@ gpu_tests() {  # every packed test binary, one line per test (ctest's files name
   tail -n 8 "$d/tests.log"
 }
 
-export_ab() {  # export_ab DIR REPS [PROBLEMS [HARNESS OPTIONS]]: DIR/kb.sqlite exported and built
-  local d=$1 reps=$2 problems=${3:-}  # (bench/exported_bench.sh), its kernels timed in PyTorch's harness
-  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1  # beside eager and torch.compile
+export_libs() {  # export_libs DIR K...: each DIR/kbK.sqlite exported and built into DIR/expK
+  local d=$1 libs=() k  # (bench/exported_bench.sh); prints the libraries comma-separated, for
+  shift                 # torch_reference.py --exported
+  for k in "$@"; do
+    bounded bash bench/exported_bench.sh "$d/kb$k.sqlite" "$d/exp$k" > "$d/exported_build$k.log" 2>&1
+    libs+=("$d/exp$k/libsoltune_exported.so")
+  done
+  (IFS=,; echo "${libs[*]}")
+}
+
+export_ab() {  # export_ab DIR REPS [PROBLEMS [HARNESS OPTIONS]]: DIR/kb.sqlite exported and built, its
+  local d=$1 reps=$2 problems=${3:-}  # kernels timed in PyTorch's harness beside eager and torch.compile
+  local lib=$(export_libs "$d" "")
   bounded python3 bench/torch_reference.py ${problems:+--problems $problems} --reps $reps ${4:-} \
-    --exported "$d/exp/libsoltune_exported.so" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
+    --exported "$lib" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
 

@@ -59,12 +59,7 @@ runners_up_ab() {  # runners_up_ab DIR: at the shapes level with torch.compile, 
   cp .gpu/kb.sqlite "$d/kb0.sqlite"     # address swept for all three and for torch.compile's kernel writing into y
   python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb1.sqlite" 1 $LEVEL_TASKS > "$d/runners_up.txt"
   python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb2.sqlite" 2 $LEVEL_TASKS >> "$d/runners_up.txt"
-  local libs=()
-  for k in 0 1 2; do
-    bounded bash bench/exported_bench.sh "$d/kb$k.sqlite" "$d/exp$k" > "$d/exported_build$k.log" 2>&1
-    libs+=("$d/exp$k/libsoltune_exported.so")
-  done
-  local all=$(IFS=,; echo "${libs[*]}")
+  local all=$(export_libs "$d" 0 1 2)
   bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps ${REPS:-200} --copy --interleave \
     --exported "$all" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   for c in "softmax 32768x1024 f32" "layernorm 32768x1024 bf16" "rmsnorm 32768x1024 bf16" "rmsnorm 8192x4096 f32"; do
@@ -92,12 +87,7 @@ stream_s10e() {  # the GPU tests at the larger L2 flush (4 x L2, at least 256 Mi
   tune "$d/t" "$d/t/layernorm.yaml" --evals 200 --seconds 60
   tune "$d/t" "$d/t/rmsnorm.yaml" --evals 400 --seconds 90
   mv "$d/t/kb.sqlite" "$d/kbN.sqlite"
-  local libs=()
-  for k in 0 2 N; do
-    bounded bash bench/exported_bench.sh "$d/kb$k.sqlite" "$d/exp$k" > "$d/exported_build$k.log" 2>&1
-    libs+=("$d/exp$k/libsoltune_exported.so")
-  done
-  local all=$(IFS=,; echo "${libs[*]}")
+  local all=$(export_libs "$d" 0 2 N)
   bounded python3 bench/torch_reference.py --problems softmax,layernorm,rmsnorm --reps 200 --copy --interleave \
     --exported "$all" --json "$d/torch_ab.json" > "$d/torch_ab.log" 2>&1
   bounded python3 bench/torch_reference.py --problems softmax --reps 200 --copy --interleave --flush-mib 120 \
@@ -117,11 +107,8 @@ stream_s10f() {  # GELU and L1 norm exported from call 5's knowledge base and ti
   python3 bench/kb_without_best.py "$d/kb.sqlite" "$d/p1.sqlite" "keep=$k1" rmsnorm:bf16:rows=32768,cols=1024 > "$d/presets.txt"
   python3 bench/kb_without_best.py "$d/p1.sqlite" "$d/p2.sqlite" "keep=$k2" rmsnorm:f32:rows=32768,cols=1024 >> "$d/presets.txt"
   python3 bench/kb_without_best.py "$d/p2.sqlite" "$d/kbP.sqlite" "keep=$k3" layernorm:bf16:rows=32768,cols=1024 >> "$d/presets.txt"
-  for k in "" P; do
-    bounded bash bench/exported_bench.sh "$d/kb$k.sqlite" "$d/exp$k" > "$d/exported_build$k.log" 2>&1
-  done
+  local both=$(export_libs "$d" "" P)
   bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm --reps 200 --copy --interleave \
-    --exported "$d/exp/libsoltune_exported.so,$d/expP/libsoltune_exported.so" --json "$d/torch_presets.json" \
-    > "$d/torch_presets.log" 2>&1
+    --exported "$both" --json "$d/torch_presets.json" > "$d/torch_presets.log" 2>&1
   rm -rf "$d"/*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }

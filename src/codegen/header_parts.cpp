@@ -31,8 +31,10 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
     h << "  [[maybe_unused]] const double " << v.knobs[k].name << " = " << s.config.values.at(k) << ";\n";
   h << "  " << fn << "_plan p;\n  p.cc = static_cast<int>(cc);\n  p.ok = true";
   for (const auto& c : v.constraints) h << "\n      && (" << c.text() << ")";
-  // A size compiled into the kernel (a template argument): that size only.
-  for (const auto& size : size_template_args(v, p)) h << "\n      && (" << size << " == " << s.shape.at(size) << ")";
+  // A size compiled into the kernel (a template argument): where that argument takes the value the
+  // kernel was compiled with (the knobs are constants here, so "WIDTH * cols" at WIDTH 0 is any width).
+  const auto tuned = specialization_bindings(v, s.config.values, s.shape.dims);
+  for (const auto& a : size_template_args(v, p)) h << "\n      && ((" << a.text() << ") == " << a.eval_int(tuned) << ")";
   h << ";\n  if (!p.ok) return p;\n  p.grid = " << dims(v.launch.grid) << ";\n  p.block = " << dims(v.launch.block)
     << ";\n  p.smem = static_cast<size_t>(" << v.launch.smem.text() << ");\n";
   for (const auto& a : p.args)

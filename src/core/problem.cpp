@@ -120,11 +120,22 @@ LaunchSpec parse_launch(const yaml::Node& n, const Names& allowed, bool with_arg
   return l;
 }
 
-void check_template_args(const LaunchSpec& l, const Names& knobs, const Names& sizes, const SourceLoc& loc) {
+// Parses the template arguments: "T", or an integer expression over `allowed` (a variant's knobs
+// and sizes; nothing for the reference and the baseline, whose arguments are literals).
+void parse_template_args(LaunchSpec& l, const Names& allowed, const SourceLoc& loc) {
+  l.template_values.clear();
   for (const auto& t : l.template_args) {
-    if (t == "T" || knobs.count(t) || sizes.count(t)) continue;
-    if (!t.empty() && t.find_first_not_of("-0123456789") == std::string::npos) continue;
-    throw Error(loc, "template argument '" + t + "' is neither T, a knob, a size nor an integer");
+    if (t == "T") {
+      l.template_values.emplace_back();
+      continue;
+    }
+    Expr e(t, loc);  // a syntax error names the file, the line and the column
+    for (const auto& n : e.variables())
+      if (!allowed.count(n))
+        throw Error(loc, "template argument '" + t + "' is neither T nor an integer expression over " +
+                             (allowed.empty() ? std::string("literals") : "knobs and sizes") + " (unknown name '" +
+                             n + "')");
+    l.template_values.push_back(std::move(e));
   }
 }
 
@@ -186,8 +197,9 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   v.launch.smem = ln.has("smem") ? ln.at("smem").expr() : Expr("0", ln.loc());
   v.launch.smem.check_names(all, "smem");
   // Errors point at the list that holds the bad name (the file's start when the list is implicit).
-  check_template_args(v.launch, knob_names, Names(p.sizes.begin(), p.sizes.end()),
-                      n.has("template_args") ? n.at("template_args").loc() : n.loc());
+  Names targs = knob_names;
+  targs.insert(p.sizes.begin(), p.sizes.end());
+  parse_template_args(v.launch, targs, n.has("template_args") ? n.at("template_args").loc() : n.loc());
   check_args(v.launch.args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
   if (n.has("model")) {
     auto m = n.at("model");
@@ -322,7 +334,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     p.reference.args = strings(r.get("args"));
     if (p.reference.args.empty())
       for (const auto& a : p.args) p.reference.args.push_back(a.name);
-    check_template_args(p.reference, {}, {}, r.loc());
+    parse_template_args(p.reference, {}, r.loc());
     check_args(p.reference.args, p, false, r.loc());
   }
   {
@@ -335,7 +347,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     for (const auto& l : b.at("launches").seq()) {
       l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem"});
       p.baseline.push_back(parse_launch(l, geo, true));
-      check_template_args(p.baseline.back(), {}, {}, l.loc());
+      parse_template_args(p.baseline.back(), {}, l.loc());
       check_args(p.baseline.back().args, p, true, l.loc());
     }
     if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
@@ -353,17 +365,12 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
 std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b) {
   std::string s = l.kernel;
   if (l.template_args.empty()) return s;
+  if (l.template_values.size() != l.template_args.size())
+    throw Error(l.loc, "kernel '" + l.kernel + "': its template arguments were never parsed");
   s += "<";
   for (size_t i = 0; i < l.template_args.size(); ++i) {
-    const auto& a = l.template_args[i];
     if (i) s += ", ";
-    if (a == "T") {
-      s += dtype_cpp(t);
-    } else if (auto it = b.find(a); it != b.end()) {
-      s += std::to_string(static_cast<long long>(it->second));
-    } else {
-      s += a;  // an integer literal (checked at load)
-    }
+    s += l.template_args[i] == "T" ? std::string(dtype_cpp(t)) : std::to_string(l.template_values[i].eval_int(b));
   }
   return s + ">";
 }
@@ -376,10 +383,12 @@ Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t
   return b;
 }
 
-std::vector<std::string> size_template_args(const VariantSpec& v, const ProblemSpec& p) {
-  std::vector<std::string> out;
-  for (const auto& a : v.launch.template_args)
-    if (std::find(p.sizes.begin(), p.sizes.end(), a) != p.sizes.end()) out.push_back(a);
+std::vector<Expr> size_template_args(const VariantSpec& v, const ProblemSpec& p) {
+  std::vector<Expr> out;
+  for (const auto& e : v.launch.template_values)
+    if (std::any_of(e.variables().begin(), e.variables().end(),
+                    [&](const std::string& n) { return std::find(p.sizes.begin(), p.sizes.end(), n) != p.sizes.end(); }))
+      out.push_back(e);
   return out;
 }
 

@@ -40,11 +40,13 @@ struct ArgSpec {
   DType resolve_dtype(DType t) const { return dtype == "T" ? t : parse_dtype(dtype); }
 };
 
-// One kernel launch: a __global__ function template, its template arguments (knob names,
-// "T" or integer literals), its kernel arguments (by name) and its geometry.
+// One kernel launch: a __global__ function template, its template arguments ("T", or integer
+// expressions over knobs and sizes, such as "BLOCK" or "WIDTH * cols"), its kernel arguments (by
+// name) and its geometry.
 struct LaunchSpec {
   std::string kernel;
   std::vector<std::string> template_args;
+  std::vector<Expr> template_values;  // parallel to template_args; empty for "T"
   std::vector<std::string> args;
   std::vector<Expr> grid;   // 1 to 3 dimensions
   std::vector<Expr> block;  // 1 to 3 dimensions
@@ -124,7 +126,9 @@ std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b);
 // for (a template argument may name a size: the kernel is then compiled for that size alone).
 Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,
                                  const std::vector<std::pair<std::string, int64_t>>& sizes);
-// The template arguments of a variant that name a problem size (compiled in: exact-size kernels).
-std::vector<std::string> size_template_args(const VariantSpec& v, const ProblemSpec& p);
+// The template arguments of a variant that name a problem size: a kernel compiled with the value
+// such an argument takes at some sizes serves exactly the sizes where it takes the same value
+// ("cols" one width; "WIDTH * cols" one width where WIDTH is 1, every width where it is 0).
+std::vector<Expr> size_template_args(const VariantSpec& v, const ProblemSpec& p);
 
 }  // namespace soltune

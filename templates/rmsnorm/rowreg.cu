@@ -3,7 +3,8 @@
 // issued before the first use, so x is read from memory exactly once. The grid is a block per row
 // group, or persistent (BPS blocks per SM looping over row groups), where the weight may stay in
 // registers across rows and the next row group's loads may be in flight while the current one is
-// reduced (PIPE).
+// reduced (PIPE). WIDTH 1 compiles the task's width in (COLS): with a row that fills its threads
+// exactly, no access needs a bounds check.
 #include <cuda_bf16.h>
 
 namespace rms_detail {
@@ -21,11 +22,31 @@ template <> __device__ __forceinline__ float from_f<float>(float v) { return v; 
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 // HINT 1: streaming (evict-first) access for data touched once; the weight uses the read-only path.
+// HINT 2, Triton's policy here: x and y by default, the weight (read by every row) kept in L1 and
+// L2 (evict_last).
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT) return __ldcs(p); else return *p;
+  if constexpr (HINT == 1) return __ldcs(p); else return *p;
 }
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT) __stcs(p, v); else *p = v;
+  if constexpr (HINT == 1) __stcs(p, v); else *p = v;
+}
+template <int HINT, typename R> __device__ __forceinline__ R weight_read(const R* p) {
+  if constexpr (HINT == 2) {
+    static_assert(sizeof(R) == 16 || sizeof(R) == 8 || sizeof(R) == 4, "HINT 2: vectors of 4, 8 or 16 bytes");
+    unsigned long long pol;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    R r;
+    if constexpr (sizeof(R) == 16)
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                   : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
+    else if constexpr (sizeof(R) == 8)
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
+    else
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+    return r;
+  } else {
+    return __ldg(p);
+  }
 }
 template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
   const T* e = reinterpret_cast<const T*>(&r);
@@ -87,32 +108,37 @@ __device__ __forceinline__ float group_allreduce(float v, float* scratch) {
 // the grid's blocks per SM. PIPE 1 (persistent only): the loads of a block's next row group are
 // issued into a second register buffer (raw) before the current one is reduced and stored, so that
 // they are in flight while the block waits on its barriers.
-template <typename T, int TPR, int RPB, int VEC, int EPT, int RED, int PERSIST, int BPS, int WREG, int PIPE, int HINT>
+template <typename T, int TPR, int RPB, int VEC, int EPT, int RED, int PERSIST, int BPS, int WREG, int PIPE, int HINT,
+          int WIDTH, long long COLS>
 __global__ void __launch_bounds__(TPR * RPB, BPS)
 rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restrict__ y, long long rows,
-               long long cols, float eps) {
+               long long cols_arg, float eps) {
   using namespace rms_detail;
   static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
   static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
-  static_assert(RED == 0 || RED == 1, "RED in 0..1");
+  static_assert((RED == 0 || RED == 1) && HINT >= 0 && HINT <= 2, "RED in 0..1, HINT in 0..2");
   static_assert(WREG == 0 || PERSIST == 1, "the weight stays in registers only across the rows of a persistent block");
   static_assert(PIPE == 0 || PERSIST == 1, "rows are pipelined only across the row groups of a persistent block");
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   constexpr int SLOTS = RED ? TPR * RPB : RPB * TPR / 32;
   __shared__ float scratch[2][SLOTS];
 
+  const long long cols = WIDTH ? COLS : cols_arg;
+  // Every vector of every thread inside the row: the width is known and the threads cover it exactly.
+  constexpr bool FULL = WIDTH && COLS == static_cast<long long>(TPR) * VEC * EPT;
   const int lane = threadIdx.x % TPR;
   const long long groups = (rows + RPB - 1) / RPB;
   const float inv_n = 1.0f / static_cast<float>(cols);
   // Vector e of a thread starts at column (e * TPR + lane) * VEC: a warp's accesses are contiguous.
   auto col = [&](int e) { return static_cast<long long>(e * TPR + lane) * VEC; };
   auto row_of = [&](long long g) { return g * RPB + threadIdx.x / TPR; };
+  auto inside = [&](int e) { return FULL || col(e) < cols; };
 
   Raw wr[WREG ? EPT : 1];
   if constexpr (WREG) {
 #pragma unroll
     for (int e = 0; e < EPT; ++e)
-      if (col(e) < cols) wr[e] = __ldg(reinterpret_cast<const Raw*>(weight + col(e)));
+      if (inside(e)) wr[e] = weight_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e)));
   }
 
   // Mean square, scaling and store of one row group from its values v (0 where invalid). Every
@@ -132,10 +158,10 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
     T* yr = y + (active ? row : 0) * cols;
 #pragma unroll
     for (int e = 0; e < EPT; ++e) {
-      if (!(active && col(e) < cols)) continue;
+      if (!(active && inside(e))) continue;
       float w[VEC];
       if constexpr (WREG) unpack<T>(wr[e], w);
-      else unpack<T>(__ldg(reinterpret_cast<const Raw*>(weight + col(e))), w);
+      else unpack<T>(weight_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e))), w);
       float o[VEC];
 #pragma unroll
       for (int k = 0; k < VEC; ++k) o[k] = v[e][k] * rstd * w[k];
@@ -147,12 +173,13 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
     for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
       const long long row = row_of(g);
       const bool active = row < rows;
+      // A row past the last is computed from row 0 and not stored: no zeroing or branch per vector.
       const T* xr = x + (active ? row : 0) * cols;
 
       float v[EPT][VEC];
 #pragma unroll
       for (int e = 0; e < EPT; ++e) {
-        if (active && col(e) < cols) {
+        if (inside(e)) {
           unpack<T>(load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))), v[e]);
         } else {
 #pragma unroll
@@ -163,15 +190,15 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
     }
   } else {
     // Issues the loads of row group g without waiting for them. Every register of the buffer is
-    // written (zero past the last row or column): a register kept where no load went would keep
-    // the consumed group's values alive until here, a third copy of the row.
+    // written (zero past the last column; a row past the last reads row 0): a register kept where
+    // no load went would keep the consumed group's values alive until here, a third copy of the row.
     auto fetch = [&](Raw (&r)[EPT], long long g) {
       const long long row = row_of(g);
       const bool active = row < rows;
       const T* xr = x + (active ? row : 0) * cols;
 #pragma unroll
       for (int e = 0; e < EPT; ++e)
-        r[e] = active && col(e) < cols ? load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))) : Raw{};
+        r[e] = inside(e) ? load<HINT>(reinterpret_cast<const Raw*>(xr + col(e))) : Raw{};
     };
     auto consume = [&](const Raw (&r)[EPT], long long g) {
       const long long row = row_of(g);
@@ -179,7 +206,7 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
       float v[EPT][VEC];
 #pragma unroll
       for (int e = 0; e < EPT; ++e) {
-        if (active && col(e) < cols) {
+        if (inside(e)) {
           unpack<T>(r[e], v[e]);
         } else {
 #pragma unroll

@@ -178,10 +178,12 @@ TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
        Shape{{{"rows", 8192}, {"cols", 4096}}}, {}},
       {&looped, DType::bf16, sl.parse_key("TPR=512,RPB=1,VEC=8,UNROLL=1,STAGE=0,PERSIST=0,BPS=2,HINT=0,WIDTH=1"),
        Shape{{{"rows", 8192}, {"cols", 4096}}}, {}},
-      {&rowreg, DType::bf16, sr.parse_key("TPR=256,RPB=1,VEC=8,EPT=1,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0"),
+      {&rowreg, DType::bf16, sr.parse_key("TPR=256,RPB=1,VEC=8,EPT=1,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"),
        Shape{{{"rows", 16384}, {"cols", 2048}}}, {}}};
   const auto header = export_header(p, specs, "test");
   EXPECT_NE(header.find("rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>"), std::string::npos);
+  // WIDTH 0 compiles no width in ("WIDTH * cols" is 0): one kernel for any width its constraints allow.
+  EXPECT_NE(header.find("rmsnorm_rowreg<__nv_bfloat16, 256, 1, 8, 1, 0, 0, 1, 0, 0, 0, 0, 0>"), std::string::npos);
   const auto dir = fs::temp_directory_path() / ("soltune-export-size-" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "rmsnorm.cuh") << header;
@@ -198,6 +200,7 @@ int main() {
   expect(rmsnorm_f32_choice(8192, 4092, sms, cc, optin, l2), -1, "another width: nothing else for f32");
   expect(rmsnorm_bf16_choice(8192, 4096, sms, cc, optin, l2), 0, "bf16 at its width");
   expect(rmsnorm_bf16_choice(8192, 2048, sms, cc, optin, l2), 1, "bf16 elsewhere: the generic kernel");
+  expect(rmsnorm_bf16_choice(8192, 1536, sms, cc, optin, l2), 1, "the generic kernel at a width it was not tuned for");
   std::printf(bad ? "FAILED\n" : "ok\n");
   return bad;
 }

@@ -215,6 +215,11 @@ TEST_F(BadInput, TemplateArgNamingUnknownKnob) {
   expect_error([&] { load(); }, variant_yaml(), line, 0, {"template argument 'CACHE_HNT'", "knob"});
 }
 
+TEST_F(BadInput, TemplateArgThatIsNotAnExpression) {
+  const int line = edit(variant_yaml(), "FAST_TANH, CACHE_HINT]", "FAST_TANH, (CACHE_HINT]");
+  expect_error([&] { load(); }, variant_yaml(), line, 0, {"(CACHE_HINT"});
+}
+
 TEST_F(BadInput, KernelArgumentNotDeclared) {
   const int line = edit(variant_yaml(), "kernel: gelu_tanh", "kernel: gelu_tanh\nargs: [x, y, m]");
   expect_error([&] { load(); }, variant_yaml(), line + 1, 0, {"kernel argument 'm'"});

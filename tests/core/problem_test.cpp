@@ -159,8 +159,10 @@ TEST(Problem, NameExpression) {
 TEST(Problem, ATemplateArgumentMayNameASize) {
   const auto p = load_problem(kTemplates, "rmsnorm");
   const auto& v = p.variant("looped");
-  EXPECT_EQ(size_template_args(v, p), std::vector<std::string>{"cols"});
-  EXPECT_TRUE(size_template_args(p.variant("rowreg"), p).empty());
+  const auto sizes = size_template_args(v, p);
+  ASSERT_EQ(sizes.size(), 1u);
+  EXPECT_EQ(sizes[0].text(), "WIDTH * cols");
+  EXPECT_TRUE(size_template_args(load_problem(kTemplates, "softmax").variant("cached"), p).empty());
   Task t{&p, &v, DType::f32, Shape{{{"rows", 8192}, {"cols", 4096}}}};
   const Space s(v, t.fixed(*find_known_gpu("H200")));
   const auto c = s.parse_key("TPR=512,RPB=1,VEC=4,UNROLL=1,STAGE=0,PERSIST=0,BPS=4,HINT=0,WIDTH=1");
@@ -168,6 +170,9 @@ TEST(Problem, ATemplateArgumentMayNameASize) {
   // An export binds the same from the specialization's knob values and tuned sizes.
   EXPECT_EQ(name_expression(v.launch, DType::f32, specialization_bindings(v, c.values, t.shape.dims)),
             "rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>");
+  // Without WIDTH the size is not compiled in: one kernel for every width.
+  const auto generic = s.parse_key("TPR=512,RPB=1,VEC=4,UNROLL=1,STAGE=0,PERSIST=0,BPS=4,HINT=0,WIDTH=0");
+  EXPECT_EQ(name_expression(v.launch, DType::f32, s.bind(generic)), "rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 0, 0>");
 }
 
 TEST(Problem, WorkspaceArgument) {

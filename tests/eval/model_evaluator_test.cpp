@@ -108,8 +108,8 @@ TEST_F(ModelEval, ThePriorTakesTheTemplatesRegisterEstimate) {
   const Shape shape{{{"rows", 8192}, {"cols", 4096}}};
   const Task with{&rms, &rms.variant("rowreg"), DType::f32, shape}, without{&bare, &bare.variant("rowreg"), DType::f32, shape};
   const Space s(*with.variant, with.fixed(h200));
-  const auto wide = s.parse_key("TPR=32,RPB=4,VEC=4,EPT=32,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0");
-  const auto full = s.parse_key("TPR=512,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0");
+  const auto wide = s.parse_key("TPR=32,RPB=4,VEC=4,EPT=32,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0");
+  const auto full = s.parse_key("TPR=512,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0");
   ModelPredictor estimated(with, h200), unknown(without, h200);
   const auto a = estimated.predict({wide, full}), b = unknown.predict({wide, full});
   EXPECT_GT(a[0], b[0]) << "about 200 registers leave 2 blocks of 128 threads per SM";

@@ -149,13 +149,16 @@ TEST(Replay, RecordedLandscapesMatchTheirTemplates) {
     EXPECT_TRUE(l.has_geometry());
     const Space then(l.variant(), l.fixed);
     EXPECT_EQ(then.enumerate_legal(1u << 22).size(), l.results.size()) << "every legal configuration measured";
-    // Every knob it recorded is still in the template, with the same values.
+    // Every knob it recorded is still in the template, with every value it recorded (a template
+    // may gain values as it gains knobs: the recording replays its own space).
     const auto p = load_problem(SOLTUNE_SOURCE_DIR "/templates", l.problem.name);
     const auto& v = p.variant(l.variant().name);
     for (const auto& k : l.variant().knobs) {
       const auto it = std::find_if(v.knobs.begin(), v.knobs.end(), [&](const KnobSpec& n) { return n.name == k.name; });
       ASSERT_NE(it, v.knobs.end()) << k.name << " is no longer a knob of the template";
-      EXPECT_EQ(it->values, k.values) << k.name;
+      for (const auto value : k.values)
+        EXPECT_NE(std::find(it->values.begin(), it->values.end(), value), it->values.end())
+            << k.name << " no longer takes the recorded value " << value;
     }
   }
 }

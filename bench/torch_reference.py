@@ -102,25 +102,33 @@ def quantile(sorted_v, q):
     return sorted_v[lo] + (sorted_v[hi] - sorted_v[lo]) * (pos - lo)
 
 
-def make_flush(mode, nbytes=FLUSH_BYTES):
+def make_flush(mode, nbytes=FLUSH_BYTES, wait="after"):
+    """The flush buffer, and what runs before every timed launch: the L2 flush and the busy-wait.
+    wait "after": the wait between the flush and the launch (the DRAM idle when the launch starts);
+    "before": ahead of the flush, so the launch follows the flush directly, as soltune times it
+    (its gate holds the launch without a gap)."""
     buf = torch.ones(nbytes // 4, device=DEVICE, dtype=torch.float32)
     if mode == "read":
         # soltune's way: a read leaves clean lines, so the timed kernel pays no write-back for them.
-        return buf, lambda: buf.sum()
-    # triton.testing.do_bench's way: up to L2's size of dirty lines left for the kernel to evict.
-    return buf, lambda: buf.zero_()
+        flush = lambda: buf.sum()
+    else:
+        # triton.testing.do_bench's way: up to L2's size of dirty lines left for the kernel to evict.
+        flush = lambda: buf.zero_()
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is None:
+        return buf, flush
+    if wait == "before":
+        return buf, lambda: (sleep(SLEEP_CYCLES), flush())
+    return buf, lambda: (flush(), sleep(SLEEP_CYCLES))
 
 
 def time_fn(fn, args, reps, flush):
-    """Microseconds per repetition, sorted; each repetition after an L2 flush, own event pair."""
-    sleep = getattr(torch.cuda, "_sleep", None)
+    """Microseconds per repetition, sorted; each repetition after an L2 flush (and the busy-wait), own event pair."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     torch.cuda.synchronize()
     for i in range(reps):
         flush()
-        if sleep is not None:
-            sleep(SLEEP_CYCLES)
         starts[i].record()
         fn(*args)
         ends[i].record()
@@ -248,7 +256,6 @@ def time_interleaved(fns, args, reps, flush, order="rotate", seed=0):
     """Per implementation, its microseconds in repetition order: in repetition i every implementation
     runs once, after its own flush and busy-wait, in an order rotated by i ("rotate": each always
     follows the same one) or drawn afresh ("shuffle", seeded: no fixed predecessor)."""
-    sleep = getattr(torch.cuda, "_sleep", None)
     names = list(fns)
     rng = random.Random(seed)
     ev = {n: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -260,8 +267,6 @@ def time_interleaved(fns, args, reps, flush, order="rotate", seed=0):
             rng.shuffle(turn)
         for n in turn:
             flush()
-            if sleep is not None:
-                sleep(SLEEP_CYCLES)
             ev[n][i][0].record()
             fns[n](*args)
             ev[n][i][1].record()
@@ -347,6 +352,9 @@ def main():
                     help="the implementations of a case take turns in every repetition; soltune is paired with each")
     ap.add_argument("--flush", choices=["read", "write"], default="read",
                     help="L2 flush by reading (soltune's way, default) or writing a buffer of --flush-mib")
+    ap.add_argument("--wait", choices=["after", "before"], default="after",
+                    help="the busy-wait before each timed launch: after the flush (default; the DRAM idles before "
+                         "the launch) or before it (the launch follows the flush directly, as in soltune's timing)")
     a = ap.parse_args()
     problems = [p for p in a.problems.split(",") if p]
     dnames = [d for d in a.dtypes.split(",") if d]
@@ -366,7 +374,8 @@ def main():
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), triton {triton_version}")
     print(f"GPU {torch.cuda.get_device_name()}, {now}")
-    print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {a.flush_mib} MiB before each; "
+    print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {a.flush_mib} MiB before each, "
+          f"the busy-wait {a.wait} the flush; "
           f"GB/s from soltune's byte counts"
           + ("" if hasattr(torch.cuda, "_sleep") else "; no torch.cuda._sleep: launch overhead may show"))
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
@@ -376,7 +385,7 @@ def main():
     paths = a.exported.split(",") if a.exported else []
     lib = {("soltune" if i == 0 else f"soltune#{i + 1}"): ctypes.CDLL(p) for i, p in enumerate(paths)}
     impls = ("eager", "torch.compile") + tuple(lib)
-    flush_buf, flush = make_flush(a.flush, a.flush_mib << 20)
+    flush_buf, flush = make_flush(a.flush, a.flush_mib << 20, a.wait)
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(42)
     records = []

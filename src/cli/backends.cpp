@@ -31,6 +31,7 @@ std::unique_ptr<Evaluator> make_cuda_evaluator(const RunConfig& cfg, int device,
   o.templates = cfg.templates_dir;
   o.arch = cfg.arch;
   o.eval.seed = seed;
+  o.eval.timing = cfg.timing;
   o.timeout_cap_s = timeout_cap;
   return std::make_unique<WorkerEvaluator>(c, o);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "core/yaml_util.hpp"
 
@@ -49,7 +50,7 @@ std::filesystem::path kb_path(const RunConfig& c, const DeviceInfo& d) {
 RunConfig load_run_config(const std::filesystem::path& path) {
   auto n = yaml::load_file(path);
   n.only_keys({"problem", "variants", "dtypes", "shapes", "budget", "seed", "kb", "backend", "model_gpu", "arch",
-               "templates", "search", "stop"});
+               "templates", "search", "stop", "timing"});
   RunConfig c;
   c.path = path;
   const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
@@ -146,7 +147,30 @@ RunConfig load_run_config(const std::filesystem::path& path) {
         c.search.crossover_rate > 1)
       s.fail("rates must lie in [0, 1]");
   }
+  if (n.has("timing")) {
+    auto t = n.at("timing");
+    t.only_keys({"gate", "settle_us", "input_sets"});
+    if (t.has("gate")) c.timing.gate = t.at("gate").boolean();
+    c.timing.settle_us = t.number_or("settle_us", c.timing.settle_us);
+    c.timing.input_sets = static_cast<int>(t.int_or("input_sets", c.timing.input_sets));
+    if (c.timing.settle_us < 0 || c.timing.settle_us > 100000) t.at("settle_us").fail("settle_us must lie in [0, 100000]");
+    if (c.timing.input_sets < 0 || c.timing.input_sets > 8)
+      t.at("input_sets").fail("input_sets must lie in [0, 8] (0: automatic)");
+  }
   return c;
+}
+
+std::string TimingOptions::describe() const {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  if (!gate) add("gate off");
+  if (settle_us > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "settle %g us", settle_us);
+    add(buf);
+  }
+  if (input_sets > 0) add(std::to_string(input_sets) + (input_sets == 1 ? " input set" : " input sets"));
+  return s;
 }
 
 }  // namespace soltune

@@ -43,6 +43,17 @@ struct StopOptions {
   bool any_set() const { return target_sol > 0 || stagnation > 0 || evals > 0 || seconds > 0; }
 };
 
+// How candidates are timed (docs/MEASUREMENT.md). The defaults are soltune's method; the others
+// exist to set it beside other harnesses' (PyTorch's busy-waits between its flush and its launch), and
+// a run that changes them says so in its backend's name, so that its results are told apart.
+struct TimingOptions {
+  bool gate = true;      // each timed launch held until the host has queued it whole
+  double settle_us = 0;  // a GPU-side idle (a %globaltimer spin) between the L2 flush and the launch
+  int input_sets = 0;    // input sets rotated between repetitions; 0: automatic (see TaskState)
+  bool is_default() const { return gate && settle_us == 0 && input_sets == 0; }
+  std::string describe() const;  // "gate off, settle 100 us, 1 input set"; "" for the defaults
+};
+
 struct RunConfig {
   std::filesystem::path path;
   std::string problem;
@@ -58,6 +69,7 @@ struct RunConfig {
   std::filesystem::path templates_dir;
   SearchOptions search;
   StopOptions stop;
+  TimingOptions timing;
   ProblemSpec spec;  // the problem, loaded and checked with the config
 };
 

@@ -124,6 +124,17 @@ __global__ void soltune_gate(const volatile unsigned long long* counter, unsigne
   *timed_out = late;
 }
 
+// Keeps the stream busy for ns of %globaltimer without touching memory: an idle DRAM between the
+// L2 flush and a timed launch, as a harness that busy-waits there has (the run config's timing:).
+__global__ void soltune_spin(unsigned long long ns) {
+  unsigned long long t0, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - t0 < ns);
+}
+
 // Bandwidth ceiling probes: copies with 16-byte accesses. The first moves one 16-byte word per
 // thread over a grid covering the buffer; the second four per thread, grid-stride, each block
 // moving a contiguous chunk per step. The faster one counts.
@@ -201,7 +212,7 @@ std::vector<std::string> builtin_name_expressions() {
           "soltune_compare<__half>", "soltune_compare<double>",       "soltune_fma_probe",
           "soltune_flush_read",     "soltune_copy_probe",             "soltune_mma_probe<1>",
           "soltune_copy_probe_flat",        "soltune_mma_probe<2>",
-          "soltune_mma_probe<0>",   "soltune_gate"};
+          "soltune_mma_probe<0>",   "soltune_gate",                   "soltune_spin"};
 }
 
 }  // namespace soltune

@@ -44,7 +44,8 @@ cudaKernel_t LoadedModule::at(const std::string& name_expr) const {
   return it->second;
 }
 
-TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed)
+TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed,
+                     int input_sets)
     : task_(t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
   cudaStream_t created;
   SOLTUNE_CUDA(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
@@ -60,6 +61,7 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   // next, so a kernel that replays a cached result is caught.
   sets_ = in_bytes < 2 * l2 ? static_cast<int>(std::clamp(std::ceil(4 * l2 / std::max(in_bytes, 1.0)), 2.0, 8.0))
                             : (4 * in_bytes < static_cast<double>(d.mem_bytes) ? 2 : 1);
+  if (input_sets > 0) sets_ = input_sets;  // the run config's timing: input_sets
 
   auto add_slot = [&](const ArgSpec& a) {
     auto s = std::make_unique<ArgSlot>();
@@ -287,6 +289,13 @@ void TaskState::flush_l2() {
   long long n = static_cast<long long>(flush_.bytes() / 16);
   void* sink = stats_.get();
   launch_builtin("soltune_flush_read", {&p, &n, &sink}, n);
+}
+
+void TaskState::settle(double us) {
+  unsigned long long ns = static_cast<unsigned long long>(us * 1000.0);
+  void* args[] = {&ns};
+  SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(builtin_.at("soltune_spin")), dim3(1), dim3(1), args, 0,
+                                stream()));
 }
 
 Event& TaskState::event(size_t i) {

@@ -47,7 +47,10 @@ struct LaunchArgs {
 
 class TaskState {
  public:
-  TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed);
+  // input_sets: how many input sets to rotate (0: as many as keep inputs out of L2, at least two
+  // where memory allows).
+  TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed,
+            int input_sets = 0);
   const std::string& task_id() const { return id_; }
   int sets() const { return sets_; }
   cudaStream_t stream() const { return stream_.get(); }
@@ -72,6 +75,7 @@ class TaskState {
   void reset_workspaces();  // after a failed launch that may have run part of the way
   cudaError_t run_baseline(int set);
   void flush_l2();
+  void settle(double us);  // the stream idles this long (a one-thread %globaltimer spin)
   Event& event(size_t i);  // a pool, grown on demand
   TimingGate& gate() { return *gate_; }  // one per task: its counter grows over the state's life
 

@@ -27,13 +27,14 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   // (-1: none) has its output poisoned before and checked after: a kernel that only works while it
   // is being checked, or replays a cached result, is caught here.
   auto batch = [&](int reps, int check_rep, std::vector<double>& us, int& late) -> cudaError_t {
-    if (opt.gate) gate.reserve(reps);
+    if (opt.timing.gate) gate.reserve(reps);
     const TimingGate::ReleaseOnExit released{gate};  // an error return must not leave a gate held
     for (int r = 0; r < reps; ++r) {
       const int s = set++ % st.sets();
       st.flush_l2();
       if (r == check_rep) st.poison_outputs();
-      if (opt.gate) gate.hold(st.stream(), r, timeout_ns);
+      if (opt.timing.settle_us > 0) st.settle(opt.timing.settle_us);
+      if (opt.timing.gate) gate.hold(st.stream(), r, timeout_ns);
       SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
       if (auto e = launch(s); e != cudaSuccess) return e;
       SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
@@ -46,7 +47,7 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       }
     }
     if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
-    const auto timed_out = opt.gate ? gate.timed_out(st.stream(), reps) : std::vector<bool>(static_cast<size_t>(reps));
+    const auto timed_out = opt.timing.gate ? gate.timed_out(st.stream(), reps) : std::vector<bool>(static_cast<size_t>(reps));
     for (int r = 0; r < reps; ++r) {
       if (timed_out[static_cast<size_t>(r)]) {
         ++late;

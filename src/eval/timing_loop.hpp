@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/measure.hpp"
+#include "core/run_config.hpp"
 #include "eval/cuda_task_state.hpp"
 
 namespace soltune {
@@ -25,7 +26,7 @@ struct CudaEvalOptions {
   int warmup = 3;
   uint64_t seed = 0;
   bool measure_ceilings = true;
-  bool gate = true;               // off only in the test that shows what the gate prevents
+  TimingOptions timing;           // the run config's `timing:` (gate off in the test that shows what it prevents)
   double gate_timeout_ms = 1000;  // a gate opens by itself after this long (the host stalled)
 };
 

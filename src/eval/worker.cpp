@@ -47,6 +47,9 @@ YAML::Node Worker::hello(const YAML::Node& m) {
   o.slow_factor = m["slow_factor"].as<double>();
   o.max_reps = m["max_reps"].as<int>();
   o.measure_ceilings = m["measure_ceilings"].as<bool>();
+  o.timing.gate = m["gate"].as<bool>();
+  o.timing.settle_us = m["settle_us"].as<double>();
+  o.timing.input_sets = m["input_sets"].as<int>();
   compiler_ = std::make_unique<Compiler>(default_compiler_options());
   auto arch = m["arch"].as<std::string>();
   if (arch == "auto") arch = cuda_device(device).arch();

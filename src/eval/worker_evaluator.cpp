@@ -41,6 +41,9 @@ void WorkerEvaluator::start() {
     hello["slow_factor"] = opt_.eval.slow_factor;
     hello["max_reps"] = opt_.eval.max_reps;
     hello["measure_ceilings"] = opt_.eval.measure_ceilings && !dev_.measured;
+    hello["gate"] = opt_.eval.timing.gate;
+    hello["settle_us"] = opt_.eval.timing.settle_us;
+    hello["input_sets"] = opt_.eval.timing.input_sets;
     YAML::Node reply;
     std::string why;
     if (call(hello, "", opt_.start_timeout_s, reply, why) == Outcome::ok) {

@@ -42,7 +42,11 @@ class WorkerEvaluator final : public Evaluator {
   WorkerEvaluator(const Compiler& c, WorkerOptions o);
   ~WorkerEvaluator() override;
   const DeviceInfo& device() const override { return dev_; }
-  std::string backend_name() const override { return "cuda"; }
+  // "cuda", or "cuda (timing: gate off, ...)" where the run config changes how candidates are timed.
+  std::string backend_name() const override {
+    const auto t = opt_.eval.timing.describe();
+    return t.empty() ? "cuda" : "cuda (timing: " + t + ")";
+  }
   TimeKind kind() const override { return TimeKind::measured; }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;

@@ -253,6 +253,23 @@ TEST_F(BadInput, ScreenBelowOne) {
   expect_error([&] { load_run_config(config_); }, config_, line, 9, {"initial_candidates", "at least 1"});
 }
 
+TEST_F(BadInput, TimingSection) {
+  const int line = edit(config_, "seed: 1\n", "seed: 1\ntiming: {gate: false, settle_us: 100, input_sets: 1}\n") + 1;
+  const auto c = load_run_config(config_);
+  EXPECT_FALSE(c.timing.gate);
+  EXPECT_EQ(c.timing.describe(), "gate off, settle 100 us, 1 input set");
+  EXPECT_TRUE(RunConfig{}.timing.is_default());
+  EXPECT_EQ(RunConfig{}.timing.describe(), "");
+  edit(config_, "settle_us: 100,", "settle_us: -5,");
+  expect_error([&] { load_run_config(config_); }, config_, line, 34, {"settle_us", "[0, 100000]"});
+  edit(config_, "settle_us: -5, input_sets: 1", "settle_us: 5, input_sets: 9");
+  expect_error([&] { load_run_config(config_); }, config_, line, 49, {"input_sets", "[0, 8]"});
+  edit(config_, "gate: false", "gate: sometimes");
+  expect_error([&] { load_run_config(config_); }, config_, line, 16, {"sometimes"});
+  edit(config_, "gate: sometimes", "gates: true");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"gates"});
+}
+
 TEST_F(BadInput, BadBackendAndGpu) {
   int line = edit(config_, "backend: model", "backend: opencl");
   expect_error([&] { load_run_config(config_); }, config_, line, 10, {"auto, cuda or model", "opencl"});

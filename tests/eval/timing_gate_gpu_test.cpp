@@ -27,7 +27,7 @@ CudaEvalOptions options(bool gate) {
   o.warmup = 1;
   o.extra_batches = 0;
   o.measure_ceilings = false;
-  o.gate = gate;
+  o.timing.gate = gate;
   o.seed = 5;
   return o;
 }
@@ -99,7 +99,7 @@ TEST_F(TimingGateGpu, GatesQueuedFarAheadPassAtOnce) {
   o.min_reps = o.max_reps = 100;
   const auto no_sleep = [](int) { return microseconds(0); };
   const auto gated = time_two_kernels(o, no_sleep, 50000);
-  o.gate = false;
+  o.timing.gate = false;
   const auto ungated = time_two_kernels(o, no_sleep, 50000);
   std::printf("two 1-warp kernels of 50000 FMA rounds, no sleep: median %.1f us gated (max %.1f, %d reps, %d gate "
               "timeouts), %.1f us ungated\n",
@@ -110,6 +110,22 @@ TEST_F(TimingGateGpu, GatesQueuedFarAheadPassAtOnce) {
   EXPECT_EQ(gated.time.reps, 100);
   EXPECT_GT(gated.time.median_us, 50);  // sanity: the kernels were not compiled away
   EXPECT_NEAR(gated.time.median_us, ungated.time.median_us, 0.1 * ungated.time.median_us);
+}
+
+// The settle (the run config's timing: settle_us) idles the stream between the flush and the start
+// event: each repetition waits that long, and none of it is timed.
+TEST_F(TimingGateGpu, SettleWaitsOutsideTheTimedWindow) {
+  auto o = options(true);
+  o.timing.settle_us = 2000;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = time_two_kernels(o, [](int) { return microseconds(0); });
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("two tiny kernels after a 2 ms settle: median %.1f us, %d reps in %.1f ms of wall time\n",
+              r.time.median_us, r.time.reps, wall_ms);
+  ASSERT_EQ(r.err, cudaSuccess) << cuda_error_text(r.err);
+  EXPECT_EQ(r.time.reps, 10);
+  EXPECT_LT(r.time.max_us, 500) << "the settle fell inside the timed window";
+  EXPECT_GE(wall_ms, 10 * 2.0) << "ten repetitions, each after a 2 ms settle";
 }
 
 // With a 1 ms gate timeout, every other launch sleeps 5 ms: those gates time out, and their

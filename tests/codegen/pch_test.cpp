@@ -86,8 +86,8 @@ TEST(AutoPch, ShippedTemplatesCompileToTheSameCode) {
     ASSERT_FALSE(shapes.empty()) << name;
     std::vector<std::pair<std::string, CompileRequest>> rs;
     for (const auto& v : p.variants) {
-      // The config's first task where the variant has legal points (a wide-row variant has none
-      // at narrow rows).
+      // The config's first task where the variant has legal points (a variant whose rows must fit
+      // in shared memory may have none at some).
       bool found = false;
       for (size_t i = 0; i < p.dtypes.size() * shapes.size() && !found; ++i) {
         const DType dt = p.dtypes[i / shapes.size()];

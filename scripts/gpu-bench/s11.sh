@@ -58,16 +58,38 @@ stream_s11b() {  # the GPU tests at the run config's timing:; then, at RMSNorm f
     tune "$d/t$i" "$d/t$i/rmsnorm.yaml"
     i=$((i + 1))
   done
+  local libs=$(runner_libs "$d")
+  bounded python3 bench/torch_reference.py --problems rmsnorm --dtypes f32 --reps 200 --copy --interleave --order shuffle \
+    --exported "$libs" --json "$d/torch_abc.json" > "$d/torch_abc.log" 2>&1
+  rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}
+
+runner_libs() {  # runner_libs DIR: RMSNorm f32 32768x1024's looped pick (A), Triton's design (B) and rowreg's
+  local d=$1 k  # best (C) kept alone in copies of .gpu/kb.sqlite, each exported and built; prints the libraries
   cp .gpu/kb.sqlite "$d/kb0.sqlite"
-  local k
   for k in "A TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1" \
            "B TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0" \
            "C TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"; do
     set -- $k
     python3 bench/kb_without_best.py "$d/kb0.sqlite" "$d/kb$1.sqlite" "keep=$2" rmsnorm:f32:rows=32768,cols=1024 >> "$d/keep.txt"
   done
-  local libs=$(export_libs "$d" A B C)
-  bounded python3 bench/torch_reference.py --problems rmsnorm --dtypes f32 --reps 200 --copy --interleave --order shuffle \
-    --exported "$libs" --json "$d/torch_abc.json" > "$d/torch_abc.log" 2>&1
+  export_libs "$d" A B C
+}
+
+stream_s11c() {  # the three kernels of s11b and a plain copy timed in turns by bench/timing_conditions.cu under
+  local d=$out/a  # soltune's and PyTorch's conditions, one changed at a time; soltune's own timing of them again
+  export PATH=/usr/local/cuda/bin:$PATH
+  local libs=$(runner_libs "$d")
+  nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/timing_conditions bench/timing_conditions.cu -ldl > "$d/timing_conditions.log" 2>&1
+  bounded /tmp/timing_conditions 32768 1024 200 ${libs//,/ } >> "$d/timing_conditions.log" 2>&1
+  cat "$d/timing_conditions.log"
+  mkdir -p "$d/tpl" "$d/t0"
+  cp -r templates/rmsnorm "$d/tpl/"
+  restrict_knobs "$d/tpl/rmsnorm/rowreg.yaml" 'TPR=[32, 128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[2, 8]' 'RED=[0]' 'PERSIST=[0]' \
+    'BPS=[1, 16]' 'WREG=[0]' 'PIPE=[0]' 'HINT=[0]' 'WIDTH=[0]'
+  restrict_knobs "$d/tpl/rmsnorm/looped.yaml" 'TPR=[64]' 'RPB=[4]' 'VEC=[2]' 'UNROLL=[4]' 'STAGE=[0]' 'PERSIST=[0]' \
+    'BPS=[4]' 'HINT=[2]' 'WIDTH=[1]'
+  timing_config "$d/tpl" 140 "{}" > "$d/t0/rmsnorm.yaml"
+  tune "$d/t0" "$d/t0/rmsnorm.yaml"
   rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }

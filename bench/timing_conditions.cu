@@ -1,0 +1,164 @@
+// Bench (not a test): RMSNorm f32 kernels exported by soltune (one or more libraries built by
+// bench/exported_bench.sh) and a plain copy of x into y, timed in turns under the conditions in
+// which soltune's worker and PyTorch's harness time kernels, one condition changed at a time. Which
+// of them moves a kernel's time, and does it move every kernel alike?
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o timing_conditions bench/timing_conditions.cu -ldl
+//   timing_conditions ROWS COLS REPS LIB...
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+
+namespace {
+
+using RmsFn = int (*)(const void*, const void*, void*, long long, long long, void*);
+
+// Values in [-2, 2) from a hash of the index (never zeros, no host transfer).
+__global__ void fill(float* p, long long n, unsigned seed) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
+    h ^= h >> 15; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;
+    p[i] = (h & 0xffffff) * (4.0f / 16777216.0f) - 2.0f;
+  }
+}
+
+// soltune's flush (src/eval/builtin_kernels.cpp): a read of the whole buffer, grid-stride.
+__global__ void flush_read(const uint4* p, long long n, unsigned* sink) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const uint4 v = __ldcg(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+// The stream idles ns of %globaltimer (PyTorch's harness busy-waits about 100 us).
+__global__ void spin(unsigned long long ns) {
+  unsigned long long t0, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - t0 < ns);
+}
+
+__global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, long long n) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = src[i];
+}
+
+struct Condition {
+  const char* name;
+  bool spin_before, spin_after, sync_each, y_offset, two_x;
+};
+
+double quantile(std::vector<float> v, double q) {
+  std::sort(v.begin(), v.end());
+  return 1e3 * v[static_cast<size_t>(q * (v.size() - 1))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: timing_conditions ROWS COLS REPS LIB...\n");
+    return 2;
+  }
+  const long long rows = std::atoll(argv[1]), cols = std::atoll(argv[2]), n = rows * cols;
+  const int reps = std::atoi(argv[3]);
+  std::vector<std::string> names;
+  std::vector<RmsFn> fns;
+  for (int i = 4; i < argc; ++i) {
+    void* h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      std::fprintf(stderr, "%s: %s\n", argv[i], dlerror());
+      return 1;
+    }
+    auto f = reinterpret_cast<RmsFn>(dlsym(h, "soltune_rmsnorm_f32"));
+    if (!f) {
+      std::fprintf(stderr, "%s: no soltune_rmsnorm_f32\n", argv[i]);
+      return 1;
+    }
+    names.push_back(i == 4 ? "soltune" : "soltune#" + std::to_string(i - 3));
+    fns.push_back(f);
+  }
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const size_t guard = 64 << 10;  // soltune's guard zone before an output
+  float *x0, *x1, *w, *ybase;
+  CHECK(cudaMalloc(&x0, n * 4));
+  CHECK(cudaMalloc(&x1, n * 4));
+  CHECK(cudaMalloc(&w, cols * 4));
+  CHECK(cudaMalloc(&ybase, n * 4 + 2 * guard));
+  fill<<<2048, 256>>>(x0, n, 1);
+  fill<<<2048, 256>>>(x1, n, 2);
+  fill<<<64, 256>>>(w, cols, 3);
+  CHECK(cudaGetLastError());
+  const long long fwords = (256ll << 20) / 16;
+  uint4* fbuf;
+  unsigned* sink;
+  CHECK(cudaMalloc(&fbuf, fwords * 16));
+  CHECK(cudaMemset(fbuf, 0x5a, fwords * 16));
+  CHECK(cudaMalloc(&sink, 4));
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+  // Implementations: each exported library, then the copy (x's bytes read and written).
+  const int impls = static_cast<int>(fns.size()) + 1;
+  names.push_back("copy");
+  auto run = [&](int k, const float* x, float* y) -> cudaError_t {
+    if (k < static_cast<int>(fns.size())) return static_cast<cudaError_t>(fns[k](x, w, y, rows, cols, s));
+    const long long words = n * 4 / 16;
+    copy16<<<(words + 127) / 128, 128, 0, s>>>(reinterpret_cast<const uint4*>(x), reinterpret_cast<uint4*>(y), words);
+    return cudaGetLastError();
+  };
+
+  const Condition conds[] = {
+      {"queued (soltune's, gate-less)", false, false, false, false, false},
+      {"queued, y after a 64 KiB guard", false, false, false, true, false},
+      {"queued, x alternating two buffers", false, false, false, false, true},
+      {"100 us spin after the flush (PyTorch harness)", false, true, false, false, false},
+      {"100 us spin before the flush", true, false, false, false, false},
+      {"synchronized every repetition", false, false, true, false, false},
+      {"queued (soltune's, gate-less), again", false, false, false, false, false},
+  };
+  std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(reps) * impls);
+  for (auto& e : ev) CHECK(cudaEventCreate(&e));
+  std::printf("rmsnorm f32 %lldx%lld, %d repetitions per condition, implementations in rotating turns\n", rows, cols, reps);
+  for (const auto& c : conds) {
+    float* y = c.y_offset ? reinterpret_cast<float*>(reinterpret_cast<char*>(ybase) + guard) : ybase;
+    for (int k = 0; k < impls; ++k) CHECK(run(k, x0, y));  // warm-up
+    CHECK(cudaStreamSynchronize(s));
+    for (int r = 0; r < reps; ++r) {
+      for (int j = 0; j < impls; ++j) {
+        const int k = (r + j) % impls;
+        const float* x = c.two_x && r % 2 ? x1 : x0;
+        if (c.spin_before) spin<<<1, 1, 0, s>>>(100000);
+        flush_read<<<sms * 8, 256, 0, s>>>(fbuf, fwords, sink);
+        if (c.spin_after) spin<<<1, 1, 0, s>>>(100000);
+        CHECK(cudaEventRecord(ev[2 * (static_cast<size_t>(r) * impls + k)], s));
+        CHECK(run(k, x, y));
+        CHECK(cudaEventRecord(ev[2 * (static_cast<size_t>(r) * impls + k) + 1], s));
+        if (c.sync_each) CHECK(cudaStreamSynchronize(s));
+      }
+    }
+    CHECK(cudaStreamSynchronize(s));
+    std::printf("%s\n", c.name);
+    for (int k = 0; k < impls; ++k) {
+      std::vector<float> ms(reps);
+      for (int r = 0; r < reps; ++r)
+        CHECK(cudaEventElapsedTime(&ms[r], ev[2 * (static_cast<size_t>(r) * impls + k)],
+                                   ev[2 * (static_cast<size_t>(r) * impls + k) + 1]));
+      std::printf("  %-10s median %7.2f us  p10-p90 %7.2f-%-7.2f\n", names[k].c_str(), quantile(ms, 0.5),
+                  quantile(ms, 0.1), quantile(ms, 0.9));
+    }
+  }
+  return 0;
+}

@@ -57,6 +57,8 @@ __global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, l
 struct Condition {
   const char* name;
   bool spin_before, spin_after, sync_each, y_offset, two_x;
+  bool sequential = false;  // each implementation's repetitions one after another (as soltune times one candidate)
+  bool copy_before = false;  // an untimed copy of other buffers before each flush (the same predecessor for all)
 };
 
 double quantile(std::vector<float> v, double q) {
@@ -92,11 +94,12 @@ int main(int argc, char** argv) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const size_t guard = 64 << 10;  // soltune's guard zone before an output
-  float *x0, *x1, *w, *ybase;
+  float *x0, *x1, *w, *ybase, *z;
   CHECK(cudaMalloc(&x0, n * 4));
   CHECK(cudaMalloc(&x1, n * 4));
   CHECK(cudaMalloc(&w, cols * 4));
   CHECK(cudaMalloc(&ybase, n * 4 + 2 * guard));
+  CHECK(cudaMalloc(&z, n * 4));
   fill<<<2048, 256>>>(x0, n, 1);
   fill<<<2048, 256>>>(x1, n, 2);
   fill<<<64, 256>>>(w, cols, 3);
@@ -127,6 +130,9 @@ int main(int argc, char** argv) {
       {"100 us spin after the flush (PyTorch harness)", false, true, false, false, false},
       {"100 us spin before the flush", true, false, false, false, false},
       {"synchronized every repetition", false, false, true, false, false},
+      {"sequential: each implementation's repetitions in a row", false, false, false, false, false, true},
+      {"sequential, an untimed copy of other buffers before each flush", false, false, false, false, false, true, true},
+      {"in turns, an untimed copy of other buffers before each flush", false, false, false, false, false, false, true},
       {"queued (soltune's, gate-less), again", false, false, false, false, false},
   };
   std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(reps) * impls);
@@ -136,18 +142,19 @@ int main(int argc, char** argv) {
     float* y = c.y_offset ? reinterpret_cast<float*>(reinterpret_cast<char*>(ybase) + guard) : ybase;
     for (int k = 0; k < impls; ++k) CHECK(run(k, x0, y));  // warm-up
     CHECK(cudaStreamSynchronize(s));
-    for (int r = 0; r < reps; ++r) {
-      for (int j = 0; j < impls; ++j) {
-        const int k = (r + j) % impls;
-        const float* x = c.two_x && r % 2 ? x1 : x0;
-        if (c.spin_before) spin<<<1, 1, 0, s>>>(100000);
-        flush_read<<<sms * 8, 256, 0, s>>>(fbuf, fwords, sink);
-        if (c.spin_after) spin<<<1, 1, 0, s>>>(100000);
-        CHECK(cudaEventRecord(ev[2 * (static_cast<size_t>(r) * impls + k)], s));
-        CHECK(run(k, x, y));
-        CHECK(cudaEventRecord(ev[2 * (static_cast<size_t>(r) * impls + k) + 1], s));
-        if (c.sync_each) CHECK(cudaStreamSynchronize(s));
-      }
+    for (int i = 0; i < reps * impls; ++i) {
+      const int r = c.sequential ? i % reps : i / impls;
+      const int k = c.sequential ? i / reps : (r + i % impls) % impls;
+      const float* x = c.two_x && r % 2 ? x1 : x0;
+      if (c.copy_before)
+        copy16<<<(n / 4 + 127) / 128, 128, 0, s>>>(reinterpret_cast<const uint4*>(x1), reinterpret_cast<uint4*>(z), n / 4);
+      if (c.spin_before) spin<<<1, 1, 0, s>>>(100000);
+      flush_read<<<sms * 8, 256, 0, s>>>(fbuf, fwords, sink);
+      if (c.spin_after) spin<<<1, 1, 0, s>>>(100000);
+      CHECK(cudaEventRecord(ev[2 * (static_cast<size_t>(r) * impls + k)], s));
+      CHECK(run(k, x, y));
+      CHECK(cudaEventRecord(ev[2 * (static_cast<size_t>(r) * impls + k) + 1], s));
+      if (c.sync_each) CHECK(cudaStreamSynchronize(s));
     }
     CHECK(cudaStreamSynchronize(s));
     std::printf("%s\n", c.name);

@@ -93,3 +93,13 @@ stream_s11c() {  # the three kernels of s11b and a plain copy timed in turns by 
   tune "$d/t0" "$d/t0/rmsnorm.yaml"
   rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
+
+stream_s11d() {  # bench/timing_conditions.cu again with three more conditions: each implementation's repetitions
+  local d=$out/a  # in a row (as soltune times a candidate), and an untimed copy of other buffers before every
+  export PATH=/usr/local/cuda/bin:$PATH  # flush, in a row and in turns
+  local libs=$(runner_libs "$d")
+  nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/timing_conditions bench/timing_conditions.cu -ldl > "$d/timing_conditions.log" 2>&1
+  bounded /tmp/timing_conditions 32768 1024 200 ${libs//,/ } >> "$d/timing_conditions.log" 2>&1
+  cat "$d/timing_conditions.log"
+  rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}

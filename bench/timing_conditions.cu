@@ -59,7 +59,16 @@ struct Condition {
   bool spin_before, spin_after, sync_each, y_offset, two_x;
   bool sequential = false;  // each implementation's repetitions one after another (as soltune times one candidate)
   bool copy_before = false;  // an untimed copy of other buffers before each flush (the same predecessor for all)
+  long long other_read = 0;  // bytes of other buffers read (not written) before each flush: pages, no dirty lines
+  long long other_write = 0;  // bytes of other buffers written before each flush (a small one: dirty lines, few pages)
 };
+
+__global__ void read_only(const uint4* p, long long n, unsigned* sink) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    acc ^= p[i].x;
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
 
 double quantile(std::vector<float> v, double q) {
   std::sort(v.begin(), v.end());
@@ -70,7 +79,7 @@ double quantile(std::vector<float> v, double q) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: timing_conditions ROWS COLS REPS LIB...\n");
+    std::fprintf(stderr, "usage: timing_conditions ROWS COLS REPS LIB...   (CHURN_GIB=N: N GiB allocated and freed first)\n");
     return 2;
   }
   const long long rows = std::atoll(argv[1]), cols = std::atoll(argv[2]), n = rows * cols;
@@ -91,6 +100,19 @@ int main(int argc, char** argv) {
     names.push_back(i == 4 ? "soltune" : "soltune#" + std::to_string(i - 3));
     fns.push_back(f);
   }
+  // CHURN_GIB: allocate, touch and free that much first, as soltune's worker does for its ceiling
+  // probes before a task's buffers (does the allocation history move a kernel's time?).
+  if (const char* churn = std::getenv("CHURN_GIB")) {
+    std::vector<void*> bufs;
+    for (int i = 0; i < std::atoi(churn); ++i) {
+      void* b;
+      CHECK(cudaMalloc(&b, 1ll << 30));
+      CHECK(cudaMemset(b, 1, 1ll << 30));
+      bufs.push_back(b);
+    }
+    CHECK(cudaDeviceSynchronize());
+    for (void* b : bufs) CHECK(cudaFree(b));
+  }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const size_t guard = 64 << 10;  // soltune's guard zone before an output
@@ -99,7 +121,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&x1, n * 4));
   CHECK(cudaMalloc(&w, cols * 4));
   CHECK(cudaMalloc(&ybase, n * 4 + 2 * guard));
-  CHECK(cudaMalloc(&z, n * 4));
+  CHECK(cudaMalloc(&z, std::max(n * 4, 256ll << 20)));  // other memory for the predecessor conditions
   fill<<<2048, 256>>>(x0, n, 1);
   fill<<<2048, 256>>>(x1, n, 2);
   fill<<<64, 256>>>(w, cols, 3);
@@ -133,6 +155,8 @@ int main(int argc, char** argv) {
       {"sequential: each implementation's repetitions in a row", false, false, false, false, false, true},
       {"sequential, an untimed copy of other buffers before each flush", false, false, false, false, false, true, true},
       {"in turns, an untimed copy of other buffers before each flush", false, false, false, false, false, false, true},
+      {"sequential, 256 MiB of other buffers read before each flush", false, false, false, false, false, true, false, 256ll << 20},
+      {"sequential, 8 MiB of another buffer written before each flush", false, false, false, false, false, true, false, 0, 8ll << 20},
       {"queued (soltune's, gate-less), again", false, false, false, false, false},
   };
   std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(reps) * impls);
@@ -148,6 +172,9 @@ int main(int argc, char** argv) {
       const float* x = c.two_x && r % 2 ? x1 : x0;
       if (c.copy_before)
         copy16<<<(n / 4 + 127) / 128, 128, 0, s>>>(reinterpret_cast<const uint4*>(x1), reinterpret_cast<uint4*>(z), n / 4);
+      if (c.other_read)
+        read_only<<<sms * 8, 256, 0, s>>>(reinterpret_cast<const uint4*>(z), c.other_read / 16, sink);
+      if (c.other_write) CHECK(cudaMemsetAsync(z, 0, c.other_write, s));
       if (c.spin_before) spin<<<1, 1, 0, s>>>(100000);
       flush_read<<<sms * 8, 256, 0, s>>>(fbuf, fwords, sink);
       if (c.spin_after) spin<<<1, 1, 0, s>>>(100000);

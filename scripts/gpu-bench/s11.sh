@@ -103,3 +103,14 @@ stream_s11d() {  # bench/timing_conditions.cu again with three more conditions: 
   cat "$d/timing_conditions.log"
   rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
+
+stream_s11e() {  # bench/timing_conditions.cu with other memory read (pages, no dirty lines) or a little written
+  local d=$out/a  # (dirty lines, few pages) before each flush; then all of it after 8 GiB allocated and freed
+  export PATH=/usr/local/cuda/bin:$PATH  # first, as soltune's worker allocates for its ceiling probes
+  local libs=$(runner_libs "$d")
+  nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/timing_conditions bench/timing_conditions.cu -ldl > "$d/timing_conditions.log" 2>&1
+  bounded /tmp/timing_conditions 32768 1024 200 ${libs//,/ } >> "$d/timing_conditions.log" 2>&1
+  CHURN_GIB=8 bounded /tmp/timing_conditions 32768 1024 200 ${libs//,/ } > "$d/timing_conditions_churn.log" 2>&1
+  cat "$d/timing_conditions.log" "$d/timing_conditions_churn.log"
+  rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}

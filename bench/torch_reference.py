@@ -102,18 +102,22 @@ def quantile(sorted_v, q):
     return sorted_v[lo] + (sorted_v[hi] - sorted_v[lo]) * (pos - lo)
 
 
-def make_flush(mode, nbytes=FLUSH_BYTES, wait="after"):
-    """The flush buffer, and what runs before every timed launch: the L2 flush and the busy-wait.
+def make_flush(mode, nbytes=FLUSH_BYTES, wait="after", cold_bytes=0):
+    """The flush buffers, and what runs before every timed launch: the L2 flush and the busy-wait.
     wait "after": the wait between the flush and the launch (the DRAM idle when the launch starts);
     "before": ahead of the flush, so the launch follows the flush directly, as soltune times it
-    (its gate holds the launch without a gap)."""
+    (its gate holds the launch without a gap). cold_bytes: that much other memory read before each
+    flush, so the launch finds its pages' translations evicted (soltune's timing measured as if so:
+    bench/timing_conditions.cu, BENCHMARKS session 11)."""
     buf = torch.ones(nbytes // 4, device=DEVICE, dtype=torch.float32)
+    other = torch.ones(cold_bytes // 4, device=DEVICE, dtype=torch.float32) if cold_bytes else None
     if mode == "read":
         # soltune's way: a read leaves clean lines, so the timed kernel pays no write-back for them.
-        flush = lambda: buf.sum()
+        base = lambda: buf.sum()
     else:
         # triton.testing.do_bench's way: up to L2's size of dirty lines left for the kernel to evict.
-        flush = lambda: buf.zero_()
+        base = lambda: buf.zero_()
+    flush = base if other is None else (lambda: (other.sum(), base()))
     sleep = getattr(torch.cuda, "_sleep", None)
     if sleep is None:
         return buf, flush
@@ -352,6 +356,9 @@ def main():
                     help="the implementations of a case take turns in every repetition; soltune is paired with each")
     ap.add_argument("--flush", choices=["read", "write"], default="read",
                     help="L2 flush by reading (soltune's way, default) or writing a buffer of --flush-mib")
+    ap.add_argument("--cold-mib", type=int, default=0,
+                    help="read this much other memory before each flush (the TLB cold, as soltune's timing finds it; "
+                         "default 0: the timed kernel's pages stay translated between repetitions)")
     ap.add_argument("--wait", choices=["after", "before"], default="after",
                     help="the busy-wait before each timed launch: after the flush (default; the DRAM idles before "
                          "the launch) or before it (the launch follows the flush directly, as in soltune's timing)")
@@ -375,7 +382,8 @@ def main():
     print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), triton {triton_version}")
     print(f"GPU {torch.cuda.get_device_name()}, {now}")
     print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {a.flush_mib} MiB before each, "
-          f"the busy-wait {a.wait} the flush; "
+          f"the busy-wait {a.wait} the flush"
+          + (f", {a.cold_mib} MiB of other memory read before it" if a.cold_mib else "") + "; "
           f"GB/s from soltune's byte counts"
           + ("" if hasattr(torch.cuda, "_sleep") else "; no torch.cuda._sleep: launch overhead may show"))
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
@@ -385,7 +393,7 @@ def main():
     paths = a.exported.split(",") if a.exported else []
     lib = {("soltune" if i == 0 else f"soltune#{i + 1}"): ctypes.CDLL(p) for i, p in enumerate(paths)}
     impls = ("eager", "torch.compile") + tuple(lib)
-    flush_buf, flush = make_flush(a.flush, a.flush_mib << 20, a.wait)
+    flush_buf, flush = make_flush(a.flush, a.flush_mib << 20, a.wait, a.cold_mib << 20)
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(42)
     records = []

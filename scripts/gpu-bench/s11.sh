@@ -114,3 +114,24 @@ stream_s11e() {  # bench/timing_conditions.cu with other memory read (pages, no 
   cat "$d/timing_conditions.log" "$d/timing_conditions_churn.log"
   rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
+
+stream_s11f() {  # the GPU tests at timing: flush_mib; s11b's five RMSNorm kernels by soltune with the default
+  local d=$out/a  # flush and a 512 MiB one; then softmax, LayerNorm and RMSNorm from s11a's knowledge base timed in
+  export PATH=/usr/local/cuda/bin:$PATH  # turns beside PyTorch with 256 MiB of other memory read before each
+  gpu_tests "$d"                          # flush (the condition soltune's own timing matches)
+  mkdir -p "$d/tpl" "$d/t0" "$d/t1"
+  cp -r templates/rmsnorm "$d/tpl/"
+  restrict_knobs "$d/tpl/rmsnorm/rowreg.yaml" 'TPR=[32, 128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[2, 8]' 'RED=[0]' 'PERSIST=[0]' \
+    'BPS=[1, 16]' 'WREG=[0]' 'PIPE=[0]' 'HINT=[0]' 'WIDTH=[0]'
+  restrict_knobs "$d/tpl/rmsnorm/looped.yaml" 'TPR=[64]' 'RPB=[4]' 'VEC=[2]' 'UNROLL=[4]' 'STAGE=[0]' 'PERSIST=[0]' \
+    'BPS=[4]' 'HINT=[2]' 'WIDTH=[1]'
+  timing_config "$d/tpl" 150 "{}" > "$d/t0/rmsnorm.yaml"
+  timing_config "$d/tpl" 151 "{flush_mib: 512}" > "$d/t1/rmsnorm.yaml"
+  tune "$d/t0" "$d/t0/rmsnorm.yaml"
+  tune "$d/t1" "$d/t1/rmsnorm.yaml"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  local lib=$(export_libs "$d" "")
+  bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm,softmax --reps 200 --copy --interleave \
+    --order shuffle --cold-mib 256 --exported "$lib" --json "$d/torch_cold.json" > "$d/torch_cold.log" 2>&1
+  rm -rf "$d/kb.sqlite" "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}

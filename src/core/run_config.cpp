@@ -149,13 +149,16 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   }
   if (n.has("timing")) {
     auto t = n.at("timing");
-    t.only_keys({"gate", "settle_us", "input_sets"});
+    t.only_keys({"gate", "settle_us", "input_sets", "flush_mib"});
     if (t.has("gate")) c.timing.gate = t.at("gate").boolean();
     c.timing.settle_us = t.number_or("settle_us", c.timing.settle_us);
     c.timing.input_sets = static_cast<int>(t.int_or("input_sets", c.timing.input_sets));
     if (c.timing.settle_us < 0 || c.timing.settle_us > 100000) t.at("settle_us").fail("settle_us must lie in [0, 100000]");
     if (c.timing.input_sets < 0 || c.timing.input_sets > 8)
       t.at("input_sets").fail("input_sets must lie in [0, 8] (0: automatic)");
+    c.timing.flush_mib = t.number_or("flush_mib", c.timing.flush_mib);
+    if (c.timing.flush_mib < 0 || c.timing.flush_mib > 65536)
+      t.at("flush_mib").fail("flush_mib must lie in [0, 65536] (0: four times L2, at least 256 MiB)");
   }
   return c;
 }
@@ -170,6 +173,11 @@ std::string TimingOptions::describe() const {
     add(buf);
   }
   if (input_sets > 0) add(std::to_string(input_sets) + (input_sets == 1 ? " input set" : " input sets"));
+  if (flush_mib > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "flush %g MiB", flush_mib);
+    add(buf);
+  }
   return s;
 }
 

@@ -37,7 +37,7 @@ TaskState& CudaRunner::state_for(const Task& t) {
   if (lost_) throw Error("the CUDA context was lost to an earlier fault; this worker must restart");
   if (!state_ || state_->task_id() != t.id()) {
     state_.reset();  // free the previous task's buffers before allocating this one's
-    state_ = std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed, opt_.timing.input_sets);
+    state_ = std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed, opt_.timing);
   }
   return *state_;
 }

@@ -45,7 +45,7 @@ cudaKernel_t LoadedModule::at(const std::string& name_expr) const {
 }
 
 TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed,
-                     int input_sets)
+                     const TimingOptions& timing)
     : task_(t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
   cudaStream_t created;
   SOLTUNE_CUDA(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
@@ -61,7 +61,7 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   // next, so a kernel that replays a cached result is caught.
   sets_ = in_bytes < 2 * l2 ? static_cast<int>(std::clamp(std::ceil(4 * l2 / std::max(in_bytes, 1.0)), 2.0, 8.0))
                             : (4 * in_bytes < static_cast<double>(d.mem_bytes) ? 2 : 1);
-  if (input_sets > 0) sets_ = input_sets;  // the run config's timing: input_sets
+  if (timing.input_sets > 0) sets_ = timing.input_sets;
 
   auto add_slot = [&](const ArgSpec& a) {
     auto s = std::make_unique<ArgSlot>();
@@ -89,7 +89,9 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   // harness soltune is compared in). Twice L2 could leave some of the last repetition's lines where
   // replacement is not strictly LRU; on the H200 the larger buffer changed no time measured so far
   // (docs/BENCHMARKS.md, session 10), and it costs about 35 us more per repetition, untimed.
-  const size_t flush_bytes = std::max<size_t>(4 * static_cast<size_t>(d.l2_bytes), size_t{256} << 20);
+  const size_t flush_bytes = timing.flush_mib > 0
+                                 ? static_cast<size_t>(timing.flush_mib * (1 << 20)) / 16 * 16
+                                 : std::max<size_t>(4 * static_cast<size_t>(d.l2_bytes), size_t{256} << 20);
   flush_ = DeviceBuffer(flush_bytes);
   stats_ = DeviceBuffer(sizeof(CompareStats));
   SOLTUNE_CUDA(cudaMemsetAsync(flush_.get(), 0x5A, flush_.bytes(), stream()));

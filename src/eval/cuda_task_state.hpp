@@ -12,6 +12,7 @@
 
 #include "codegen/compiler.hpp"
 #include "core/rng.hpp"
+#include "core/run_config.hpp"
 #include "core/task.hpp"
 #include "eval/builtin_kernels.hpp"
 #include "eval/cuda_raii.hpp"
@@ -47,10 +48,10 @@ struct LaunchArgs {
 
 class TaskState {
  public:
-  // input_sets: how many input sets to rotate (0: as many as keep inputs out of L2, at least two
-  // where memory allows).
+  // timing: the run config's (input sets: 0 rotates as many as keep inputs out of L2, at least two
+  // where memory allows; the flush's size).
   TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed,
-            int input_sets = 0);
+            const TimingOptions& timing = {});
   const std::string& task_id() const { return id_; }
   int sets() const { return sets_; }
   cudaStream_t stream() const { return stream_.get(); }

@@ -50,6 +50,7 @@ YAML::Node Worker::hello(const YAML::Node& m) {
   o.timing.gate = m["gate"].as<bool>();
   o.timing.settle_us = m["settle_us"].as<double>();
   o.timing.input_sets = m["input_sets"].as<int>();
+  o.timing.flush_mib = m["flush_mib"].as<double>();
   compiler_ = std::make_unique<Compiler>(default_compiler_options());
   auto arch = m["arch"].as<std::string>();
   if (arch == "auto") arch = cuda_device(device).arch();

@@ -44,6 +44,7 @@ void WorkerEvaluator::start() {
     hello["gate"] = opt_.eval.timing.gate;
     hello["settle_us"] = opt_.eval.timing.settle_us;
     hello["input_sets"] = opt_.eval.timing.input_sets;
+    hello["flush_mib"] = opt_.eval.timing.flush_mib;
     YAML::Node reply;
     std::string why;
     if (call(hello, "", opt_.start_timeout_s, reply, why) == Outcome::ok) {

@@ -264,6 +264,11 @@ TEST_F(BadInput, TimingSection) {
   expect_error([&] { load_run_config(config_); }, config_, line, 34, {"settle_us", "[0, 100000]"});
   edit(config_, "settle_us: -5, input_sets: 1", "settle_us: 5, input_sets: 9");
   expect_error([&] { load_run_config(config_); }, config_, line, 49, {"input_sets", "[0, 8]"});
+  edit(config_, "input_sets: 9}", "input_sets: 1, flush_mib: 512}");
+  EXPECT_EQ(load_run_config(config_).timing.describe(), "gate off, settle 5 us, 1 input set, flush 512 MiB");
+  edit(config_, "flush_mib: 512", "flush_mib: -1");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"flush_mib", "[0, 65536]"});
+  edit(config_, ", flush_mib: -1", "");
   edit(config_, "gate: false", "gate: sometimes");
   expect_error([&] { load_run_config(config_); }, config_, line, 16, {"sometimes"});
   edit(config_, "gate: sometimes", "gates: true");

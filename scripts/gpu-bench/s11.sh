@@ -25,6 +25,14 @@ stream_s11a() {  # RMSNorm rowreg (WIDTH, HINT 2, BPS 16-32) tuned at its four t
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
 
+timing_templates() {  # timing_templates DIR: RMSNorm's templates in DIR/rmsnorm, their knobs restricted to five
+  cp -r templates/rmsnorm "$1/"  # kernels at f32 32768x1024: looped's pick, rowreg at TPR 32 (Triton's design) and 128, BPS 1 and 16
+  restrict_knobs "$1/rmsnorm/rowreg.yaml" 'TPR=[32, 128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[2, 8]' 'RED=[0]' 'PERSIST=[0]' \
+    'BPS=[1, 16]' 'WREG=[0]' 'PIPE=[0]' 'HINT=[0]' 'WIDTH=[0]'
+  restrict_knobs "$1/rmsnorm/looped.yaml" 'TPR=[64]' 'RPB=[4]' 'VEC=[2]' 'UNROLL=[4]' 'STAGE=[0]' 'PERSIST=[0]' \
+    'BPS=[4]' 'HINT=[2]' 'WIDTH=[1]'
+}
+
 timing_config() {  # timing_config TEMPLATES SEED TIMING: RMSNorm f32 32768x1024 with rowreg and looped from
   cat <<YAML  # TEMPLATES, every legal configuration measured (exhaustive), timed as TIMING says
 problem: rmsnorm
@@ -46,11 +54,7 @@ stream_s11b() {  # the GPU tests at the run config's timing:; then, at RMSNorm f
   export PATH=/usr/local/cuda/bin:$PATH  # under six timings (the default; a 100 us settle; one input set;
   gpu_tests "$d"                          # no gate; all three; the default again), and three of them timed
   mkdir -p "$d/tpl"                         # in turns beside PyTorch
-  cp -r templates/rmsnorm "$d/tpl/"
-  restrict_knobs "$d/tpl/rmsnorm/rowreg.yaml" 'TPR=[32, 128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[2, 8]' 'RED=[0]' 'PERSIST=[0]' \
-    'BPS=[1, 16]' 'WREG=[0]' 'PIPE=[0]' 'HINT=[0]' 'WIDTH=[0]'
-  restrict_knobs "$d/tpl/rmsnorm/looped.yaml" 'TPR=[64]' 'RPB=[4]' 'VEC=[2]' 'UNROLL=[4]' 'STAGE=[0]' 'PERSIST=[0]' \
-    'BPS=[4]' 'HINT=[2]' 'WIDTH=[1]'
+  timing_templates "$d/tpl"
   local i=0 t
   for t in "{}" "{settle_us: 100}" "{input_sets: 1}" "{gate: false}" "{gate: false, settle_us: 100, input_sets: 1}" "{}"; do
     mkdir -p "$d/t$i"
@@ -84,11 +88,7 @@ stream_s11c() {  # the three kernels of s11b and a plain copy timed in turns by 
   bounded /tmp/timing_conditions 32768 1024 200 ${libs//,/ } >> "$d/timing_conditions.log" 2>&1
   cat "$d/timing_conditions.log"
   mkdir -p "$d/tpl" "$d/t0"
-  cp -r templates/rmsnorm "$d/tpl/"
-  restrict_knobs "$d/tpl/rmsnorm/rowreg.yaml" 'TPR=[32, 128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[2, 8]' 'RED=[0]' 'PERSIST=[0]' \
-    'BPS=[1, 16]' 'WREG=[0]' 'PIPE=[0]' 'HINT=[0]' 'WIDTH=[0]'
-  restrict_knobs "$d/tpl/rmsnorm/looped.yaml" 'TPR=[64]' 'RPB=[4]' 'VEC=[2]' 'UNROLL=[4]' 'STAGE=[0]' 'PERSIST=[0]' \
-    'BPS=[4]' 'HINT=[2]' 'WIDTH=[1]'
+  timing_templates "$d/tpl"
   timing_config "$d/tpl" 140 "{}" > "$d/t0/rmsnorm.yaml"
   tune "$d/t0" "$d/t0/rmsnorm.yaml"
   rm -rf "$d"/kb[0ABC].sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
@@ -120,11 +120,7 @@ stream_s11f() {  # the GPU tests at timing: flush_mib; s11b's five RMSNorm kerne
   export PATH=/usr/local/cuda/bin:$PATH  # turns beside PyTorch with 256 MiB of other memory read before each
   gpu_tests "$d"                          # flush (the condition soltune's own timing matches)
   mkdir -p "$d/tpl" "$d/t0" "$d/t1"
-  cp -r templates/rmsnorm "$d/tpl/"
-  restrict_knobs "$d/tpl/rmsnorm/rowreg.yaml" 'TPR=[32, 128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[2, 8]' 'RED=[0]' 'PERSIST=[0]' \
-    'BPS=[1, 16]' 'WREG=[0]' 'PIPE=[0]' 'HINT=[0]' 'WIDTH=[0]'
-  restrict_knobs "$d/tpl/rmsnorm/looped.yaml" 'TPR=[64]' 'RPB=[4]' 'VEC=[2]' 'UNROLL=[4]' 'STAGE=[0]' 'PERSIST=[0]' \
-    'BPS=[4]' 'HINT=[2]' 'WIDTH=[1]'
+  timing_templates "$d/tpl"
   timing_config "$d/tpl" 150 "{}" > "$d/t0/rmsnorm.yaml"
   timing_config "$d/tpl" 151 "{flush_mib: 512}" > "$d/t1/rmsnorm.yaml"
   tune "$d/t0" "$d/t0/rmsnorm.yaml"
@@ -134,4 +130,17 @@ stream_s11f() {  # the GPU tests at timing: flush_mib; s11b's five RMSNorm kerne
   bounded python3 bench/torch_reference.py --problems rmsnorm,layernorm,softmax --reps 200 --copy --interleave \
     --order shuffle --cold-mib 256 --exported "$lib" --json "$d/torch_cold.json" > "$d/torch_cold.log" 2>&1
   rm -rf "$d/kb.sqlite" "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}
+
+stream_s11g() {  # softmax and LayerNorm from s11a's knowledge base timed in turns (shuffled) beside PyTorch, the
+  local d=$out/a  # default flush only; then s11b's three RMSNorm f32 kernels with 256 MiB of other memory read
+  export PATH=/usr/local/cuda/bin:$PATH  # before each flush
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  local lib=$(export_libs "$d" "")
+  bounded python3 bench/torch_reference.py --problems softmax,layernorm --reps 200 --copy --interleave --order shuffle \
+    --exported "$lib" --json "$d/torch_warm.json" > "$d/torch_warm.log" 2>&1
+  local libs=$(runner_libs "$d")
+  bounded python3 bench/torch_reference.py --problems rmsnorm --dtypes f32 --reps 200 --copy --interleave --order shuffle \
+    --cold-mib 256 --exported "$libs" --json "$d/torch_abc_cold.json" > "$d/torch_abc_cold.log" 2>&1
+  rm -rf "$d"/kb*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }

@@ -144,3 +144,12 @@ stream_s11g() {  # softmax and LayerNorm from s11a's knowledge base timed in tur
     --cold-mib 256 --exported "$libs" --json "$d/torch_abc_cold.json" > "$d/torch_abc_cold.log" 2>&1
   rm -rf "$d"/kb*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
+
+stream_s11h() {  # s11b's three RMSNorm f32 kernels in turns beside PyTorch with 256 MiB of other memory read
+  local d=$out/a  # before each flush and the busy-wait ahead of both (no idle before the launch), the order
+  export PATH=/usr/local/cuda/bin:$PATH  # bench/timing_conditions.cu found to match soltune's own timing
+  local libs=$(runner_libs "$d")
+  bounded python3 bench/torch_reference.py --problems rmsnorm --dtypes f32 --reps 200 --copy --interleave --order shuffle \
+    --cold-mib 256 --wait before --exported "$libs" --json "$d/torch_abc_cold_before.json" > "$d/torch_abc_cold_before.log" 2>&1
+  rm -rf "$d"/kb*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
+}

@@ -153,3 +153,13 @@ stream_s11h() {  # s11b's three RMSNorm f32 kernels in turns beside PyTorch with
     --cold-mib 256 --wait before --exported "$libs" --json "$d/torch_abc_cold_before.json" > "$d/torch_abc_cold_before.log" 2>&1
   rm -rf "$d"/kb*.sqlite "$d"/exp*/exported_bench "$d"/exp*/*.so "$d"/exp*/*.cuh
 }
+
+stream_s11i() {  # bench/worker_conditions.cpp: the kernels of s11b timed in one process by CudaRunner::run (as
+  local d=$out/a  # the worker does), by time_launches on a TaskState of their own, and by a bare loop; with the
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"  # ceilings measured first, then without
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  bounded .gpu/bin/worker_conditions templates 32768 1024 1 2 "$k" "$c" "$b" > "$d/worker_conditions.log" 2>&1
+  bounded .gpu/bin/worker_conditions templates 32768 1024 0 2 "$k" "$c" "$b" >> "$d/worker_conditions.log" 2>&1
+  cat "$d/worker_conditions.log"
+}

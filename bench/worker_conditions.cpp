@@ -7,6 +7,7 @@
 // CEILINGS 1 measures the ceilings first, as the worker does at start (2 GiB buffers and probes).
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,23 @@ using namespace soltune;
 
 namespace {
 
-// flush, start event, launch, end event, `reps` times queued, then one synchronisation.
-double bare_median_us(TaskState& st, const std::function<cudaError_t(int)>& launch, int reps) {
+// flush, start event, launch, end event, `reps` times queued, then one synchronisation. The flush
+// is the TaskState's, or soltune's flush kernel over `flush` (bytes) when given.
+double bare_median_us(TaskState& st, const std::function<cudaError_t(int)>& launch, int reps,
+                      const DeviceBuffer* flush = nullptr) {
   for (int i = 0; i < 3; ++i) SOLTUNE_CUDA(launch(0));
   SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
+  void* fp = flush ? flush->get() : nullptr;
+  long long words = flush ? static_cast<long long>(flush->bytes() / 16) : 0;
+  void* sink = fp;  // written only if the xor of the buffer hits a magic value: never for this fill
+  void* fargs[] = {&fp, &words, &sink};
   for (int r = 0; r < reps; ++r) {
-    st.flush_l2();
+    if (flush) {
+      SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(st.builtins().at("soltune_flush_read")), dim3(1056),
+                                    dim3(256), fargs, 0, st.stream()));
+    } else {
+      st.flush_l2();
+    }
     SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
     SOLTUNE_CUDA(launch(0));
     SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
@@ -38,6 +50,19 @@ double bare_median_us(TaskState& st, const std::function<cudaError_t(int)>& laun
   }
   std::sort(us.begin(), us.end());
   return us[us.size() / 2];
+}
+
+// A buffer of n floats uniform in [-2, 2) (an outside harness's inputs), through a host copy.
+DeviceBuffer host_filled(long long n, unsigned seed) {
+  std::vector<float> h(static_cast<size_t>(n));
+  unsigned v = seed;
+  for (auto& x : h) {
+    v = v * 1664525u + 1013904223u;
+    x = static_cast<float>(v >> 8) * (4.0f / 16777216.0f) - 2.0f;
+  }
+  DeviceBuffer b(h.size() * sizeof(float));
+  SOLTUNE_CUDA(cudaMemcpy(b.get(), h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return b;
 }
 
 }  // namespace
@@ -75,8 +100,14 @@ int main(int argc, char** argv) {
       if (!take_compile_result(k.cand, k.compiled)) throw Error(spec + ": " + k.cand.result.log);
       ks.push_back(std::move(k));
     }
+    const long long rows = std::stoll(argv[2]), cols = std::stoll(argv[3]);
+    // Buffers of this bench's own, allocated once: x and the weight filled on the host, y, a flush.
+    DeviceBuffer own_x = host_filled(rows * cols, 1), own_w = host_filled(cols, 2), own_y(rows * cols * 4),
+                 own_flush(size_t{256} << 20);
+    SOLTUNE_CUDA(cudaMemset(own_flush.get(), 0x5A, own_flush.bytes()));
     std::printf("rmsnorm f32 %sx%s on %s, ceilings %s; us: CudaRunner::run (median, reps) | time_launches on a "
-                "TaskState of its own | bare loop (200 reps)\n",
+                "TaskState of its own | bare loop (200 reps): its x, w, y | x drawn as the edge round | "
+                "this bench's x, w, y | and its flush buffer\n",
                 argv[2], argv[3], dev.name.c_str(), o.measure_ceilings ? "measured first" : "not measured");
     for (int round = 0; round < rounds; ++round) {
       for (auto& k : ks) {
@@ -96,9 +127,21 @@ int main(int argc, char** argv) {
         const auto loop = time_launches(st, o, launch, TimingPlan{});
         SOLTUNE_CUDA(loop.err);
         const double bare = bare_median_us(st, launch, 200);
-        std::printf("round %d %-8s %-70s %8.2f (%3d) | %8.2f | %8.2f   [%s]\n", round + 1, k.task.variant->name.c_str(),
-                    k.cand.result.key.c_str(), run_us, run_reps, loop.time.median_us, bare,
-                    std::string(status_name(k.cand.result.status)).c_str());
+        st.draw_inputs(0, 3);  // the edge round's normal(0, 0.001): the inputs a timed loop runs on
+        const double edge = bare_median_us(st, launch, 200);
+        // The same kernel on this bench's buffers: x, w, y allocated outside the TaskState.
+        void* px = own_x.get();
+        void* pw = own_w.get();
+        void* py = own_y.get();
+        long long r_ = rows, c_ = cols;
+        float eps = 1e-6f;
+        void* own_args[] = {&px, &pw, &py, &r_, &c_, &eps};
+        auto own = [&](int) { return launch_kernel(h, k.cand.result.geo, own_args, st.stream()); };
+        const double own_bufs = bare_median_us(st, own, 200);
+        const double own_all = bare_median_us(st, own, 200, &own_flush);
+        std::printf("round %d %-8s %-70s %8.2f (%3d) | %8.2f | %8.2f | %8.2f | %8.2f | %8.2f   [%s]\n", round + 1,
+                    k.task.variant->name.c_str(), k.cand.result.key.c_str(), run_us, run_reps, loop.time.median_us, bare,
+                    edge, own_bufs, own_all, std::string(status_name(k.cand.result.status)).c_str());
       }
     }
     return 0;

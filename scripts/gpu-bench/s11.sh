@@ -163,3 +163,12 @@ stream_s11i() {  # bench/worker_conditions.cpp: the kernels of s11b timed in one
   bounded .gpu/bin/worker_conditions templates 32768 1024 0 2 "$k" "$c" "$b" >> "$d/worker_conditions.log" 2>&1
   cat "$d/worker_conditions.log"
 }
+
+stream_s11j() {  # bench/worker_conditions.cpp with the bare loop also on the edge round's inputs, on the bench's
+  local d=$out/a  # own x, w and y, and with its own flush buffer too (without the ceilings)
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  bounded .gpu/bin/worker_conditions templates 32768 1024 0 2 "$k" "$c" "$b" > "$d/worker_conditions.log" 2>&1
+  cat "$d/worker_conditions.log"
+}

@@ -5,15 +5,20 @@
 // flush, CUDA events and the launch, nothing else).
 //   worker_conditions TEMPLATES ROWS COLS CEILINGS ROUNDS VARIANT:KEY...
 // CEILINGS 1 measures the ceilings first, as the worker does at start (2 GiB buffers and probes).
+// With CEILINGS "steps", it times the bare loop on buffers of its own only, from a fresh process
+// on, after each piece of the worker's state is added in turn (NVML, mapped host memory, 2 GiB
+// allocated and untouched, a TaskState, a CudaRunner).
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "eval/candidates.hpp"
 #include "eval/cuda_devices.hpp"
 #include "eval/cuda_runner.hpp"
+#include "eval/nvml_clock.hpp"
 #include "eval/timing_loop.hpp"
 
 using namespace soltune;
@@ -67,6 +72,47 @@ DeviceBuffer host_filled(long long n, unsigned seed) {
 
 }  // namespace
 
+// The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
+// on a stream of its own: no TaskState needed.
+void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, const std::vector<cudaKernel_t>& hs,
+           cudaKernel_t flush_k, long long rows, long long cols, const std::function<void(int)>& add_piece, int pieces,
+           const char* const* names) {
+  DeviceBuffer x = host_filled(rows * cols, 1), w = host_filled(cols, 2), y(rows * cols * 4), f(size_t{256} << 20);
+  SOLTUNE_CUDA(cudaMemset(f.get(), 0x5A, f.bytes()));
+  cudaStream_t s;
+  SOLTUNE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::vector<Event> ev(400);
+  void *px = x.get(), *pw = w.get(), *py = y.get(), *pf = f.get();
+  long long r_ = rows, c_ = cols, words = static_cast<long long>(f.bytes() / 16);
+  float eps = 1e-6f;
+  void* args[] = {&px, &pw, &py, &r_, &c_, &eps};
+  void* fargs[] = {&pf, &words, &pf};
+  for (int piece = 0; piece <= pieces; ++piece) {
+    if (piece > 0) add_piece(piece - 1);
+    std::printf("%-44s", names[piece]);
+    for (size_t i = 0; i < ks.size(); ++i) {
+      for (int r = 0; r < 203; ++r) {
+        if (r >= 3)
+          SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(flush_k), dim3(1056), dim3(256), fargs, 0, s));
+        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(ev[2 * (r - 3)].get(), s));
+        SOLTUNE_CUDA(launch_kernel(hs[i], ks[i].second->result.geo, args, s));
+        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(ev[2 * (r - 3) + 1].get(), s));
+      }
+      SOLTUNE_CUDA(cudaStreamSynchronize(s));
+      std::vector<double> us;
+      for (int r = 0; r < 200; ++r) {
+        float ms = 0;
+        SOLTUNE_CUDA(cudaEventElapsedTime(&ms, ev[2 * r].get(), ev[2 * r + 1].get()));
+        us.push_back(ms * 1e3);
+      }
+      std::sort(us.begin(), us.end());
+      std::printf(" %8.2f", us[100]);
+    }
+    std::printf("\n");
+  }
+  SOLTUNE_CUDA(cudaStreamDestroy(s));
+}
+
 int main(int argc, char** argv) {
   if (argc < 7) {
     std::fprintf(stderr, "usage: worker_conditions TEMPLATES ROWS COLS CEILINGS ROUNDS VARIANT:KEY...\n");
@@ -76,12 +122,15 @@ int main(int argc, char** argv) {
     const auto problem = load_problem(argv[1], "rmsnorm");
     const Shape shape{{{"rows", std::stoll(argv[2])}, {"cols", std::stoll(argv[3])}}};
     CudaEvalOptions o;
-    o.measure_ceilings = std::stoi(argv[4]) != 0;
+    const bool step_mode = std::string(argv[4]) == "steps";
+    o.measure_ceilings = !step_mode && std::stoi(argv[4]) != 0;
     const int rounds = std::stoi(argv[5]);
     Compiler compiler(default_compiler_options());
     const DeviceInfo dev = cuda_device(0);
     const std::string arch = dev.arch();
-    CudaRunner runner(0, compiler, arch, o);
+    SOLTUNE_CUDA(cudaSetDevice(0));
+    std::unique_ptr<CudaRunner> runner_ptr;
+    if (!step_mode) runner_ptr = std::make_unique<CudaRunner>(0, compiler, arch, o);
 
     struct Kernel {
       Task task;
@@ -101,6 +150,41 @@ int main(int argc, char** argv) {
       ks.push_back(std::move(k));
     }
     const long long rows = std::stoll(argv[2]), cols = std::stoll(argv[3]);
+    if (step_mode) {
+      std::vector<std::pair<std::string, const Candidate*>> list;
+      std::vector<LoadedModule> mods(ks.size());
+      std::vector<cudaKernel_t> hs;
+      for (size_t i = 0; i < ks.size(); ++i) {
+        std::string log;
+        SOLTUNE_CUDA(LoadedModule::load(ks[i].compiled, mods[i], log));
+        hs.push_back(mods[i].at(ks[i].cand.name_expr));
+        list.emplace_back(ks[i].cand.result.key, &ks[i].cand);
+      }
+      LoadedModule builtins;
+      std::string log;
+      SOLTUNE_CUDA(LoadedModule::load(
+          compiler.compile(CompileRequest{builtin_kernels_source(), "soltune_builtins.cu", builtin_name_expressions(), arch, {}}),
+          builtins, log));
+      std::unique_ptr<SmClock> clock;
+      MappedHostBuffer mapped;
+      DeviceBuffer untouched;
+      std::unique_ptr<TaskState> state;
+      std::unique_ptr<CudaRunner> runner;
+      const char* names[] = {"fresh process", "+ NVML (SmClock)", "+ mapped host memory", "+ 2 GiB allocated, untouched",
+                             "+ a TaskState", "+ a CudaRunner (no ceilings)"};
+      std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
+      steps(list, hs, builtins.at("soltune_flush_read"), rows, cols, [&](int piece) {
+        switch (piece) {
+          case 0: clock = std::make_unique<SmClock>(dev.uuid); break;
+          case 1: mapped = MappedHostBuffer(4096); break;
+          case 2: untouched = DeviceBuffer(size_t{2} << 30); break;
+          case 3: state = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 3); break;
+          default: runner = std::make_unique<CudaRunner>(0, compiler, arch, o); break;
+        }
+      }, 5, names);
+      return 0;
+    }
+    CudaRunner& runner = *runner_ptr;
     // Buffers of this bench's own, allocated once: x and the weight filled on the host, y, a flush.
     DeviceBuffer own_x = host_filled(rows * cols, 1), own_w = host_filled(cols, 2), own_y(rows * cols * 4),
                  own_flush(size_t{256} << 20);

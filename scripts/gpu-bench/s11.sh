@@ -172,3 +172,13 @@ stream_s11j() {  # bench/worker_conditions.cpp with the bare loop also on the ed
   bounded .gpu/bin/worker_conditions templates 32768 1024 0 2 "$k" "$c" "$b" > "$d/worker_conditions.log" 2>&1
   cat "$d/worker_conditions.log"
 }
+
+stream_s11k() {  # bench/worker_conditions.cpp in steps: the bare loop on the bench's own buffers from a fresh
+  local d=$out/a  # process on, after NVML, mapped host memory, 2 GiB untouched, a TaskState and a CudaRunner in turn
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" >> "$d/worker_steps.log" 2>&1
+  cat "$d/worker_steps.log"
+}

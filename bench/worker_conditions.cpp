@@ -9,6 +9,8 @@
 // on, after each piece of the worker's state is added in turn (NVML, mapped host memory, 2 GiB
 // allocated and untouched, a TaskState, a CudaRunner).
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -171,7 +173,8 @@ int main(int argc, char** argv) {
       std::unique_ptr<TaskState> state;
       std::unique_ptr<CudaRunner> runner;
       const char* names[] = {"fresh process", "+ NVML (SmClock)", "+ mapped host memory", "+ 2 GiB allocated, untouched",
-                             "+ a TaskState", "+ a CudaRunner (no ceilings)"};
+                             "+ a TaskState", "+ a CudaRunner (no ceilings)", "after CudaRunner::run of each kernel",
+                             "after 3 s idle", "after CudaRunner::run of each kernel", "after 10 s idle"};
       std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
       steps(list, hs, builtins.at("soltune_flush_read"), rows, cols, [&](int piece) {
         switch (piece) {
@@ -179,9 +182,19 @@ int main(int argc, char** argv) {
           case 1: mapped = MappedHostBuffer(4096); break;
           case 2: untouched = DeviceBuffer(size_t{2} << 30); break;
           case 3: state = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 3); break;
-          default: runner = std::make_unique<CudaRunner>(0, compiler, arch, o); break;
+          case 4: runner = std::make_unique<CudaRunner>(0, compiler, arch, o); break;
+          case 5:
+          case 7:
+            for (auto& k : ks) {
+              runner->run(k.task, k.cand, k.compiled, 0);
+              std::printf("  [run: %s %.2f us] ", k.task.variant->name.c_str(), k.cand.result.time.median_us);
+            }
+            std::printf("\n");
+            break;
+          case 6: std::this_thread::sleep_for(std::chrono::seconds(3)); break;
+          default: std::this_thread::sleep_for(std::chrono::seconds(10)); break;
         }
-      }, 5, names);
+      }, 9, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

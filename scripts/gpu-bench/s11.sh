@@ -182,3 +182,12 @@ stream_s11k() {  # bench/worker_conditions.cpp in steps: the bare loop on the be
   bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" >> "$d/worker_steps.log" 2>&1
   cat "$d/worker_steps.log"
 }
+
+stream_s11l() {  # bench/worker_conditions.cpp in steps, four more: after CudaRunner::run of each kernel, after 3 s
+  local d=$out/a  # idle, after CudaRunner::run again, after 10 s idle (does soltune's evaluation leave a state?)
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  cat "$d/worker_steps.log"
+}

@@ -77,8 +77,8 @@ DeviceBuffer host_filled(long long n, unsigned seed) {
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
 // on a stream of its own: no TaskState needed.
 void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, const std::vector<cudaKernel_t>& hs,
-           cudaKernel_t flush_k, long long rows, long long cols, const std::function<void(int)>& add_piece, int pieces,
-           const char* const* names) {
+           cudaKernel_t flush_k, long long rows, long long cols, const std::function<cudaStream_t(int)>& add_piece,
+           int pieces, const char* const* names) {
   DeviceBuffer x = host_filled(rows * cols, 1), w = host_filled(cols, 2), y(rows * cols * 4), f(size_t{256} << 20);
   SOLTUNE_CUDA(cudaMemset(f.get(), 0x5A, f.bytes()));
   cudaStream_t s;
@@ -89,8 +89,11 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
   float eps = 1e-6f;
   void* args[] = {&px, &pw, &py, &r_, &c_, &eps};
   void* fargs[] = {&pf, &words, &pf};
+  const cudaStream_t own = s;
   for (int piece = 0; piece <= pieces; ++piece) {
-    if (piece > 0) add_piece(piece - 1);
+    s = own;
+    if (piece > 0)
+      if (const cudaStream_t other = add_piece(piece - 1)) s = other;  // this step's loop on another stream
     std::printf("%-44s", names[piece]);
     for (size_t i = 0; i < ks.size(); ++i) {
       for (int r = 0; r < 203; ++r) {
@@ -112,7 +115,7 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
     }
     std::printf("\n");
   }
-  SOLTUNE_CUDA(cudaStreamDestroy(s));
+  SOLTUNE_CUDA(cudaStreamDestroy(own));
 }
 
 int main(int argc, char** argv) {
@@ -174,7 +177,9 @@ int main(int argc, char** argv) {
       std::unique_ptr<CudaRunner> runner;
       const char* names[] = {"fresh process", "+ NVML (SmClock)", "+ mapped host memory", "+ 2 GiB allocated, untouched",
                              "+ a TaskState", "+ a CudaRunner (no ceilings)", "after CudaRunner::run of each kernel",
-                             "after 3 s idle", "after CudaRunner::run of each kernel", "after 10 s idle"};
+                             "after 3 s idle", "after CudaRunner::run of each kernel", "after 10 s idle",
+                             "on the TaskState's stream", "on this bench's stream again", "on a stream made now"};
+      cudaStream_t fresh = nullptr;
       std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
       steps(list, hs, builtins.at("soltune_flush_read"), rows, cols, [&](int piece) {
         switch (piece) {
@@ -192,9 +197,13 @@ int main(int argc, char** argv) {
             std::printf("\n");
             break;
           case 6: std::this_thread::sleep_for(std::chrono::seconds(3)); break;
-          default: std::this_thread::sleep_for(std::chrono::seconds(10)); break;
+          case 8: std::this_thread::sleep_for(std::chrono::seconds(10)); break;
+          case 9: return state->stream();
+          case 10: break;
+          default: SOLTUNE_CUDA(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking)); return fresh;
         }
-      }, 9, names);
+        return cudaStream_t{};
+      }, 12, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

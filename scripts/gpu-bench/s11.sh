@@ -191,3 +191,7 @@ stream_s11l() {  # bench/worker_conditions.cpp in steps, four more: after CudaRu
   bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
   cat "$d/worker_steps.log"
 }
+
+stream_s11m() {  # s11l with three more steps: the bare loop on the TaskState's stream, on the bench's own again,
+  stream_s11l    # and on a stream made then
+}

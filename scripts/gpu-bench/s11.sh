@@ -193,5 +193,5 @@ stream_s11l() {  # bench/worker_conditions.cpp in steps, four more: after CudaRu
 }
 
 stream_s11m() {  # s11l with three more steps: the bare loop on the TaskState's stream, on the bench's own again,
-  stream_s11l    # and on a stream made then
+  stream_s11l    # and on a stream made then (prepared in session 11; not run: no device time was left)
 }

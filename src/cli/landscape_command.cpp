@@ -88,6 +88,8 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   const Space space(*t.variant, t.fixed(ev->device()));
   const auto all = space.enumerate_legal(1u << 22);
   std::fprintf(stderr, "landscape %s: %zu legal configurations of %.0f\n", t.id().c_str(), all.size(), space.cardinality());
+  // Predictions do not depend on how candidates would be timed: only measurements record it.
+  const std::string timing = ev->kind() == TimeKind::measured ? cfg.timing.describe() : "";
   Landscape l;
   if (vm.count("resume") && std::filesystem::exists(out)) {
     l = load_landscape(out, true);
@@ -95,6 +97,10 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
       throw UsageError(out + ": --resume continues the same task on the same GPU; it holds " + l.task_id + " on " +
                        l.gpu + " (" + std::to_string(l.legal) + " legal), this is " + t.id() + " on " +
                        ev->device().name + " (" + std::to_string(all.size()) + " legal)");
+    if (l.timing != timing)
+      throw UsageError(out + ": --resume continues with the same timing; it was measured with '" +
+                       (l.timing.empty() ? "soltune's default" : l.timing) + "', the config now says '" +
+                       (timing.empty() ? "soltune's default" : timing) + "'");
     l.command += " ; resumed: " + command_line;
     std::fprintf(stderr, "resuming: %zu of %zu measured\n", l.results.size(), all.size());
   } else {
@@ -104,6 +110,7 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
     l.recorded = utc_now();
     l.command = command_line;
     l.toolchain = toolchain(ev->device());
+    l.timing = timing;
     l.dtype = t.dtype;
     l.shape = t.shape;
     l.problem.name = t.problem->name;

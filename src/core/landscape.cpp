@@ -114,6 +114,7 @@ Landscape load_landscape(const std::filesystem::path& file, bool allow_partial) 
     l.recorded = j.value("recorded", "");
     l.command = j.value("command", "");
     l.toolchain = j.value("toolchain", "");
+    l.timing = j.value("timing", "");
     l.dtype = parse_dtype(j.at("dtype").get<std::string>());
     l.kind = j.value("kind", "measured") == "predicted" ? TimeKind::predicted : TimeKind::measured;
     l.problem.name = j.at("problem").get<std::string>();
@@ -165,6 +166,7 @@ void save_landscape(const Landscape& l, const std::filesystem::path& file) {
                {"dtype", std::string(dtype_name(l.dtype))}, {"shape", shape}, {"gpu", l.gpu},
                {"kind", std::string(time_kind_name(l.kind))},
                {"recorded", l.recorded}, {"command", l.command}, {"toolchain", l.toolchain},
+               {"timing", l.timing},
                {"baseline", {{"t_ref_us", l.baseline.t_ref_us}, {"t_sol_us", l.baseline.t_sol_us},
                              {"flops", l.baseline.flops}, {"bytes", l.baseline.bytes}}},
                {"space", {{"knobs", knobs}, {"constraints", constraints}, {"fixed", fixed}}},

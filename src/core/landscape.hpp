@@ -16,6 +16,7 @@ struct Landscape {
   std::filesystem::path file;
   std::string task_id;           // "gelu/vectorized/f32/n=16777216"
   std::string gpu, recorded, command, toolchain;
+  std::string timing;            // the run config's timing: when not soltune's method ("gate off, ..."); "" otherwise
   TimeKind kind = TimeKind::measured;  // predicted: made with the model backend (tests), never a benchmark
   DType dtype = DType::f32;
   Shape shape;

@@ -30,6 +30,7 @@ TEST(Replay, LandscapeRoundTripsThroughItsFile) {
   fs::create_directories(dir);
   auto l = small();
   l.recorded = "2026-11-29T00:00:00Z";
+  l.timing = "gate off, settle 100 us";
   EXPECT_FALSE(l.has_geometry());
   auto& v = l.problem.variants.front();
   v.launch.grid = {Expr("cdiv(n, A * 128)", {})};
@@ -49,6 +50,7 @@ TEST(Replay, LandscapeRoundTripsThroughItsFile) {
   EXPECT_EQ(back.problem.bytes.text(), "2 * n * dtype_bytes");
   EXPECT_TRUE(back.problem.flops.empty());
   EXPECT_EQ(back.task_id, l.task_id);
+  EXPECT_EQ(back.timing, "gate off, settle 100 us") << "how it was timed travels with the file";
   EXPECT_EQ(back.results.size(), l.results.size());
   EXPECT_EQ(back.best_us(), 12);
   EXPECT_EQ(back.variant().knobs.size(), 2u);

@@ -1,20 +1,22 @@
-// Bench (not a test): RMSNorm kernels timed in this process three ways, to find where soltune's
+// Bench (not a test): RMSNorm kernels timed in this process several ways, to find where soltune's
 // figure parts from an outside harness's (docs/BENCHMARKS.md, session 11): by CudaRunner::run, as
 // soltune's GPU worker times a candidate (correctness rounds, then the timed loop); by the same
-// timed loop (time_launches) on a TaskState of its own; and by a bare loop on that TaskState (its
-// flush, CUDA events and the launch, nothing else).
+// timed loop (time_launches) on a TaskState of its own; and by bare loops (a flush, CUDA events and
+// the launch, nothing else) on that TaskState, on buffers of the bench's own, with a flush buffer
+// of its own.
 //   worker_conditions TEMPLATES ROWS COLS CEILINGS ROUNDS VARIANT:KEY...
 // CEILINGS 1 measures the ceilings first, as the worker does at start (2 GiB buffers and probes).
-// With CEILINGS "steps", it times the bare loop on buffers of its own only, from a fresh process
-// on, after each piece of the worker's state is added in turn (NVML, mapped host memory, 2 GiB
-// allocated and untouched, a TaskState, a CudaRunner).
+// With CEILINGS "steps", it times a bare loop on buffers and a stream of its own only, from a fresh
+// process on, after each piece of the worker's state is added in turn (NVML, mapped host memory,
+// 2 GiB allocated and untouched, a TaskState, a CudaRunner), after CudaRunner::run of each kernel
+// and after idling, then on the TaskState's stream and on a stream made then.
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "eval/candidates.hpp"

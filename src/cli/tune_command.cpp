@@ -175,7 +175,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     reports = dispatcher.run(budget, cfg.seed, [&](const Task& t) {
       // Configurations of earlier runs are not proposed again; this run's own recorded ones are
       // replayed instead, so that the search retraces its steps.
-      auto keys = kb.evaluated_keys(gpu, t, content_hash(t.variant->source), info.toolchain);
+      auto keys = kb.evaluated_keys(gpu, t, content_hash(t.variant->source), info.toolchain, info.backend);
       if (auto it = recorded.results.find(t.id()); it != recorded.results.end())
         for (const auto& [key, r] : it->second) keys.erase(key);
       return keys;

@@ -157,8 +157,8 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     if (c.timing.input_sets < 0 || c.timing.input_sets > 8)
       t.at("input_sets").fail("input_sets must lie in [0, 8] (0: automatic)");
     c.timing.flush_mib = t.number_or("flush_mib", c.timing.flush_mib);
-    if (c.timing.flush_mib < 0 || c.timing.flush_mib > 65536)
-      t.at("flush_mib").fail("flush_mib must lie in [0, 65536] (0: four times L2, at least 256 MiB)");
+    if (c.timing.flush_mib != 0 && (c.timing.flush_mib < 1 || c.timing.flush_mib > 65536))
+      t.at("flush_mib").fail("flush_mib must be 0 (four times L2, at least 256 MiB) or lie in [1, 65536]");
   }
   return c;
 }

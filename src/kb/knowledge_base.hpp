@@ -61,9 +61,10 @@ class KnowledgeBase {
                                  const std::vector<std::string>& source_hashes = {}) const;
   std::vector<ResultRecord> results(int64_t run_id) const;  // in recording order
   // Configuration keys already evaluated (any status) for the task on the GPU with the source, under
-  // the toolchain (a run's RunInfo::toolchain; "" = any).
+  // the toolchain and the backend (a run's RunInfo::toolchain and ::backend, which names a
+  // non-default timing; "" = any).
   std::set<std::string> evaluated_keys(int64_t gpu_id, const Task& t, const std::string& source_hash,
-                                       const std::string& toolchain = "") const;
+                                       const std::string& toolchain = "", const std::string& backend = "") const;
 
   // Results from elsewhere that may seed a search for the task, never stand in for a measurement:
   // per (GPU name, shape) the fastest ok result of the same problem, variant and dtype, of this

@@ -80,13 +80,16 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
   // Grouped by GPU name, not row: a model device and a real one of the same name are different
   // rows (uuid, kind) but one GPU to a user, and there a measurement must beat a prediction.
   // Ties go to the earlier result, so the answer does not change as equal results accumulate.
+  // Runs timed another way than soltune's (a config's timing:, backend "cuda (timing: ...)") are
+  // comparisons with other harnesses, never a pick.
   static const std::string kSql = R"sql(
     SELECT * FROM (
       SELECT r.*, g.name AS gpu_name,
              row_number() OVER (PARTITION BY g.name, r.variant, r.dtype, r.shape_key
                                 ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
-      FROM results r JOIN gpus g ON g.id = r.gpu_id
+      FROM results r JOIN gpus g ON g.id = r.gpu_id JOIN runs u ON u.id = r.run_id
       WHERE r.problem = :problem AND r.status = 'ok' AND r.time_us IS NOT NULL
+        AND u.backend NOT LIKE 'cuda (timing:%'
         AND (:gpu = '' OR instr(lower(g.name), lower(:gpu)) > 0)
         AND (:hashes = '' OR instr(:hashes, ',' || r.source_hash || ',') > 0))
     WHERE pos = 1
@@ -155,13 +158,14 @@ std::vector<ResultRecord> KnowledgeBase::results(int64_t run_id) const {
 }
 
 std::set<std::string> KnowledgeBase::evaluated_keys(int64_t gpu_id, const Task& t, const std::string& source_hash,
-                                                    const std::string& toolchain) const {
+                                                    const std::string& toolchain, const std::string& backend) const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare(
       "SELECT DISTINCT r.config_key FROM results r JOIN runs u ON u.id = r.run_id WHERE r.gpu_id = :gpu_id AND "
       "r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.shape_key = :shape_key AND "
-      "r.source_hash = :source_hash AND (:toolchain = '' OR u.toolchain = :toolchain)");
-  st.bind("gpu_id", gpu_id).bind("source_hash", source_hash).bind("toolchain", toolchain);
+      "r.source_hash = :source_hash AND (:toolchain = '' OR u.toolchain = :toolchain) AND "
+      "(:backend = '' OR u.backend = :backend)");
+  st.bind("gpu_id", gpu_id).bind("source_hash", source_hash).bind("toolchain", toolchain).bind("backend", backend);
   kb::bind_task(st, t);
   std::set<std::string> keys;
   while (st.step()) keys.insert(st.text("config_key"));

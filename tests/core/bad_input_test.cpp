@@ -267,7 +267,10 @@ TEST_F(BadInput, TimingSection) {
   edit(config_, "input_sets: 9}", "input_sets: 1, flush_mib: 512}");
   EXPECT_EQ(load_run_config(config_).timing.describe(), "gate off, settle 5 us, 1 input set, flush 512 MiB");
   edit(config_, "flush_mib: 512", "flush_mib: -1");
-  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"flush_mib", "[0, 65536]"});
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"flush_mib", "[1, 65536]"});
+  edit(config_, "flush_mib: -1", "flush_mib: 0.5");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"flush_mib", "[1, 65536]"});
+  edit(config_, "flush_mib: 0.5", "flush_mib: -1");
   edit(config_, ", flush_mib: -1", "");
   edit(config_, "gate: false", "gate: sometimes");
   expect_error([&] { load_run_config(config_); }, config_, line, 16, {"sometimes"});

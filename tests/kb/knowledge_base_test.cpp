@@ -606,6 +606,24 @@ TEST_F(kb, EvaluatedKeysFollowTheToolchain) {
   EXPECT_EQ(store.runs().back().info.toolchain, new_tools.toolchain);
 }
 
+// A run timed another way (the config's timing:) names it in its backend: its results neither stand
+// for soltune's own measurements nor are ever picked.
+TEST_F(kb, RunsTimedAnotherWayStandApart) {
+  auto store = KnowledgeBase::open(file());
+  const int64_t g = store.gpu_id(real_, TimeKind::measured);
+  auto other = run_info();
+  other.backend = "cuda (timing: gate off, settle 100 us)";
+  const Task t = task("scalar", DType::f32, 1024);
+  store.record(store.begin_run(run_info(), g), t, "h1", result("B=1", 10), {});
+  store.record(store.begin_run(other, g), t, "h1", result("B=2", 5), {});
+  EXPECT_EQ(store.evaluated_keys(g, t, "h1", "", "cuda"), (std::set<std::string>{"B=1"}));
+  EXPECT_EQ(store.evaluated_keys(g, t, "h1", "", other.backend), (std::set<std::string>{"B=2"}));
+  EXPECT_EQ(store.evaluated_keys(g, t, "h1"), (std::set<std::string>{"B=1", "B=2"}));
+  const auto best = store.best("gelu");
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config_key, "B=1") << "the faster B=2 was timed another way";
+}
+
 TEST_F(kb, SourcesAreStoredOnceByHash) {
   auto store = KnowledgeBase::open(file());
   store.store_source("h", "text one");

@@ -3,6 +3,7 @@
 
     python3 bench/torch_reference.py [--problems gelu,softmax,...] [--json FILE] [--reps N]
                                      [--exported DIR/libsoltune_exported.so] [--copy] [--interleave]
+                                     [--order rotate|shuffle] [--wait after|before] [--cold-mib N]
 
 Measured the way soltune measures (docs/MEASUREMENT.md): warm-up (torch.compile has compiled by
 then), L2 flushed before every timed repetition, one pair of CUDA events per repetition, median
@@ -13,7 +14,9 @@ the same inputs, and checked against eager: the comparison then shares every con
 With --interleave, the implementations of a case take turns within every repetition (the order
 rotating, or drawn afresh with --order shuffle), so that a drift in clocks or temperature over a case falls on all of them alike, and each
 is compared with soltune by the per-repetition differences: their median, a bootstrap 95% interval
-of that median, and how many repetitions soltune won.
+of that median, and how many repetitions soltune won. --wait and --cold-mib change the conditions
+around each timed launch, to set the harness beside soltune's own timing (docs/BENCHMARKS.md,
+session 11).
 """
 import argparse
 import ctypes

@@ -9,7 +9,8 @@
 // With CEILINGS "steps", it times a bare loop on buffers and a stream of its own only, from a fresh
 // process on, after each piece of the worker's state is added in turn (NVML, mapped host memory,
 // 2 GiB allocated and untouched, a TaskState, a CudaRunner), after CudaRunner::run of each kernel
-// and after idling, then on the TaskState's stream and on a stream made then.
+// and after idling, then borrowing the TaskState's stream, its flush kernel handle or its events
+// (one at a time, then all three), and on a stream made then.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -76,10 +77,18 @@ DeviceBuffer host_filled(long long n, unsigned seed) {
 
 }  // namespace
 
+// What a step's bare loop borrows from a TaskState instead of its own (null: its own).
+struct Borrowed {
+  cudaStream_t stream = nullptr;
+  cudaKernel_t flush = nullptr;
+  TaskState* events = nullptr;
+};
+
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
-// on a stream of its own: no TaskState needed.
+// on a stream of its own: no TaskState needed, unless a step borrows its stream, flush kernel
+// handle or events.
 void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, const std::vector<cudaKernel_t>& hs,
-           cudaKernel_t flush_k, long long rows, long long cols, const std::function<cudaStream_t(int)>& add_piece,
+           cudaKernel_t flush_k, long long rows, long long cols, const std::function<Borrowed(int)>& add_piece,
            int pieces, const char* const* names) {
   DeviceBuffer x = host_filled(rows * cols, 1), w = host_filled(cols, 2), y(rows * cols * 4), f(size_t{256} << 20);
   SOLTUNE_CUDA(cudaMemset(f.get(), 0x5A, f.bytes()));
@@ -93,23 +102,23 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
   void* fargs[] = {&pf, &words, &pf};
   const cudaStream_t own = s;
   for (int piece = 0; piece <= pieces; ++piece) {
-    s = own;
-    if (piece > 0)
-      if (const cudaStream_t other = add_piece(piece - 1)) s = other;  // this step's loop on another stream
+    const Borrowed b = piece > 0 ? add_piece(piece - 1) : Borrowed{};
+    s = b.stream ? b.stream : own;
+    const cudaKernel_t fk = b.flush ? b.flush : flush_k;
+    auto event = [&](int i) { return b.events ? b.events->event(static_cast<size_t>(i)).get() : ev[static_cast<size_t>(i)].get(); };
     std::printf("%-44s", names[piece]);
     for (size_t i = 0; i < ks.size(); ++i) {
       for (int r = 0; r < 203; ++r) {
-        if (r >= 3)
-          SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(flush_k), dim3(1056), dim3(256), fargs, 0, s));
-        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(ev[2 * (r - 3)].get(), s));
+        if (r >= 3) SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fk), dim3(1056), dim3(256), fargs, 0, s));
+        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(event(2 * (r - 3)), s));
         SOLTUNE_CUDA(launch_kernel(hs[i], ks[i].second->result.geo, args, s));
-        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(ev[2 * (r - 3) + 1].get(), s));
+        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(event(2 * (r - 3) + 1), s));
       }
       SOLTUNE_CUDA(cudaStreamSynchronize(s));
       std::vector<double> us;
       for (int r = 0; r < 200; ++r) {
         float ms = 0;
-        SOLTUNE_CUDA(cudaEventElapsedTime(&ms, ev[2 * r].get(), ev[2 * r + 1].get()));
+        SOLTUNE_CUDA(cudaEventElapsedTime(&ms, event(2 * r), event(2 * r + 1)));
         us.push_back(ms * 1e3);
       }
       std::sort(us.begin(), us.end());
@@ -179,11 +188,13 @@ int main(int argc, char** argv) {
       std::unique_ptr<CudaRunner> runner;
       const char* names[] = {"fresh process", "+ NVML (SmClock)", "+ mapped host memory", "+ 2 GiB allocated, untouched",
                              "+ a TaskState", "+ a CudaRunner (no ceilings)", "after CudaRunner::run of each kernel",
-                             "after 3 s idle", "after CudaRunner::run of each kernel", "after 10 s idle",
-                             "on the TaskState's stream", "on this bench's stream again", "on a stream made now"};
+                             "after 3 s idle", "with the TaskState's stream", "with the TaskState's flush kernel",
+                             "with the TaskState's events", "with all three", "on a stream made now",
+                             "on this bench's stream again"};
       cudaStream_t fresh = nullptr;
       std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
       steps(list, hs, builtins.at("soltune_flush_read"), rows, cols, [&](int piece) {
+        Borrowed b;
         switch (piece) {
           case 0: clock = std::make_unique<SmClock>(dev.uuid); break;
           case 1: mapped = MappedHostBuffer(4096); break;
@@ -191,7 +202,6 @@ int main(int argc, char** argv) {
           case 3: state = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 3); break;
           case 4: runner = std::make_unique<CudaRunner>(0, compiler, arch, o); break;
           case 5:
-          case 7:
             for (auto& k : ks) {
               runner->run(k.task, k.cand, k.compiled, 0);
               std::printf("  [run: %s %.2f us] ", k.task.variant->name.c_str(), k.cand.result.time.median_us);
@@ -199,13 +209,15 @@ int main(int argc, char** argv) {
             std::printf("\n");
             break;
           case 6: std::this_thread::sleep_for(std::chrono::seconds(3)); break;
-          case 8: std::this_thread::sleep_for(std::chrono::seconds(10)); break;
-          case 9: return state->stream();
-          case 10: break;
-          default: SOLTUNE_CUDA(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking)); return fresh;
+          case 7: b.stream = state->stream(); break;
+          case 8: b.flush = state->builtins().at("soltune_flush_read"); break;
+          case 9: b.events = state.get(); break;
+          case 10: b = Borrowed{state->stream(), state->builtins().at("soltune_flush_read"), state.get()}; break;
+          case 11: SOLTUNE_CUDA(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking)); b.stream = fresh; break;
+          default: break;
         }
-        return cudaStream_t{};
-      }, 12, names);
+        return b;
+      }, 13, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -192,6 +192,6 @@ stream_s11l() {  # bench/worker_conditions.cpp in steps, four more: after CudaRu
   cat "$d/worker_steps.log"
 }
 
-stream_s11m() {  # s11l's steps at 4d... (worker_conditions.cpp then): after the runs and a 3 s idle, the bare loop
+stream_s11m() {  # s11l's steps with worker_conditions.cpp of 9a1b5ab: after the runs and a 3 s idle, the bare loop
   stream_s11l    # borrows the TaskState's stream, its flush kernel handle, its events, all three, then runs on a
 }                # stream made then and on its own again (prepared in session 11; not run: no device time left)

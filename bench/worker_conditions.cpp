@@ -30,36 +30,36 @@ using namespace soltune;
 
 namespace {
 
-// flush, start event, launch, end event, `reps` times queued, then one synchronisation. The flush
-// is the TaskState's, or soltune's flush kernel over `flush` (bytes) when given.
-double bare_median_us(TaskState& st, const std::function<cudaError_t(int)>& launch, int reps,
-                      const DeviceBuffer* flush = nullptr) {
-  for (int i = 0; i < 3; ++i) SOLTUNE_CUDA(launch(0));
-  SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
-  void* fp = flush ? flush->get() : nullptr;
-  long long words = flush ? static_cast<long long>(flush->bytes() / 16) : 0;
-  void* sink = fp;  // written only if the xor of the buffer hits a magic value: never for this fill
-  void* fargs[] = {&fp, &words, &sink};
+// Three launches to warm up, then `reps` times queued: flush, start event, launch, end event; one
+// synchronisation, and the median in microseconds.
+double bare_loop_us(cudaStream_t s, const std::function<void()>& flush, const std::function<cudaEvent_t(int)>& event,
+                    const std::function<cudaError_t()>& launch, int reps) {
+  for (int i = 0; i < 3; ++i) SOLTUNE_CUDA(launch());
+  SOLTUNE_CUDA(cudaStreamSynchronize(s));
   for (int r = 0; r < reps; ++r) {
-    if (flush) {
-      SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(st.builtins().at("soltune_flush_read")), dim3(1056),
-                                    dim3(256), fargs, 0, st.stream()));
-    } else {
-      st.flush_l2();
-    }
-    SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
-    SOLTUNE_CUDA(launch(0));
-    SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
+    flush();
+    SOLTUNE_CUDA(cudaEventRecord(event(2 * r), s));
+    SOLTUNE_CUDA(launch());
+    SOLTUNE_CUDA(cudaEventRecord(event(2 * r + 1), s));
   }
-  SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
+  SOLTUNE_CUDA(cudaStreamSynchronize(s));
   std::vector<double> us;
   for (int r = 0; r < reps; ++r) {
     float ms = 0;
-    SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(2 * r).get(), st.event(2 * r + 1).get()));
+    SOLTUNE_CUDA(cudaEventElapsedTime(&ms, event(2 * r), event(2 * r + 1)));
     us.push_back(ms * 1e3);
   }
   std::sort(us.begin(), us.end());
   return us[us.size() / 2];
+}
+
+// soltune's flush kernel (a handle of the builtins) over a buffer of this bench's own, as the
+// TaskState launches it over its own.
+void flush_with(cudaKernel_t k, const DeviceBuffer& f, cudaStream_t s) {
+  void* p = f.get();
+  long long words = static_cast<long long>(f.bytes() / 16);
+  void* args[] = {&p, &words, &p};  // the sink: written only if the buffer's xor hits a magic value, never here
+  SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(1056), dim3(256), args, 0, s));
 }
 
 // A buffer of n floats uniform in [-2, 2) (an outside harness's inputs), through a host copy.
@@ -92,38 +92,22 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
            int pieces, const char* const* names) {
   DeviceBuffer x = host_filled(rows * cols, 1), w = host_filled(cols, 2), y(rows * cols * 4), f(size_t{256} << 20);
   SOLTUNE_CUDA(cudaMemset(f.get(), 0x5A, f.bytes()));
-  cudaStream_t s;
-  SOLTUNE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaStream_t own;
+  SOLTUNE_CUDA(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
   std::vector<Event> ev(400);
-  void *px = x.get(), *pw = w.get(), *py = y.get(), *pf = f.get();
-  long long r_ = rows, c_ = cols, words = static_cast<long long>(f.bytes() / 16);
+  void *px = x.get(), *pw = w.get(), *py = y.get();
+  long long r_ = rows, c_ = cols;
   float eps = 1e-6f;
   void* args[] = {&px, &pw, &py, &r_, &c_, &eps};
-  void* fargs[] = {&pf, &words, &pf};
-  const cudaStream_t own = s;
   for (int piece = 0; piece <= pieces; ++piece) {
     const Borrowed b = piece > 0 ? add_piece(piece - 1) : Borrowed{};
-    s = b.stream ? b.stream : own;
+    const cudaStream_t s = b.stream ? b.stream : own;
     const cudaKernel_t fk = b.flush ? b.flush : flush_k;
     auto event = [&](int i) { return b.events ? b.events->event(static_cast<size_t>(i)).get() : ev[static_cast<size_t>(i)].get(); };
     std::printf("%-44s", names[piece]);
-    for (size_t i = 0; i < ks.size(); ++i) {
-      for (int r = 0; r < 203; ++r) {
-        if (r >= 3) SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fk), dim3(1056), dim3(256), fargs, 0, s));
-        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(event(2 * (r - 3)), s));
-        SOLTUNE_CUDA(launch_kernel(hs[i], ks[i].second->result.geo, args, s));
-        if (r >= 3) SOLTUNE_CUDA(cudaEventRecord(event(2 * (r - 3) + 1), s));
-      }
-      SOLTUNE_CUDA(cudaStreamSynchronize(s));
-      std::vector<double> us;
-      for (int r = 0; r < 200; ++r) {
-        float ms = 0;
-        SOLTUNE_CUDA(cudaEventElapsedTime(&ms, event(2 * r), event(2 * r + 1)));
-        us.push_back(ms * 1e3);
-      }
-      std::sort(us.begin(), us.end());
-      std::printf(" %8.2f", us[100]);
-    }
+    for (size_t i = 0; i < ks.size(); ++i)
+      std::printf(" %8.2f", bare_loop_us(s, [&] { flush_with(fk, f, s); }, event,
+                                         [&] { return launch_kernel(hs[i], ks[i].second->result.geo, args, s); }, 200));
     std::printf("\n");
   }
   SOLTUNE_CUDA(cudaStreamDestroy(own));
@@ -246,9 +230,13 @@ int main(int argc, char** argv) {
         };
         const auto loop = time_launches(st, o, launch, TimingPlan{});
         SOLTUNE_CUDA(loop.err);
-        const double bare = bare_median_us(st, launch, 200);
+        const cudaStream_t ss = st.stream();
+        auto st_flush = [&] { st.flush_l2(); };
+        auto st_event = [&](int i) { return st.event(static_cast<size_t>(i)).get(); };
+        auto st_launch = [&] { return launch(0); };
+        const double bare = bare_loop_us(ss, st_flush, st_event, st_launch, 200);
         st.draw_inputs(0, 3);  // the edge round's normal(0, 0.001): the inputs a timed loop runs on
-        const double edge = bare_median_us(st, launch, 200);
+        const double edge = bare_loop_us(ss, st_flush, st_event, st_launch, 200);
         // The same kernel on this bench's buffers: x, w, y allocated outside the TaskState.
         void* px = own_x.get();
         void* pw = own_w.get();
@@ -256,9 +244,10 @@ int main(int argc, char** argv) {
         long long r_ = rows, c_ = cols;
         float eps = 1e-6f;
         void* own_args[] = {&px, &pw, &py, &r_, &c_, &eps};
-        auto own = [&](int) { return launch_kernel(h, k.cand.result.geo, own_args, st.stream()); };
-        const double own_bufs = bare_median_us(st, own, 200);
-        const double own_all = bare_median_us(st, own, 200, &own_flush);
+        auto own = [&] { return launch_kernel(h, k.cand.result.geo, own_args, ss); };
+        const double own_bufs = bare_loop_us(ss, st_flush, st_event, own, 200);
+        const double own_all = bare_loop_us(
+            ss, [&] { flush_with(st.builtins().at("soltune_flush_read"), own_flush, ss); }, st_event, own, 200);
         std::printf("round %d %-8s %-70s %8.2f (%3d) | %8.2f | %8.2f | %8.2f | %8.2f | %8.2f   [%s]\n", round + 1,
                     k.task.variant->name.c_str(), k.cand.result.key.c_str(), run_us, run_reps, loop.time.median_us, bare,
                     edge, own_bufs, own_all, std::string(status_name(k.cand.result.status)).c_str());

@@ -165,19 +165,15 @@ RunConfig load_run_config(const std::filesystem::path& path) {
 
 std::string TimingOptions::describe() const {
   std::string s;
-  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
-  if (!gate) add("gate off");
-  if (settle_us > 0) {
+  auto add = [&](const char* format, double v) {
     char buf[48];
-    std::snprintf(buf, sizeof buf, "settle %g us", settle_us);
-    add(buf);
-  }
-  if (input_sets > 0) add(std::to_string(input_sets) + (input_sets == 1 ? " input set" : " input sets"));
-  if (flush_mib > 0) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "flush %g MiB", flush_mib);
-    add(buf);
-  }
+    std::snprintf(buf, sizeof buf, format, v);
+    s += (s.empty() ? "" : ", ") + std::string(buf);
+  };
+  if (!gate) s = "gate off";
+  if (settle_us > 0) add("settle %g us", settle_us);
+  if (input_sets > 0) add(input_sets == 1 ? "%g input set" : "%g input sets", input_sets);
+  if (flush_mib > 0) add("flush %g MiB", flush_mib);
   return s;
 }
 

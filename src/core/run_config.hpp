@@ -53,6 +53,10 @@ struct TimingOptions {
   double flush_mib = 0;  // the L2 flush's buffer; 0: four times L2, at least 256 MiB
   bool is_default() const { return gate && settle_us == 0 && input_sets == 0 && flush_mib == 0; }
   std::string describe() const;  // "gate off, settle 100 us, 1 input set"; "" for the defaults
+  // The backend's name a run records: "cuda", or "cuda (timing: ...)" for a timing of its own (the
+  // knowledge base keeps those apart by this prefix).
+  std::string backend_name() const { return is_default() ? "cuda" : kOtherTimingPrefix + describe() + ")"; }
+  static constexpr const char* kOtherTimingPrefix = "cuda (timing: ";
 };
 
 struct RunConfig {

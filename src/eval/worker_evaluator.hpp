@@ -43,10 +43,7 @@ class WorkerEvaluator final : public Evaluator {
   ~WorkerEvaluator() override;
   const DeviceInfo& device() const override { return dev_; }
   // "cuda", or "cuda (timing: gate off, ...)" where the run config changes how candidates are timed.
-  std::string backend_name() const override {
-    const auto t = opt_.eval.timing.describe();
-    return t.empty() ? "cuda" : "cuda (timing: " + t + ")";
-  }
+  std::string backend_name() const override { return opt_.eval.timing.backend_name(); }
   TimeKind kind() const override { return TimeKind::measured; }
   TaskBaseline baseline(const Task& t) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;

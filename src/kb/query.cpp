@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/run_config.hpp"
 #include "kb/kb_impl.hpp"
 
 namespace soltune {
@@ -89,7 +90,7 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
                                 ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
       FROM results r JOIN gpus g ON g.id = r.gpu_id JOIN runs u ON u.id = r.run_id
       WHERE r.problem = :problem AND r.status = 'ok' AND r.time_us IS NOT NULL
-        AND u.backend NOT LIKE 'cuda (timing:%'
+        AND substr(u.backend, 1, length(:other_timing)) != :other_timing
         AND (:gpu = '' OR instr(lower(g.name), lower(:gpu)) > 0)
         AND (:hashes = '' OR instr(:hashes, ',' || r.source_hash || ',') > 0))
     WHERE pos = 1
@@ -99,6 +100,7 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare(kSql);
   st.bind("problem", problem).bind("gpu", gpu_name_filter).bind("hashes", hashes);
+  st.bind("other_timing", std::string(TimingOptions::kOtherTimingPrefix));
   return read_results(st);
 }
 

@@ -10,7 +10,8 @@
 // process on, after each piece of the worker's state is added in turn (NVML, mapped host memory,
 // 2 GiB allocated and untouched, a TaskState, a CudaRunner), after CudaRunner::run of each kernel
 // and after idling, then borrowing the TaskState's stream, its flush kernel handle or its events
-// (one at a time, then all three), and on a stream made then.
+// (one at a time, then all three), on a stream made then, on buffers allocated then, on the
+// TaskState's buffers, and with the kernels loaded again.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -77,11 +78,15 @@ DeviceBuffer host_filled(long long n, unsigned seed) {
 
 }  // namespace
 
-// What a step's bare loop borrows from a TaskState instead of its own (null: its own).
+// What a step's bare loop uses instead of its own (null: its own): a TaskState's stream, flush kernel
+// handle or events, other x, w, y and flush buffers, or kernel handles loaded again.
 struct Borrowed {
   cudaStream_t stream = nullptr;
   cudaKernel_t flush = nullptr;
   TaskState* events = nullptr;
+  void *x = nullptr, *w = nullptr, *y = nullptr;
+  const DeviceBuffer* flush_buf = nullptr;
+  const std::vector<cudaKernel_t>* kernels = nullptr;
 };
 
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
@@ -103,12 +108,18 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
     const Borrowed b = piece > 0 ? add_piece(piece - 1) : Borrowed{};
     const cudaStream_t s = b.stream ? b.stream : own;
     const cudaKernel_t fk = b.flush ? b.flush : flush_k;
+    const DeviceBuffer& fb = b.flush_buf ? *b.flush_buf : f;
+    const auto& kh = b.kernels ? *b.kernels : hs;
+    px = b.x ? b.x : x.get();
+    pw = b.w ? b.w : w.get();
+    py = b.y ? b.y : y.get();
     auto event = [&](int i) { return b.events ? b.events->event(static_cast<size_t>(i)).get() : ev[static_cast<size_t>(i)].get(); };
     std::printf("%-44s", names[piece]);
     for (size_t i = 0; i < ks.size(); ++i)
-      std::printf(" %8.2f", bare_loop_us(s, [&] { flush_with(fk, f, s); }, event,
-                                         [&] { return launch_kernel(hs[i], ks[i].second->result.geo, args, s); }, 200));
-    std::printf("\n");
+      std::printf(" %8.2f", bare_loop_us(s, [&] { flush_with(fk, fb, s); }, event,
+                                         [&] { return launch_kernel(kh[i], ks[i].second->result.geo, args, s); }, 200));
+    // Where the buffers sit: a translation-cache effect would follow their addresses.
+    std::printf("   x %p y %p flush %p\n", px, py, fb.get());
   }
   SOLTUNE_CUDA(cudaStreamDestroy(own));
 }
@@ -174,8 +185,13 @@ int main(int argc, char** argv) {
                              "+ a TaskState", "+ a CudaRunner (no ceilings)", "after CudaRunner::run of each kernel",
                              "after 3 s idle", "with the TaskState's stream", "with the TaskState's flush kernel",
                              "with the TaskState's events", "with all three", "on a stream made now",
-                             "on this bench's stream again"};
+                             "on this bench's stream again", "on x, w, y and flush allocated now",
+                             "on the TaskState's x, w, y (own flush)", "with the kernels loaded again",
+                             "on x, w, y and flush allocated now, again", "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
+      DeviceBuffer late_x, late_w, late_y, late_f;
+      std::vector<LoadedModule> again(ks.size());
+      std::vector<cudaKernel_t> again_h;
       std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
       steps(list, hs, builtins.at("soltune_flush_read"), rows, cols, [&](int piece) {
         Borrowed b;
@@ -198,10 +214,30 @@ int main(int argc, char** argv) {
           case 9: b.events = state.get(); break;
           case 10: b = Borrowed{state->stream(), state->builtins().at("soltune_flush_read"), state.get()}; break;
           case 11: SOLTUNE_CUDA(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking)); b.stream = fresh; break;
+          case 13:
+          case 16:
+            late_x = host_filled(rows * cols, 1), late_w = host_filled(cols, 2), late_y = DeviceBuffer(rows * cols * 4);
+            late_f = DeviceBuffer(size_t{256} << 20);
+            SOLTUNE_CUDA(cudaMemset(late_f.get(), 0x5A, late_f.bytes()));
+            b.x = late_x.get(), b.w = late_w.get(), b.y = late_y.get(), b.flush_buf = &late_f;
+            break;
+          case 14: {
+            const auto a = state->args(ks.back().task.variant->launch, 0, false);
+            b.x = a.values.at(0), b.w = a.values.at(1), b.y = a.values.at(2);
+            break;
+          }
+          case 15:
+            for (size_t i = 0; i < ks.size(); ++i) {
+              std::string l;
+              SOLTUNE_CUDA(LoadedModule::load(ks[i].compiled, again[i], l));
+              again_h.push_back(again[i].at(ks[i].cand.name_expr));
+            }
+            b.kernels = &again_h;
+            break;
           default: break;
         }
         return b;
-      }, 13, names);
+      }, 18, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -11,7 +11,8 @@
 // 2 GiB allocated and untouched, a TaskState, a CudaRunner), after CudaRunner::run of each kernel
 // and after idling, then borrowing the TaskState's stream, its flush kernel handle or its events
 // (one at a time, then all three), on a stream made then, on buffers allocated then, on the
-// TaskState's buffers, and with the kernels loaded again.
+// TaskState's buffers, with the kernels loaded again, with the TaskState's flush_l2, and then
+// soltune's timed loop (time_launches) on the TaskState's buffers and on the bench's, gated and not.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -87,6 +88,8 @@ struct Borrowed {
   void *x = nullptr, *w = nullptr, *y = nullptr;
   const DeviceBuffer* flush_buf = nullptr;
   const std::vector<cudaKernel_t>* kernels = nullptr;
+  bool state_flush = false;              // the TaskState's flush_l2 (its own buffer), on its stream
+  const CudaEvalOptions* loop = nullptr;  // time_launches on the TaskState (`events`) with these options
 };
 
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
@@ -115,9 +118,17 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
     py = b.y ? b.y : y.get();
     auto event = [&](int i) { return b.events ? b.events->event(static_cast<size_t>(i)).get() : ev[static_cast<size_t>(i)].get(); };
     std::printf("%-44s", names[piece]);
-    for (size_t i = 0; i < ks.size(); ++i)
-      std::printf(" %8.2f", bare_loop_us(s, [&] { flush_with(fk, fb, s); }, event,
-                                         [&] { return launch_kernel(kh[i], ks[i].second->result.geo, args, s); }, 200));
+    for (size_t i = 0; i < ks.size(); ++i) {
+      auto launch = [&] { return launch_kernel(kh[i], ks[i].second->result.geo, args, s); };
+      if (b.loop) {  // soltune's timed loop itself, on these buffers
+        const auto o = time_launches(*b.events, *b.loop, [&](int) { return launch(); }, TimingPlan{});
+        SOLTUNE_CUDA(o.err);
+        std::printf(" %8.2f", o.time.median_us);
+        continue;
+      }
+      auto flush = [&] { b.state_flush ? b.events->flush_l2() : flush_with(fk, fb, s); };
+      std::printf(" %8.2f", bare_loop_us(s, flush, event, launch, 200));
+    }
     // Where the buffers sit: a translation-cache effect would follow their addresses.
     std::printf("   x %p y %p flush %p\n", px, py, fb.get());
   }
@@ -187,11 +198,17 @@ int main(int argc, char** argv) {
                              "with the TaskState's events", "with all three", "on a stream made now",
                              "on this bench's stream again", "on x, w, y and flush allocated now",
                              "on the TaskState's x, w, y (own flush)", "with the kernels loaded again",
-                             "on x, w, y and flush allocated now, again", "on this bench's buffers again"};
+                             "on x, w, y and flush allocated now, again", "on this bench's buffers again",
+                             "with the TaskState's flush_l2 (its buffer)", "all the TaskState's (flush_l2, x, w, y)",
+                             "time_launches on the TaskState, its x, w, y", "  the same, gate off",
+                             "time_launches, this bench's x, w, y", "  the same, gate off",
+                             "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
       std::vector<cudaKernel_t> again_h;
+      CudaEvalOptions ungated = o;
+      ungated.timing.gate = false;
       std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
       steps(list, hs, builtins.at("soltune_flush_read"), rows, cols, [&](int piece) {
         Borrowed b;
@@ -234,10 +251,37 @@ int main(int argc, char** argv) {
             }
             b.kernels = &again_h;
             break;
+          case 18:
+            b = Borrowed{state->stream(), nullptr, state.get()};
+            b.state_flush = true;
+            break;
+          case 19:
+          case 20:
+          case 21: {
+            b = Borrowed{state->stream(), nullptr, state.get()};
+            b.state_flush = true;
+            const auto a = state->args(ks.back().task.variant->launch, 0, false);
+            b.x = a.values.at(0), b.w = a.values.at(1), b.y = a.values.at(2);
+            if (piece == 20) b.loop = &o;
+            if (piece == 21) b.loop = &ungated;
+            break;
+          }
+          case 22:
+          case 23:
+            b = Borrowed{state->stream(), nullptr, state.get()};
+            b.loop = piece == 22 ? &o : &ungated;
+            break;
+          case 24:
+            for (auto& k : ks) {
+              runner->run(k.task, k.cand, k.compiled, 0);
+              std::printf("  [run: %s %.2f us] ", k.task.variant->name.c_str(), k.cand.result.time.median_us);
+            }
+            std::printf("\n");
+            break;
           default: break;
         }
         return b;
-      }, 18, names);
+      }, 25, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -7,3 +7,7 @@ stream_s12a() {  # the GPU tests at HEAD; then bench/worker_conditions.cpp's ste
   gpu_tests "$d"
   stream_s11l
 }
+
+stream_s12b() {  # worker_conditions' steps again, with the TaskState's flush_l2 and soltune's timed loop
+  stream_s11l    # (time_launches) on the TaskState's buffers and on the bench's, gated and not
+}

@@ -90,14 +90,15 @@ struct Borrowed {
   const std::vector<cudaKernel_t>* kernels = nullptr;
   bool state_flush = false;              // the TaskState's flush_l2 (its own buffer), on its stream
   const CudaEvalOptions* loop = nullptr;  // time_launches on the TaskState (`events`) with these options
+  bool state_sets = false;                // the loop launches on the TaskState's input sets in turn, as soltune does
 };
 
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
 // on a stream of its own: no TaskState needed, unless a step borrows its stream, flush kernel
 // handle or events.
 void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, const std::vector<cudaKernel_t>& hs,
-           cudaKernel_t flush_k, long long rows, long long cols, const std::function<Borrowed(int)>& add_piece,
-           int pieces, const char* const* names) {
+           cudaKernel_t flush_k, const LaunchSpec& spec, long long rows, long long cols,
+           const std::function<Borrowed(int)>& add_piece, int pieces, const char* const* names) {
   DeviceBuffer x = host_filled(rows * cols, 1), w = host_filled(cols, 2), y(rows * cols * 4), f(size_t{256} << 20);
   SOLTUNE_CUDA(cudaMemset(f.get(), 0x5A, f.bytes()));
   cudaStream_t own;
@@ -120,8 +121,13 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
     std::printf("%-44s", names[piece]);
     for (size_t i = 0; i < ks.size(); ++i) {
       auto launch = [&] { return launch_kernel(kh[i], ks[i].second->result.geo, args, s); };
-      if (b.loop) {  // soltune's timed loop itself, on these buffers
-        const auto o = time_launches(*b.events, *b.loop, [&](int) { return launch(); }, TimingPlan{});
+      if (b.loop) {  // soltune's timed loop itself, on these buffers or on the TaskState's sets in turn
+        TaskState& st = *b.events;
+        const auto o = time_launches(st, *b.loop, [&](int set) {
+          if (!b.state_sets) return launch();
+          auto a = st.args(spec, set, false);
+          return launch_kernel(kh[i], ks[i].second->result.geo, a.ptrs.data(), s);
+        }, TimingPlan{});
         SOLTUNE_CUDA(o.err);
         std::printf(" %8.2f", o.time.median_us);
         continue;
@@ -202,7 +208,9 @@ int main(int argc, char** argv) {
                              "with the TaskState's flush_l2 (its buffer)", "all the TaskState's (flush_l2, x, w, y)",
                              "time_launches on the TaskState, its x, w, y", "  the same, gate off",
                              "time_launches, this bench's x, w, y", "  the same, gate off",
-                             "on this bench's buffers again"};
+                             "on this bench's buffers again", "time_launches, the TaskState's sets in turn",
+                             "  set 0 drawn as the edge round", "  bare loop on set 0 (edge)",
+                             "  set 0 drawn as declared again", "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -210,7 +218,7 @@ int main(int argc, char** argv) {
       CudaEvalOptions ungated = o;
       ungated.timing.gate = false;
       std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
-      steps(list, hs, builtins.at("soltune_flush_read"), rows, cols, [&](int piece) {
+      steps(list, hs, builtins.at("soltune_flush_read"), ks.back().task.variant->launch, rows, cols, [&](int piece) {
         Borrowed b;
         switch (piece) {
           case 0: clock = std::make_unique<SmClock>(dev.uuid); break;
@@ -278,10 +286,26 @@ int main(int argc, char** argv) {
             }
             std::printf("\n");
             break;
+          case 25:
+          case 26:
+          case 28:
+            if (piece == 26) state->draw_inputs(0, 3);  // the correctness round CudaRunner::run draws last
+            if (piece == 28) state->draw_inputs(0, 0);
+            b = Borrowed{state->stream(), nullptr, state.get()};
+            b.loop = &o;
+            b.state_sets = true;
+            break;
+          case 27: {
+            b = Borrowed{state->stream(), nullptr, state.get()};
+            b.state_flush = true;
+            const auto a = state->args(ks.back().task.variant->launch, 0, false);
+            b.x = a.values.at(0), b.w = a.values.at(1), b.y = a.values.at(2);
+            break;
+          }
           default: break;
         }
         return b;
-      }, 25, names);
+      }, 30, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
       MappedHostBuffer mapped;
       DeviceBuffer untouched;
       std::unique_ptr<TaskState> state;
-      std::unique_ptr<CudaRunner> runner;
+      std::unique_ptr<CudaRunner> runner, runner1;
       const char* names[] = {"fresh process", "+ NVML (SmClock)", "+ mapped host memory", "+ 2 GiB allocated, untouched",
                              "+ a TaskState", "+ a CudaRunner (no ceilings)", "after CudaRunner::run of each kernel",
                              "after 3 s idle", "with the TaskState's stream", "with the TaskState's flush kernel",
@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
                              "time_launches, this bench's x, w, y", "  the same, gate off",
                              "on this bench's buffers again", "time_launches, the TaskState's sets in turn",
                              "  set 0 drawn as the edge round", "  bare loop on set 0 (edge)",
-                             "  set 0 drawn as declared again", "on this bench's buffers again"};
+                             "  set 0 drawn as declared again", "on this bench's buffers again",
+                             "after CudaRunner::run with one input set", "after CudaRunner::run (two sets) again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -302,10 +303,25 @@ int main(int argc, char** argv) {
             b.x = a.values.at(0), b.w = a.values.at(1), b.y = a.values.at(2);
             break;
           }
+          case 30:
+          case 31: {
+            auto& r = piece == 30 ? runner1 : runner;
+            if (!r) {
+              CudaEvalOptions o1 = o;
+              o1.timing.input_sets = 1;
+              runner1 = std::make_unique<CudaRunner>(0, compiler, arch, o1);
+            }
+            for (auto& k : ks) {
+              r->run(k.task, k.cand, k.compiled, 0);
+              std::printf("  [run: %s %.2f us] ", k.task.variant->name.c_str(), k.cand.result.time.median_us);
+            }
+            std::printf("\n");
+            break;
+          }
           default: break;
         }
         return b;
-      }, 30, names);
+      }, 32, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

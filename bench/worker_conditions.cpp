@@ -91,6 +91,7 @@ struct Borrowed {
   bool state_flush = false;              // the TaskState's flush_l2 (its own buffer), on its stream
   const CudaEvalOptions* loop = nullptr;  // time_launches on the TaskState (`events`) with these options
   bool state_sets = false;                // the loop launches on the TaskState's input sets in turn, as soltune does
+  bool verify = false;                    // the loop checks one repetition, as CudaRunner::run asks
 };
 
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
@@ -127,7 +128,7 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
           if (!b.state_sets) return launch();
           auto a = st.args(spec, set, false);
           return launch_kernel(kh[i], ks[i].second->result.geo, a.ptrs.data(), s);
-        }, TimingPlan{});
+        }, TimingPlan{0, b.verify, 7});
         SOLTUNE_CUDA(o.err);
         std::printf(" %8.2f", o.time.median_us);
         continue;
@@ -198,6 +199,7 @@ int main(int argc, char** argv) {
       DeviceBuffer untouched;
       std::unique_ptr<TaskState> state;
       std::unique_ptr<CudaRunner> runner, runner1;
+      std::unique_ptr<TaskState> state1, state2;
       const char* names[] = {"fresh process", "+ NVML (SmClock)", "+ mapped host memory", "+ 2 GiB allocated, untouched",
                              "+ a TaskState", "+ a CudaRunner (no ceilings)", "after CudaRunner::run of each kernel",
                              "after 3 s idle", "with the TaskState's stream", "with the TaskState's flush kernel",
@@ -211,7 +213,10 @@ int main(int argc, char** argv) {
                              "on this bench's buffers again", "time_launches, the TaskState's sets in turn",
                              "  set 0 drawn as the edge round", "  bare loop on set 0 (edge)",
                              "  set 0 drawn as declared again", "on this bench's buffers again",
-                             "after CudaRunner::run with one input set", "after CudaRunner::run (two sets) again"};
+                             "after CudaRunner::run with one input set", "after CudaRunner::run (two sets) again",
+                             "time_launches, a TaskState made now, 1 set", "time_launches, a TaskState made now, 2 sets",
+                             "time_launches, the first TaskState, verified", "  after the last kernel's correctness rounds",
+                             "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -318,10 +323,40 @@ int main(int argc, char** argv) {
             std::printf("\n");
             break;
           }
+          case 32:
+          case 33: {
+            TimingOptions t;
+            t.input_sets = piece == 32 ? 1 : 0;
+            auto& made = piece == 32 ? state1 : state2;
+            made = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 5, t);
+            b = Borrowed{made->stream(), nullptr, made.get()};
+            b.loop = &o;
+            b.state_sets = true;
+            break;
+          }
+          case 34:
+          case 35:
+            if (piece == 35) {  // CudaRunner::run's correctness rounds, on the first TaskState (kernel ks.back())
+              auto a = state->args(ks.back().task.variant->launch, 0, false);
+              for (int round = 0; round < state->distributions(); ++round) {
+                state->draw_inputs(0, round);
+                state->run_reference(0);
+                state->poison_outputs();
+                SOLTUNE_CUDA(launch_kernel(hs.back(), ks.back().cand.result.geo, a.ptrs.data(), state->stream()));
+                SOLTUNE_CUDA(cudaStreamSynchronize(state->stream()));
+                Accuracy acc;
+                state->compare_outputs(acc);
+              }
+            }
+            b = Borrowed{state->stream(), nullptr, state.get()};
+            b.loop = &o;
+            b.state_sets = true;
+            b.verify = true;
+            break;
           default: break;
         }
         return b;
-      }, 32, names);
+      }, 37, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -216,7 +216,9 @@ int main(int argc, char** argv) {
                              "after CudaRunner::run with one input set", "after CudaRunner::run (two sets) again",
                              "time_launches, a TaskState made now, 1 set", "time_launches, a TaskState made now, 2 sets",
                              "time_launches, the first TaskState, verified", "  after the last kernel's correctness rounds",
-                             "on this bench's buffers again"};
+                             "on this bench's buffers again", "time_launches, the 1-set TaskState again",
+                             "  verified", "  after the last kernel's correctness rounds, unverified",
+                             "  verified again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -336,27 +338,33 @@ int main(int argc, char** argv) {
           }
           case 34:
           case 35:
-            if (piece == 35) {  // CudaRunner::run's correctness rounds, on the first TaskState (kernel ks.back())
-              auto a = state->args(ks.back().task.variant->launch, 0, false);
-              for (int round = 0; round < state->distributions(); ++round) {
-                state->draw_inputs(0, round);
-                state->run_reference(0);
-                state->poison_outputs();
-                SOLTUNE_CUDA(launch_kernel(hs.back(), ks.back().cand.result.geo, a.ptrs.data(), state->stream()));
-                SOLTUNE_CUDA(cudaStreamSynchronize(state->stream()));
+          case 37:
+          case 38:
+          case 39:
+          case 40: {
+            TaskState& st = piece < 37 ? *state : *state1;
+            if (piece == 35 || piece == 39) {  // CudaRunner::run's correctness rounds (kernel ks.back())
+              auto a = st.args(ks.back().task.variant->launch, 0, false);
+              for (int round = 0; round < st.distributions(); ++round) {
+                st.draw_inputs(0, round);
+                st.run_reference(0);
+                st.poison_outputs();
+                SOLTUNE_CUDA(launch_kernel(hs.back(), ks.back().cand.result.geo, a.ptrs.data(), st.stream()));
+                SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
                 Accuracy acc;
-                state->compare_outputs(acc);
+                st.compare_outputs(acc);
               }
             }
-            b = Borrowed{state->stream(), nullptr, state.get()};
+            b = Borrowed{st.stream(), nullptr, &st};
             b.loop = &o;
             b.state_sets = true;
-            b.verify = true;
+            b.verify = piece == 34 || piece == 35 || piece == 38 || piece == 40;
             break;
+          }
           default: break;
         }
         return b;
-      }, 37, names);
+      }, 41, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -137,7 +137,12 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
       std::printf(" %8.2f", bare_loop_us(s, flush, event, launch, 200));
     }
     // Where the buffers sit: a translation-cache effect would follow their addresses.
-    std::printf("   x %p y %p flush %p\n", px, py, fb.get());
+    if (b.state_sets) {
+      const auto a = b.events->args(spec, 0, false);
+      std::printf("   TaskState's x %p y %p\n", a.values.at(0), a.values.at(2));
+    } else {
+      std::printf("   x %p y %p flush %p\n", px, py, fb.get());
+    }
   }
   SOLTUNE_CUDA(cudaStreamDestroy(own));
 }
@@ -218,7 +223,9 @@ int main(int argc, char** argv) {
                              "time_launches, the first TaskState, verified", "  after the last kernel's correctness rounds",
                              "on this bench's buffers again", "time_launches, the 1-set TaskState again",
                              "  verified", "  after the last kernel's correctness rounds, unverified",
-                             "  verified again"};
+                             "  verified again", "after CudaRunner::run (one set) of the rowregs only",
+                             "time_launches, a 1-set TaskState made after freeing two",
+                             "  one made after freeing looped's 1-set TaskState", "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -361,10 +368,35 @@ int main(int argc, char** argv) {
             b.verify = piece == 34 || piece == 35 || piece == 38 || piece == 40;
             break;
           }
+          case 41:
+            for (size_t i = 1; i < ks.size(); ++i) {
+              runner1->run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
+              std::printf("  [run: %s %.2f us] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us);
+            }
+            std::printf("\n");
+            break;
+          case 42:
+          case 43: {
+            TimingOptions t;
+            t.input_sets = 1;
+            if (piece == 42) {
+              state1.reset();
+              state2.reset();
+            } else {
+              state1 = std::make_unique<TaskState>(ks.front().task, dev, compiler, arch, 9, t);
+              state1.reset();
+            }
+            auto& made = piece == 42 ? state1 : state2;
+            made = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 5, t);
+            b = Borrowed{made->stream(), nullptr, made.get()};
+            b.loop = &o;
+            b.state_sets = true;
+            break;
+          }
           default: break;
         }
         return b;
-      }, 41, names);
+      }, 45, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

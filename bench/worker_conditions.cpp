@@ -225,7 +225,9 @@ int main(int argc, char** argv) {
                              "  verified", "  after the last kernel's correctness rounds, unverified",
                              "  verified again", "after CudaRunner::run (one set) of the rowregs only",
                              "time_launches, a 1-set TaskState made after freeing two",
-                             "  one made after freeing looped's 1-set TaskState", "on this bench's buffers again"};
+                             "  one made after freeing looped's 1-set TaskState", "on this bench's buffers again",
+                             "time_launches on the 1-set CudaRunner's TaskState", "  verified",
+                             "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -393,10 +395,19 @@ int main(int argc, char** argv) {
             b.state_sets = true;
             break;
           }
+          case 45:
+          case 46: {
+            TaskState& st = runner1->state_for(ks.back().task);
+            b = Borrowed{st.stream(), nullptr, &st};
+            b.loop = &o;
+            b.state_sets = true;
+            b.verify = piece == 46;
+            break;
+          }
           default: break;
         }
         return b;
-      }, 45, names);
+      }, 48, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -31,9 +31,10 @@ class CudaRunner {
   Retimed retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs, int rounds);
   // True once a sticky error destroyed the context: nothing more can run in this process.
   bool lost() const { return lost_; }
+  // The device state t runs on: kept while the tasks run stay t, built anew for another task.
+  TaskState& state_for(const Task& t);
 
  private:
-  TaskState& state_for(const Task& t);
   void measure_ceilings();
 
   int index_;

@@ -92,13 +92,15 @@ struct Borrowed {
   const CudaEvalOptions* loop = nullptr;  // time_launches on the TaskState (`events`) with these options
   bool state_sets = false;                // the loop launches on the TaskState's input sets in turn, as soltune does
   bool verify = false;                    // the loop checks one repetition, as CudaRunner::run asks
+  bool fresh_module = false;              // each kernel loaded just before its loop, unloaded after
+  bool rounds = false;                    // CudaRunner::run's correctness rounds before each loop
 };
 
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
 // on a stream of its own: no TaskState needed, unless a step borrows its stream, flush kernel
 // handle or events.
 void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, const std::vector<cudaKernel_t>& hs,
-           cudaKernel_t flush_k, const LaunchSpec& spec, long long rows, long long cols,
+           const std::vector<const CompileResult*>& compiled, cudaKernel_t flush_k, const LaunchSpec& spec, long long rows, long long cols,
            const std::function<Borrowed(int)>& add_piece, int pieces, const char* const* names) {
   DeviceBuffer x = host_filled(rows * cols, 1), w = host_filled(cols, 2), y(rows * cols * 4), f(size_t{256} << 20);
   SOLTUNE_CUDA(cudaMemset(f.get(), 0x5A, f.bytes()));
@@ -124,10 +126,29 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
       auto launch = [&] { return launch_kernel(kh[i], ks[i].second->result.geo, args, s); };
       if (b.loop) {  // soltune's timed loop itself, on these buffers or on the TaskState's sets in turn
         TaskState& st = *b.events;
+        LoadedModule mod;
+        cudaKernel_t k = kh[i];
+        if (b.fresh_module) {
+          std::string log;
+          SOLTUNE_CUDA(LoadedModule::load(*compiled[i], mod, log));
+          k = mod.at(ks[i].second->name_expr);
+        }
+        if (b.rounds) {
+          auto a = st.args(spec, 0, false);
+          for (int round = 0; round < st.distributions(); ++round) {
+            st.draw_inputs(0, round);
+            st.run_reference(0);
+            st.poison_outputs();
+            SOLTUNE_CUDA(launch_kernel(k, ks[i].second->result.geo, a.ptrs.data(), s));
+            SOLTUNE_CUDA(cudaStreamSynchronize(s));
+            Accuracy acc;
+            st.compare_outputs(acc);
+          }
+        }
         const auto o = time_launches(st, *b.loop, [&](int set) {
-          if (!b.state_sets) return launch();
+          if (!b.state_sets) return launch_kernel(k, ks[i].second->result.geo, args, s);
           auto a = st.args(spec, set, false);
-          return launch_kernel(kh[i], ks[i].second->result.geo, a.ptrs.data(), s);
+          return launch_kernel(k, ks[i].second->result.geo, a.ptrs.data(), s);
         }, TimingPlan{0, b.verify, 7});
         SOLTUNE_CUDA(o.err);
         std::printf(" %8.2f", o.time.median_us);
@@ -227,7 +248,9 @@ int main(int argc, char** argv) {
                              "time_launches, a 1-set TaskState made after freeing two",
                              "  one made after freeing looped's 1-set TaskState", "on this bench's buffers again",
                              "time_launches on the 1-set CudaRunner's TaskState", "  verified",
-                             "on this bench's buffers again"};
+                             "  kernels loaded just before, correctness rounds, verified (as run)",
+                             "  kernels loaded just before, verified", "  correctness rounds, verified",
+                             "after CudaRunner::run (one set) of the rowregs only", "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -235,7 +258,9 @@ int main(int argc, char** argv) {
       CudaEvalOptions ungated = o;
       ungated.timing.gate = false;
       std::printf("bare loop on this bench's buffers, us, per kernel in argument order:\n");
-      steps(list, hs, builtins.at("soltune_flush_read"), ks.back().task.variant->launch, rows, cols, [&](int piece) {
+      std::vector<const CompileResult*> compiled;
+      for (auto& k : ks) compiled.push_back(&k.compiled);
+      steps(list, hs, compiled, builtins.at("soltune_flush_read"), ks.back().task.variant->launch, rows, cols, [&](int piece) {
         Borrowed b;
         switch (piece) {
           case 0: clock = std::make_unique<SmClock>(dev.uuid); break;
@@ -404,10 +429,29 @@ int main(int argc, char** argv) {
             b.verify = piece == 46;
             break;
           }
+          case 47:
+          case 48:
+          case 49: {
+            TaskState& st = runner1->state_for(ks.back().task);
+            b = Borrowed{st.stream(), nullptr, &st};
+            b.loop = &o;
+            b.state_sets = true;
+            b.verify = true;
+            b.fresh_module = piece != 49;
+            b.rounds = piece != 48;
+            break;
+          }
+          case 50:
+            for (size_t i = 1; i < ks.size(); ++i) {
+              runner1->run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
+              std::printf("  [run: %s %.2f us] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us);
+            }
+            std::printf("\n");
+            break;
           default: break;
         }
         return b;
-      }, 48, names);
+      }, 52, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

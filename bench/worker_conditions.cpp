@@ -94,6 +94,7 @@ struct Borrowed {
   bool verify = false;                    // the loop checks one repetition, as CudaRunner::run asks
   bool fresh_module = false;              // each kernel loaded just before its loop, unloaded after
   bool rounds = false;                    // CudaRunner::run's correctness rounds before each loop
+  const SmClock* nvml = nullptr;          // the SM clock read before and after each loop, as run does
 };
 
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
@@ -145,11 +146,13 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
             st.compare_outputs(acc);
           }
         }
+        if (b.nvml) (void)b.nvml->mhz();
         const auto o = time_launches(st, *b.loop, [&](int set) {
           if (!b.state_sets) return launch_kernel(k, ks[i].second->result.geo, args, s);
           auto a = st.args(spec, set, false);
           return launch_kernel(k, ks[i].second->result.geo, a.ptrs.data(), s);
         }, TimingPlan{0, b.verify, 7});
+        if (b.nvml) (void)b.nvml->mhz();
         SOLTUNE_CUDA(o.err);
         std::printf(" %8.2f", o.time.median_us);
         continue;
@@ -250,7 +253,11 @@ int main(int argc, char** argv) {
                              "time_launches on the 1-set CudaRunner's TaskState", "  verified",
                              "  kernels loaded just before, correctness rounds, verified (as run)",
                              "  kernels loaded just before, verified", "  correctness rounds, verified",
-                             "after CudaRunner::run (one set) of the rowregs only", "on this bench's buffers again"};
+                             "after CudaRunner::run (one set) of the rowregs only", "on this bench's buffers again",
+                             "  as run, with the SM clock read", "  as run", "  as run, with the SM clock read",
+                             "after CudaRunner::run (one set) of the rowregs only", "  as run",
+                             "after CudaRunner::run (one set) of the rowregs only", "  as run, with the SM clock read",
+                             "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -441,7 +448,24 @@ int main(int argc, char** argv) {
             b.rounds = piece != 48;
             break;
           }
+          case 52:
+          case 53:
+          case 54:
+          case 56:
+          case 58: {
+            TaskState& st = runner1->state_for(ks.back().task);
+            b = Borrowed{st.stream(), nullptr, &st};
+            b.loop = &o;
+            b.state_sets = true;
+            b.verify = true;
+            b.fresh_module = true;
+            b.rounds = true;
+            if (piece != 53 && piece != 56) b.nvml = clock.get();
+            break;
+          }
           case 50:
+          case 55:
+          case 57:
             for (size_t i = 1; i < ks.size(); ++i) {
               runner1->run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
               std::printf("  [run: %s %.2f us] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us);
@@ -451,7 +475,7 @@ int main(int argc, char** argv) {
           default: break;
         }
         return b;
-      }, 52, names);
+      }, 60, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

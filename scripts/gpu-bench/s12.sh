@@ -11,3 +11,30 @@ stream_s12a() {  # the GPU tests at HEAD; then bench/worker_conditions.cpp's ste
 stream_s12b() {  # worker_conditions' steps again, with the TaskState's flush_l2 and soltune's timed loop
   stream_s11l    # (time_launches) on the TaskState's buffers and on the bench's, gated and not
 }
+
+stream_s12c() {  # one input set (0.2's timing): the GPU tests; the five RMSNorm f32 32768x1024 kernels
+  local d=$out/a  # of session 11 measured by soltune (exhaustive); then all five configs tuned again
+  export PATH=/usr/local/cuda/bin:$PATH  # from session 11's knowledge base (its runs relabelled by the
+  gpu_tests "$d"                          # migration: every result is measured anew, the old bests seeding)
+  mkdir -p "$d/tpl" "$d/t0"
+  timing_templates "$d/tpl"
+  timing_config "$d/tpl" 131 "{}" > "$d/t0/rmsnorm.yaml"
+  tune "$d/t0" "$d/t0/rmsnorm.yaml"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  local c
+  for c in gelu:24:30 l1norm:24:30 rmsnorm:120:70 layernorm:120:70 softmax:480:150; do
+    IFS=: read -r p e s <<< "$c"
+    sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: 132\ntemplates: $PWD/templates|" configs/$p.yaml > "$d/$p.yaml"
+    echo "search: {batch: 16}" >> "$d/$p.yaml"
+    tune "$d" "$d/$p.yaml" --evals $e --seconds $s
+  done
+  grep -A40 "^summary on" "$d"/*.log | grep -v "^--$" | cut -c1-200
+}
+
+stream_s12d() {  # s12c's knowledge base (.gpu/kb.sqlite): every problem exported and timed in turns beside
+  local d=$out/a  # PyTorch (shuffled order, 200 repetitions)
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_ab "$d" ${REPS:-200} "" "--copy --interleave --order shuffle"
+  tail -n 80 "$d/torch_ab.log"
+}

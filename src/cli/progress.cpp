@@ -62,7 +62,7 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
 
 void Progress::seeds(const Task& t, size_t n, size_t presets) {
   if (n)
-    std::printf("task %s: seeded with %zu configuration(s) that did best at other shapes, on other GPUs or under an earlier text of the template\n",
+    std::printf("task %s: seeded with %zu configuration(s) that did best at other shapes, on other GPUs, under an earlier text of the template or timed another way\n",
                 t.id().c_str(), n);
   if (presets) std::printf("task %s: %zu preset(s) of the template legal here, tried first\n", t.id().c_str(), presets);
   std::fflush(stdout);

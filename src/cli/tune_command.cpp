@@ -180,9 +180,10 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
         for (const auto& [key, r] : it->second) keys.erase(key);
       return keys;
     }, &stop, [&](const Task& t) {
-      // Seeds: the best configurations of earlier runs at other shapes or on other GPUs.
+      // Seeds: the best configurations of earlier runs at other shapes or on other GPUs, and at this
+      // shape as timed another way (an older soltune, a config's timing:).
       std::vector<std::string> keys;
-      for (const auto& r : kb.seeds(t, ev->device().name, content_hash(t.variant->source), run, kSeeds))
+      for (const auto& r : kb.seeds(t, ev->device().name, content_hash(t.variant->source), run, kSeeds, info.backend))
         keys.push_back(r.config_key);
       return keys;
     });

@@ -155,7 +155,7 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     c.timing.input_sets = static_cast<int>(t.int_or("input_sets", c.timing.input_sets));
     if (c.timing.settle_us < 0 || c.timing.settle_us > 100000) t.at("settle_us").fail("settle_us must lie in [0, 100000]");
     if (c.timing.input_sets < 0 || c.timing.input_sets > 8)
-      t.at("input_sets").fail("input_sets must lie in [0, 8] (0: automatic)");
+      t.at("input_sets").fail("input_sets must lie in [0, 8] (0: one set, the default)");
     c.timing.flush_mib = t.number_or("flush_mib", c.timing.flush_mib);
     if (c.timing.flush_mib != 0 && (c.timing.flush_mib < 1 || c.timing.flush_mib > 65536))
       t.at("flush_mib").fail("flush_mib must be 0 (four times L2, at least 256 MiB) or lie in [1, 65536]");

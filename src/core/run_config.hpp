@@ -49,7 +49,7 @@ struct StopOptions {
 struct TimingOptions {
   bool gate = true;      // each timed launch held until the host has queued it whole
   double settle_us = 0;  // a GPU-side idle (a %globaltimer spin) between the L2 flush and the launch
-  int input_sets = 0;    // input sets rotated between repetitions; 0: automatic (see TaskState)
+  int input_sets = 0;    // input sets rotated between repetitions; 0: one (the default, see TaskState)
   double flush_mib = 0;  // the L2 flush's buffer; 0: four times L2, at least 256 MiB
   bool is_default() const { return gate && settle_us == 0 && input_sets == 0 && flush_mib == 0; }
   std::string describe() const;  // "gate off, settle 100 us, 1 input set"; "" for the defaults

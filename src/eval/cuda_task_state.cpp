@@ -51,17 +51,13 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   SOLTUNE_CUDA(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
   stream_ = Handle<cudaStream_t, DestroyStream>(created);
 
-  // Inputs that fit in L2 are rotated among several sets, so repeated runs do not read from cache.
-  double in_bytes = 0;
-  for (const auto& a : t.problem->args)
-    if (a.is_buffer && a.role == Role::in)
-      in_bytes += static_cast<double>(buffer_elements(a, bind_)) * dtype_bytes(a.resolve_dtype(t.dtype));
-  const double l2 = static_cast<double>(d.l2_bytes);
-  // At least two sets whatever the size (where memory allows): inputs change from one call to the
-  // next, so a kernel that replays a cached result is caught.
-  sets_ = in_bytes < 2 * l2 ? static_cast<int>(std::clamp(std::ceil(4 * l2 / std::max(in_bytes, 1.0)), 2.0, 8.0))
-                            : (4 * in_bytes < static_cast<double>(d.mem_bytes) ? 2 : 1);
-  if (timing.input_sets > 0) sets_ = timing.input_sets;
+  // One input set unless the run config asks for more. The flush already keeps inputs out of L2,
+  // and a second set only made each repetition's inputs the pages touched longest ago: at 128 MiB
+  // each way, kernels that put a whole row's loads in flight at once lost 2-2.5 us (4%) to that
+  // alone, a chunked loop nothing, so the rotation ranked close candidates as no caller runs them
+  // (docs/BENCHMARKS.md, session 12). A kernel that replays a cached result is still caught: the
+  // timed loop draws fresh inputs before the repetition it checks (timing_loop.cpp).
+  sets_ = timing.input_sets > 0 ? timing.input_sets : 1;
 
   auto add_slot = [&](const ArgSpec& a) {
     auto s = std::make_unique<ArgSlot>();

@@ -1,7 +1,7 @@
 #pragma once
-// Device-side state of one task: argument buffers (several input sets to rotate through, one output,
-// a double-precision shadow of each output for the reference, workspaces kept zeroed), baseline temporaries, the L2 flush
-// buffer, events, the timing gate, and the loaded reference, baseline and builtin modules. Dropped
+// Device-side state of one task: argument buffers (one input set unless a run config rotates
+// several, one output, a double-precision shadow of each output for the reference, workspaces kept
+// zeroed), baseline temporaries, the L2 flush buffer, events, the timing gate, and the loaded reference, baseline and builtin modules. Dropped
 // and rebuilt whole after a candidate faults and the device is reset.
 #include <cuda_runtime.h>
 
@@ -48,8 +48,7 @@ struct LaunchArgs {
 
 class TaskState {
  public:
-  // timing: the run config's (input sets: 0 rotates as many as keep inputs out of L2, at least two
-  // where memory allows; the flush's size).
+  // timing: the run config's (input sets: 0 means one; the flush's size).
   TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed,
             const TimingOptions& timing = {});
   const std::string& task_id() const { return id_; }

@@ -24,13 +24,17 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   const auto timeout_ns = static_cast<uint64_t>(opt.gate_timeout_ms * 1e6);
   // `reps` repetitions queued back to back. Appends the times of those whose gate was opened by the
   // host (all of them without the gate) and counts the others in `late`. Repetition `check_rep`
-  // (-1: none) has its output poisoned before and checked after: a kernel that only works while it
-  // is being checked, or replays a cached result, is caught here.
+  // (-1: none) runs on fresh inputs, its output poisoned before and checked after: a kernel that
+  // only works while it is being checked, or replays a cached result, is caught here.
   auto batch = [&](int reps, int check_rep, std::vector<double>& us, int& late) -> cudaError_t {
     if (opt.timing.gate) gate.reserve(reps);
     const TimingGate::ReleaseOnExit released{gate};  // an error return must not leave a gate held
     for (int r = 0; r < reps; ++r) {
       const int s = set++ % st.sets();
+      // The checked repetition runs on inputs drawn just now, so that a kernel that replays a
+      // result from an earlier call (same buffers, one input set) is caught; drawn before the
+      // flush, which then evicts them from L2 like any other repetition's inputs.
+      if (r == check_rep) st.draw_inputs(s);
       st.flush_l2();
       if (r == check_rep) st.poison_outputs();
       if (opt.timing.settle_us > 0) st.settle(opt.timing.settle_us);

@@ -70,9 +70,11 @@ class KnowledgeBase {
   // per (GPU name, shape) the fastest ok result of the same problem, variant and dtype, of this
   // template source and of its earlier versions (those also at the task's own shape and GPU), from
   // runs other than exclude_run; the task's own GPU name first, then by distance of shape (log2
-  // over the sizes), then this source before earlier ones. At most `limit`.
+  // over the sizes), then this source before earlier ones. With `backend` (the run's), the three
+  // fastest at the task's own shape, source and GPU that runs of another backend measured (timed
+  // another way, not known to this one) come first. At most `limit`, each configuration once.
   std::vector<ResultRecord> seeds(const Task& t, const std::string& gpu_name, const std::string& source_hash,
-                                  int64_t exclude_run, size_t limit) const;
+                                  int64_t exclude_run, size_t limit, const std::string& backend = "") const;
   // The search state of a run's task after its last batch (one row per task, replaced each time).
   void save_checkpoint(int64_t run_id, const std::string& task_id, int64_t evaluated, const std::string& state);
   std::map<std::string, std::pair<int64_t, std::string>> checkpoints(int64_t run_id) const;  // task -> (evaluated, state)

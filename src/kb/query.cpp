@@ -2,6 +2,7 @@
 // runs, GPUs and baselines behind them.
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -106,7 +107,7 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
 
 std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string& gpu_name,
                                                const std::string& source_hash, int64_t exclude_run,
-                                               size_t limit) const {
+                                               size_t limit, const std::string& backend) const {
   // Per (GPU, shape): the best of this template source, and the best of its earlier versions (an
   // edited template starts from what the old text did best, even at this very shape: under the new
   // text that configuration has not been measured).
@@ -146,8 +147,31 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
     if (da != db) return da < db;
     return a.source_hash == source_hash && b.source_hash != source_hash;  // this text before older ones
   });
-  if (rows.size() > limit) rows.resize(limit);
-  return rows;
+  // The task's own shape as timed another way (an older soltune's timing, a config's timing:): not
+  // known to this backend's search, so its fastest are the first to measure again.
+  static const std::string kOtherBackendSql = R"sql(
+    SELECT r.*, g.name AS gpu_name FROM results r JOIN gpus g ON g.id = r.gpu_id JOIN runs u ON u.id = r.run_id
+    WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.shape_key = :shape_key
+      AND r.source_hash = :source_hash AND g.name = :gpu AND u.backend != :backend
+      AND r.status = 'ok' AND r.time_us IS NOT NULL AND r.run_id != :exclude
+    ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id LIMIT 3)sql";
+  if (!backend.empty()) {
+    std::vector<ResultRecord> own;
+    {
+      std::lock_guard lock(impl_->mu);
+      auto st = impl_->db.prepare(kOtherBackendSql);
+      st.bind("problem", t.problem->name).bind("variant", t.variant->name).bind("dtype", std::string(dtype_name(t.dtype)));
+      st.bind("source_hash", source_hash).bind("exclude", exclude_run).bind("gpu", gpu_name).bind("shape_key", t.shape.key());
+      st.bind("backend", backend);
+      own = read_results(st);
+    }
+    rows.insert(rows.begin(), own.begin(), own.end());
+  }
+  std::set<std::string> seen;
+  std::vector<ResultRecord> out;
+  for (auto& r : rows)
+    if (out.size() < limit && seen.insert(r.config_key).second) out.push_back(std::move(r));
+  return out;
 }
 
 std::vector<ResultRecord> KnowledgeBase::results(int64_t run_id) const {

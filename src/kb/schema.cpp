@@ -171,6 +171,8 @@ const std::vector<std::string>& migrations() {
       "CREATE TABLE checkpoints (\n"
       "  run_id INTEGER NOT NULL REFERENCES runs(id), task TEXT NOT NULL, evaluated INTEGER NOT NULL,\n"
       "  state TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (run_id, task));\n",
+      // v6 (kOneInputSetSchema): runs timed before soltune timed on one input set.
+      std::string("UPDATE runs SET backend = '") + kRotatedInputsBackend + "' WHERE backend = 'cuda';\n",
   };
   return steps;
 }

@@ -13,6 +13,13 @@ namespace soltune::kb {
 
 inline constexpr int32_t kApplicationId = 0x534C544E;  // "SLTN"
 
+// Until schema 6 (soltune 0.1), soltune timed candidates with their inputs rotated between two
+// or more sets; 0.2 times them on one (src/eval/cuda_task_state.cpp says why). Runs recorded as
+// "cuda" before then are relabelled with this backend by the migration and by an import of an older
+// export: timed another way, they seed searches but are never a pick (kb/query.cpp).
+inline constexpr int kOneInputSetSchema = 6;
+inline constexpr const char* kRotatedInputsBackend = "cuda (timing: input sets rotated, soltune 0.1)";
+
 const std::vector<std::string>& migrations();
 inline int schema_version() { return static_cast<int>(migrations().size()); }
 

@@ -155,6 +155,12 @@ const BadKernel kBadKernels[] = {
     {"flaky", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
               "if (k < 6 && i < n) y[i] = gelu(x[i]);",
      Status::wrong_answer, "inside the timed loop"},
+    // Computes for its first eight calls (the correctness rounds and the warm-up), then writes back
+    // the last result it stashed: right for as long as the inputs stay the same, which one input
+    // set alone would allow; the timed loop draws fresh inputs before the repetition it checks.
+    {"replayer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+                 "if (i < n) { if (k < 8) { y[i] = gelu(x[i]); stash[i] = float(y[i]); } else { y[i] = T(stash[i]); } }",
+     Status::wrong_answer, "inside the timed loop"},
 };
 
 std::filesystem::path bad_problem() {
@@ -169,6 +175,7 @@ std::filesystem::path bad_problem() {
   for (const auto& b : kBadKernels) {
     test::write_file(root / "gelu" / (std::string(b.name) + ".cu"),
                      std::string("#include <cuda_bf16.h>\n__device__ const void* slots[2];\n__device__ unsigned calls;\n"
+                                 "__device__ float stash[1 << 20];\n"
                                  "__device__ inline float gelu(float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); }\n"
                                  "template <typename T, int BLOCK>\n__global__ void bad_kernel(const T* x, T* y, long long n) {\n"
                                  "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n  ") +

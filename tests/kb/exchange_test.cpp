@@ -354,6 +354,25 @@ TEST_F(kb_exchange, DocumentWithoutDefaultedColumnsImports) {
   }
 }
 
+TEST_F(kb_exchange, OlderExportsCudaRunsArriveAsTimedAnotherWay) {
+  // Before schema 6 soltune rotated input sets while timing: an older export's "cuda" runs are
+  // relabelled on the way in, as the migration relabels a file's, and never become a pick.
+  const auto a = file("a.sqlite"), b = file("b.sqlite"), c = file("c.sqlite");
+  build(a);
+  json j = json::parse(kb::export_json(KnowledgeBase::open(a)));
+  json old = j;
+  old["schema_version"] = 5;
+  kb::import_json(old.dump(), "old.json", b);
+  auto from_old = KnowledgeBase::open(b);
+  ASSERT_EQ(from_old.runs().size(), 2u);
+  for (const auto& r : from_old.runs()) EXPECT_EQ(r.info.backend, "cuda (timing: input sets rotated, soltune 0.1)");
+  EXPECT_TRUE(from_old.best("gelu").empty());
+  // The current schema's export keeps its label.
+  kb::import_json(j.dump(), "new.json", c);
+  for (const auto& r : KnowledgeBase::open(c).runs()) EXPECT_EQ(r.info.backend, "cuda");
+  EXPECT_FALSE(KnowledgeBase::open(c).best("gelu").empty());
+}
+
 TEST_F(kb_exchange, MalformedOrForeignDocumentIsRefusedAndTargetUnchanged) {
   const auto a = file("a.sqlite"), target = file("target.sqlite"), missing = file("missing.sqlite");
   build(a);

@@ -93,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "5");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "6");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -107,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "5");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "6");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -315,7 +315,7 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "5");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "6");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -325,6 +325,38 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   r.acc.out_of_bounds = 3;
   store.record(run, t, "hash-1", r, {});
   EXPECT_EQ(store.results(run).back().acc.out_of_bounds, 3);
+}
+
+TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
+  // soltune 0.1 (schema 5) timed with input sets rotated; 0.2 on one set. Its "cuda" runs are
+  // relabelled: kept and still seeding searches, never a pick beside runs timed the new way.
+  int64_t run = 0;
+  const Task t = task("scalar", DType::f32, 4096);
+  {
+    auto store = KnowledgeBase::open(file());
+    const int64_t gpu = store.gpu_id(real_, TimeKind::measured);
+    run = store.begin_run(run_info(), gpu);
+    store.record(run, t, "hash-1", result("B=64", 42.5), {});
+    auto model = run_info();
+    model.backend = "model";
+    store.record(store.begin_run(model, store.gpu_id(model_, TimeKind::predicted)), t, "hash-1", result("B=32", 50, Status::ok, TimeKind::predicted), {});
+  }
+  raw_exec(file(), "PRAGMA user_version = 5;");
+  auto store = KnowledgeBase::open(file());
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "6");
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].info.backend, "cuda (timing: input sets rotated, soltune 0.1)");
+  EXPECT_EQ(runs[1].info.backend, "model");
+  ASSERT_EQ(store.results(run).size(), 1u);  // kept
+  for (const auto& b : store.best(t.problem->name)) EXPECT_NE(b.config_key, "B=64");
+  // A run timed the new way is a pick again, even slower than the relabelled one.
+  const int64_t now = store.begin_run(run_info(), store.gpu_id(real_, TimeKind::measured));
+  store.record(now, t, "hash-1", result("B=128", 45), {});
+  const auto best = store.best(t.problem->name);
+  bool found = false;
+  for (const auto& b : best) found = found || b.config_key == "B=128";
+  EXPECT_TRUE(found);
 }
 
 TEST_F(kb, ReopenKeepsEverything) {
@@ -587,6 +619,31 @@ TEST_F(kb, SeedsComeFromOtherShapesAndFromEarlierVersionsOfTheTemplate) {
   EXPECT_EQ(keys(2), (std::vector<std::string>{"B=2", "B=4"}));
   // A run's own results are not seeds for it.
   EXPECT_TRUE(store.seeds(t, real_.name, "h1", r1, 10).size() == 1u);
+}
+
+TEST_F(kb, SeedsIncludeThisShapeAsTimedAnotherWay) {
+  // This shape's own results from a run of another backend (an older soltune's timing, a config's
+  // timing:) are not known to this backend's search: its three fastest come first, once each.
+  auto store = KnowledgeBase::open(file());
+  const int64_t g = store.gpu_id(real_, TimeKind::measured);
+  auto old_timing = run_info();
+  old_timing.backend = "cuda (timing: input sets rotated, soltune 0.1)";
+  const int64_t r_old = store.begin_run(old_timing, g);
+  const int64_t r_new = store.begin_run(run_info(), g);
+  const Task t = task("scalar", DType::f32, 1024);
+  for (int i = 1; i <= 5; ++i) store.record(r_old, t, "h1", result("B=" + std::to_string(i), 10 + i), {});
+  store.record(r_new, t, "h1", result("B=9", 30), {});  // this backend: known to the search, not a seed
+  store.record(r_old, task("scalar", DType::f32, 4096), "h1", result("B=2", 20), {});  // B=2 again, another shape
+  auto keys = [&](const std::string& backend) {
+    std::vector<std::string> out;
+    for (const auto& r : store.seeds(t, real_.name, "h1", -1, 10, backend)) out.push_back(r.config_key);
+    return out;
+  };
+  EXPECT_EQ(keys("cuda"), (std::vector<std::string>{"B=1", "B=2", "B=3"}));
+  // Without a backend, as before: other shapes only (this shape's own best is this text's).
+  EXPECT_EQ(keys(""), (std::vector<std::string>{"B=2"}));
+  // The old timing's own search knows them all: nothing of this shape.
+  EXPECT_EQ(keys(old_timing.backend), (std::vector<std::string>{"B=9", "B=2"}));
 }
 
 TEST_F(kb, EvaluatedKeysFollowTheToolchain) {

@@ -38,3 +38,15 @@ stream_s12d() {  # s12c's knowledge base (.gpu/kb.sqlite): every problem exporte
   export_ab "$d" ${REPS:-200} "" "--copy --interleave --order shuffle"
   tail -n 80 "$d/torch_ab.log"
 }
+
+stream_s12e() {  # worker_conditions' steps from a fresh process three ways: as before; with NVML started
+  local d=$out/a  # before the bench allocates anything; with a CudaRunner started first (as soltune's worker)
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local m
+  for m in steps steps-nvml-first steps-runner-first; do
+    bounded .gpu/bin/worker_conditions templates 32768 1024 $m 1 "$k" "$c" "$b" > "$d/worker_$m.log" 2>&1
+    grep -E "^steps|^fresh|^\+ a Task|run:|^after Cuda|TaskState made now|1-set TaskState again|as run" "$d/worker_$m.log" | cut -c1-75
+  done
+}

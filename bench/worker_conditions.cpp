@@ -95,7 +95,15 @@ struct Borrowed {
   bool fresh_module = false;              // each kernel loaded just before its loop, unloaded after
   bool rounds = false;                    // CudaRunner::run's correctness rounds before each loop
   const SmClock* nvml = nullptr;          // the SM clock read before and after each loop, as run does
+  bool random_pick = false;               // the checked repetition drawn as run draws it, not the 8th
 };
+
+// " [min q1 q3 max]" of a timing, in us: is a slow median a shift of every repetition or a mixture?
+std::string spread(const Timing& t) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " [%.2f %.2f %.2f %.2f]", t.min_us, t.q1_us, t.q3_us, t.max_us);
+  return buf;
+}
 
 // The bare loop (this bench's own x, w, y and flush buffer, soltune's flush kernel) for each kernel,
 // on a stream of its own: no TaskState needed, unless a step borrows its stream, flush kernel
@@ -151,10 +159,10 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
           if (!b.state_sets) return launch_kernel(k, ks[i].second->result.geo, args, s);
           auto a = st.args(spec, set, false);
           return launch_kernel(k, ks[i].second->result.geo, a.ptrs.data(), s);
-        }, TimingPlan{0, b.verify, 7});
+        }, TimingPlan{0, b.verify, b.random_pick ? st.next_random() : 7});
         if (b.nvml) (void)b.nvml->mhz();
         SOLTUNE_CUDA(o.err);
-        std::printf(" %8.2f", o.time.median_us);
+        std::printf(" %8.2f%s", o.time.median_us, spread(o.time).c_str());
         continue;
       }
       auto flush = [&] { b.state_flush ? b.events->flush_l2() : flush_with(fk, fb, s); };
@@ -260,6 +268,8 @@ int main(int argc, char** argv) {
                              "  as run, with the SM clock read", "  as run", "  as run, with the SM clock read",
                              "after CudaRunner::run (one set) of the rowregs only", "  as run",
                              "after CudaRunner::run (one set) of the rowregs only", "  as run, with the SM clock read",
+                             "  as run, the checked repetition drawn as run draws it",
+                             "after CudaRunner::run (one set) of the rowregs only", "  as run, drawn as run draws it",
                              "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
@@ -410,7 +420,8 @@ int main(int argc, char** argv) {
           case 41:
             for (size_t i = 1; i < ks.size(); ++i) {
               runner1->run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
-              std::printf("  [run: %s %.2f us] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us);
+              std::printf("  [run: %s %.2f us%s] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us,
+                          spread(ks[i].cand.result.time).c_str());
             }
             std::printf("\n");
             break;
@@ -468,19 +479,33 @@ int main(int argc, char** argv) {
             if (piece != 53 && piece != 56) b.nvml = clock.get();
             break;
           }
+          case 59:
+          case 61: {
+            TaskState& st = runner1->state_for(ks.back().task);
+            b = Borrowed{st.stream(), nullptr, &st};
+            b.loop = &o;
+            b.state_sets = true;
+            b.verify = true;
+            b.fresh_module = true;
+            b.rounds = true;
+            b.random_pick = true;
+            break;
+          }
           case 50:
           case 55:
           case 57:
+          case 60:
             for (size_t i = 1; i < ks.size(); ++i) {
               runner1->run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
-              std::printf("  [run: %s %.2f us] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us);
+              std::printf("  [run: %s %.2f us%s] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us,
+                          spread(ks[i].cand.result.time).c_str());
             }
             std::printf("\n");
             break;
           default: break;
         }
         return b;
-      }, 60, names);
+      }, 63, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -270,11 +271,16 @@ int main(int argc, char** argv) {
                              "after CudaRunner::run (one set) of the rowregs only", "  as run, with the SM clock read",
                              "  as run, the checked repetition drawn as run draws it",
                              "after CudaRunner::run (one set) of the rowregs only", "  as run, drawn as run draws it",
+                             "on this bench's buffers again", "module instance 1 (all kept loaded), bare loop",
+                             "module instance 2", "module instance 3", "module instance 4", "module instance 5",
+                             "module instance 6", "module instance 1 again", "module instance 4 again",
                              "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
       std::vector<cudaKernel_t> again_h;
+      std::deque<std::vector<LoadedModule>> instances;
+      std::deque<std::vector<cudaKernel_t>> instance_h;
       CudaEvalOptions ungated = o;
       ungated.timing.gate = false;
       if (mode == "steps-nvml-first") clock = std::make_unique<SmClock>(dev.uuid);
@@ -491,6 +497,29 @@ int main(int argc, char** argv) {
             b.random_pick = true;
             break;
           }
+          case 63:
+          case 64:
+          case 65:
+          case 66:
+          case 67:
+          case 68:
+          case 69:
+          case 70: {
+            // The same CUBINs loaded again and again, each instance kept: does a kernel's time follow
+            // where its code was placed?
+            const size_t inst = piece <= 68 ? static_cast<size_t>(piece - 63) : (piece == 69 ? 0 : 3);
+            if (piece <= 68) {
+              instances.emplace_back(ks.size());
+              instance_h.emplace_back();
+              for (size_t i = 0; i < ks.size(); ++i) {
+                std::string l;
+                SOLTUNE_CUDA(LoadedModule::load(ks[i].compiled, instances.back()[i], l));
+                instance_h.back().push_back(instances.back()[i].at(ks[i].cand.name_expr));
+              }
+            }
+            b.kernels = &instance_h[inst];
+            break;
+          }
           case 50:
           case 55:
           case 57:
@@ -505,7 +534,7 @@ int main(int argc, char** argv) {
           default: break;
         }
         return b;
-      }, 63, names);
+      }, 72, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

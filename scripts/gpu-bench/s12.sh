@@ -59,3 +59,13 @@ stream_s12f() {  # worker_conditions' steps, with each timing's spread (min, qua
   bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
   grep -E "run:|TaskState made now|1-set TaskState again|as run" "$d/worker_steps.log" | cut -c1-160
 }
+
+stream_s12g() {  # worker_conditions' steps, ending with the same CUBINs loaded six times over (all kept),
+  local d=$out/a  # each instance timed in the bare loop: does a kernel's time follow its code's placement?
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  grep -E "^fresh|^\+ a Cuda|^after Cuda|module instance|buffers again" "$d/worker_steps.log" | cut -c1-75
+  grep -E "run:" "$d/worker_steps.log" | tail -4 | cut -c1-150
+}

@@ -43,8 +43,8 @@ int devices_command(const std::vector<std::string>& args) {
     std::printf("  datasheet: %.0f GB/s, %.1f TFLOP/s FP32, %.0f TFLOP/s 16-bit tensor\n", d.datasheet.mem_bw / 1e9,
                 d.datasheet.fp32 / 1e12, d.datasheet.tensor_16 / 1e12);
     if (d.measured)
-      std::printf("  measured:  %.0f GB/s copy (read + write), %.1f TFLOP/s FP32 FMA\n  (%s)\n", d.measured->mem_bw / 1e9,
-                  d.measured->fp32 / 1e12, d.measured->source.c_str());
+      std::printf("  measured:  %.0f GB/s copy (read + write), %.0f GB/s read, %.1f TFLOP/s FP32 FMA\n  (%s)\n",
+                  d.measured->mem_bw / 1e9, d.measured->read_bw / 1e9, d.measured->fp32 / 1e12, d.measured->source.c_str());
   }
   return 0;
 }

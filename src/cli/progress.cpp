@@ -15,7 +15,9 @@ void Progress::header(const RunConfig& cfg, const std::filesystem::path& kb) {
   std::printf("soltune: %s on %s (%s), backend %s%s\n", cfg.problem.c_str(), d.name.c_str(), d.arch().c_str(),
               ev_.backend_name().c_str(),
               ev_.kind() == TimeKind::predicted ? ": every time below is a model prediction, not a measurement" : "");
-  std::printf("ceilings (%s): %.0f GB/s, %.1f TFLOP/s FP32", c.source.c_str(), c.mem_bw / 1e9, c.fp32 / 1e12);
+  std::printf("ceilings (%s): %.0f GB/s", c.source.c_str(), c.mem_bw / 1e9);
+  if (c.read_bw > 0) std::printf(" (read %.0f, T_SOL's bandwidth %.0f)", c.read_bw / 1e9, c.sol_bw() / 1e9);
+  std::printf(", %.1f TFLOP/s FP32", c.fp32 / 1e12);
   if (d.measured)
     std::printf("; datasheet %.0f GB/s, %.1f TFLOP/s", d.datasheet.mem_bw / 1e9, d.datasheet.fp32 / 1e12);
   std::printf("\nknowledge base: %s; budget: %lld evaluations, %.0f s; seed %llu\n", kb.string().c_str(),

@@ -10,10 +10,14 @@
 namespace soltune {
 
 struct Ceilings {
-  double mem_bw = 0;       // bytes/s, read + write
+  double mem_bw = 0;       // bytes/s, read + write (the copy: issue 3's ceiling, %BW's reference)
   double fp32 = 0;         // FLOP/s, FMA = 2
   double tensor_16 = 0;    // FLOP/s, dense f16/bf16 tensor cores
   std::string source;      // "datasheet" or "measured"
+  double read_bw = 0;      // bytes/s, reading only; 0: not measured
+  // The bandwidth T_SOL is computed from: no kernel moves bytes faster than the better of the copy
+  // and the read (a reduction, which writes nearly nothing, outruns the copy by about 5%).
+  double sol_bw() const { return read_bw > mem_bw ? read_bw : mem_bw; }
 };
 
 struct DeviceInfo {

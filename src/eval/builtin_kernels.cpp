@@ -158,6 +158,27 @@ __global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restr
   }
 }
 
+// The read ceiling: the buffer read once in chunks of four 16-byte streaming loads per thread, in
+// flight together. A kernel that only reads (a reduction) beats the copy's rate, since no write
+// shares the bus: T_SOL takes the better of the two (core/device.hpp). The conditional store keeps
+// the loads alive and practically never happens.
+__global__ void soltune_read_probe(const uint4* __restrict__ p, long long n, unsigned int* sink) {
+  const long long chunk = 4LL * blockDim.x;
+  unsigned int acc = 0;
+  for (long long base = blockIdx.x * chunk; base < n; base += (long long)gridDim.x * chunk) {
+    if (base + chunk <= n) {
+      uint4 v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = __ldcs(p + base + k * blockDim.x + threadIdx.x);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+    } else {
+      for (long long i = base + threadIdx.x; i < n; i += blockDim.x) acc ^= p[i].x ^ p[i].y ^ p[i].z ^ p[i].w;
+    }
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
 // Tensor-core probes: mma.sync with f32 accumulation, four independent chains per warp. MODE 0:
 // f16 m16n8k16, 1: bf16 m16n8k16 (4096 FLOP per mma), 2: fp8 e4m3 m16n8k32 (8192, sm_89 and
 // later). Floors for the tensor rates: wgmma (sm_90a) can go higher.
@@ -212,7 +233,8 @@ std::vector<std::string> builtin_name_expressions() {
           "soltune_compare<__half>", "soltune_compare<double>",       "soltune_fma_probe",
           "soltune_flush_read",     "soltune_copy_probe",             "soltune_mma_probe<1>",
           "soltune_copy_probe_flat",        "soltune_mma_probe<2>",
-          "soltune_mma_probe<0>",   "soltune_gate",                   "soltune_spin"};
+          "soltune_mma_probe<0>",   "soltune_gate",                   "soltune_spin",
+          "soltune_read_probe"};
 }
 
 }  // namespace soltune

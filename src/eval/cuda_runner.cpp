@@ -48,7 +48,7 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
   b.kind = TimeKind::measured;
   b.flops = t.flops();
   b.bytes = t.bytes();
-  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().mem_bw);
+  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().sol_bw());
   // The baseline is checked too: a baseline that skips work would flatter every candidate.
   st.draw_inputs(0);
   st.run_reference(0);
@@ -265,6 +265,12 @@ void CudaRunner::measure_ceilings() {
   const double copy_ms =
       std::min(median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_copy_probe"), cg, copy_args, nullptr)); }),
                median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_copy_probe_flat"), flat, copy_args, nullptr)); }));
+  // Reading only: the same 2 GiB, the better of the read probe and the L2 flush's kernel.
+  void* sink = b.get();  // written only if the buffer's xor hits a magic value: never with memset 1
+  void* read_args[] = {&src, &words, &sink};
+  const double read_ms =
+      std::min(median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_read_probe"), cg, read_args, nullptr)); }),
+               median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_flush_read"), cg, read_args, nullptr)); }));
 
   const unsigned blocks = static_cast<unsigned>(dev_.sms) * 8, threads = 256;
   DeviceBuffer out(size_t(blocks) * threads * sizeof(float));
@@ -289,16 +295,17 @@ void CudaRunner::measure_ceilings() {
 
   Ceilings c;
   c.mem_bw = 2.0 * static_cast<double>(bytes) / (std::min(memcpy_ms, copy_ms) * 1e-3);
+  c.read_bw = static_cast<double>(bytes) / (read_ms * 1e-3);
   c.fp32 = 2.0 * 8 * iters * double(blocks) * threads / (fma_ms * 1e-3);
   // T_SOL must never be too fast to reach: the mma.sync probe is a floor (wgmma goes higher), so
   // the tensor ceiling stays the datasheet's unless the probe beats it.
   c.tensor_16 = std::max(mma_rate, dev_.datasheet.tensor_16);
-  char src_text[400];
+  char src_text[440];
   std::snprintf(src_text, sizeof src_text,
-                "measured: copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s (best kept), FP32 FMA; mma.sync probes bf16 %.0f, "
-                "f16 %.0f, fp8 %.0f TFLOP/s (the tensor ceiling stays the datasheet's)",
+                "measured: copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s (best kept), read %.0f GB/s, FP32 FMA; mma.sync "
+                "probes bf16 %.0f, f16 %.0f, fp8 %.0f TFLOP/s (the tensor ceiling stays the datasheet's)",
                 2.0 * static_cast<double>(bytes) / (copy_ms * 1e6), 2.0 * static_cast<double>(bytes) / (memcpy_ms * 1e6),
-                mma_rate / 1e12, f16_rate / 1e12, fp8_rate / 1e12);
+                c.read_bw / 1e9, mma_rate / 1e12, f16_rate / 1e12, fp8_rate / 1e12);
   c.source = src_text;
   dev_.measured = c;
 }

@@ -2,7 +2,7 @@
 // Runs compiled candidates on a real GPU, inside the worker process (worker.hpp). For each
 // candidate: device limits checked before launch; correctness on fresh random inputs against the
 // double-precision reference with poisoned outputs; then timing (timing_loop.hpp: CUDA events, L2
-// flushed and the stream gated before every repetition, inputs rotated when they fit in cache,
+// flushed and the stream gated before every repetition, fresh inputs before the checked one,
 // median and quartiles kept). After a fault the context is lost: lost() turns true and the worker
 // process must end.
 #include <memory>

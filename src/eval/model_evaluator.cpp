@@ -66,7 +66,7 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
   b.kind = TimeKind::predicted;
   b.flops = t.flops();
   b.bytes = t.bytes();
-  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().mem_bw);
+  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().sol_bw());
   const auto bind = t.fixed(dev_);
   const auto compiled = compiler_.compile_all(support_requests(t, bind, arch_));
   require_compiled(compiled[0], t.problem->name + "'s reference");

@@ -11,10 +11,12 @@ YAML::Node encode_ceilings(const Ceilings& c) {
   n["fp32"] = c.fp32;
   n["tensor_16"] = c.tensor_16;
   n["source"] = c.source;
+  n["read_bw"] = c.read_bw;
   return n;
 }
 Ceilings decode_ceilings(const YAML::Node& n) {
-  return Ceilings{n["mem_bw"].as<double>(), n["fp32"].as<double>(), n["tensor_16"].as<double>(), n["source"].as<std::string>()};
+  return Ceilings{n["mem_bw"].as<double>(), n["fp32"].as<double>(), n["tensor_16"].as<double>(), n["source"].as<std::string>(),
+                  n["read_bw"].as<double>()};
 }
 YAML::Node encode_timing(const Timing& t) {
   YAML::Node n;

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/run_config.hpp"
+#include "core/sol.hpp"
 #include "kb/kb_impl.hpp"
 
 namespace soltune {
@@ -83,7 +84,8 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
   // rows (uuid, kind) but one GPU to a user, and there a measurement must beat a prediction.
   // Ties go to the earlier result, so the answer does not change as equal results accumulate.
   // Runs timed another way than soltune's (a config's timing:, backend "cuda (timing: ...)") are
-  // comparisons with other harnesses, never a pick.
+  // comparisons with other harnesses, never a pick; nor is a time under its own T_SOL by more than
+  // the ceilings' noise (a red flag to re-validate, never a win: core/sol.hpp).
   static const std::string kSql = R"sql(
     SELECT * FROM (
       SELECT r.*, g.name AS gpu_name,
@@ -92,6 +94,7 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
       FROM results r JOIN gpus g ON g.id = r.gpu_id JOIN runs u ON u.id = r.run_id
       WHERE r.problem = :problem AND r.status = 'ok' AND r.time_us IS NOT NULL
         AND substr(u.backend, 1, length(:other_timing)) != :other_timing
+        AND NOT (coalesce(r.t_sol_us, 0) > 0 AND r.time_us < r.t_sol_us * (1 - :sol_noise))
         AND (:gpu = '' OR instr(lower(g.name), lower(:gpu)) > 0)
         AND (:hashes = '' OR instr(:hashes, ',' || r.source_hash || ',') > 0))
     WHERE pos = 1
@@ -101,7 +104,7 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare(kSql);
   st.bind("problem", problem).bind("gpu", gpu_name_filter).bind("hashes", hashes);
-  st.bind("other_timing", std::string(TimingOptions::kOtherTimingPrefix));
+  st.bind("other_timing", std::string(TimingOptions::kOtherTimingPrefix)).bind("sol_noise", kSolNoise);
   return read_results(st);
 }
 
@@ -255,7 +258,7 @@ std::vector<GpuRecord> KnowledgeBase::gpus() const {
                    "datasheet"};
     if (st.i64("has_measured") != 0)
       d.measured = Ceilings{st.real("measured_mem_bw"), st.real("measured_fp32"), st.real("measured_tensor_16"),
-                            "measured"};
+                            "measured", std::isnan(st.real("measured_read_bw")) ? 0.0 : st.real("measured_read_bw")};
     g.first_seen_at = st.text("first_seen_at");
     g.last_seen_at = st.text("last_seen_at");
     out.push_back(std::move(g));

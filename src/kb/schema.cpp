@@ -173,6 +173,8 @@ const std::vector<std::string>& migrations() {
       "  state TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (run_id, task));\n",
       // v6 (kOneInputSetSchema): runs timed before soltune timed on one input set.
       std::string("UPDATE runs SET backend = '") + kRotatedInputsBackend + "' WHERE backend = 'cuda';\n",
+      // v7: the read bandwidth a GPU was measured at (T_SOL's bandwidth is the better of it and the copy's).
+      "ALTER TABLE gpus ADD COLUMN measured_read_bw REAL;\n",
   };
   return steps;
 }

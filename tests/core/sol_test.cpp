@@ -1,6 +1,8 @@
 // Speed-of-light scores, both forms.
 #include "core/sol.hpp"
 
+#include "core/device.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +69,17 @@ TEST(Sol, InvalidWithoutScale) {
   EXPECT_FALSE(sol_score(0, 800, 100).valid);    // no time
   EXPECT_FALSE(sol_score(200, 800, 0).valid);    // no T_SOL
   EXPECT_TRUE(sol_score(100, 90, 100).t_ref_us == 90);
+}
+
+TEST(Sol, BandwidthIsTheBetterOfCopyAndRead) {
+  // A reduction reads and hardly writes: it outruns the copy, so T_SOL uses the read rate where that
+  // is higher, and the copy's where no read rate was measured (the datasheet, older files).
+  Ceilings c{4.27e12, 6e13, 9.9e14, "measured", 4.48e12};
+  EXPECT_DOUBLE_EQ(c.sol_bw(), 4.48e12);
+  c.read_bw = 0;
+  EXPECT_DOUBLE_EQ(c.sol_bw(), 4.27e12);
+  c.read_bw = 4.0e12;
+  EXPECT_DOUBLE_EQ(c.sol_bw(), 4.27e12);
 }
 
 }  // namespace

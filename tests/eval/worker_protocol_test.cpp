@@ -128,13 +128,15 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   EXPECT_THROW(wire::frame_length("garbage garbage!\n"), Error);
   EXPECT_THROW(wire::frame_length("0000000000000005"), Error);
   auto d = *find_known_gpu("H100");
-  d.measured = Ceilings{4.2e12, 6e13, 9e14, "measured"};
+  d.measured = Ceilings{4.2e12, 6e13, 9e14, "measured", 4.4e12};
   const auto back = wire::decode_device(wire::parse(wire::emit(wire::encode(d))));
   EXPECT_EQ(back.name, d.name);
   EXPECT_EQ(back.sms, d.sms);
   EXPECT_EQ(back.l2_bytes, d.l2_bytes);
   ASSERT_TRUE(back.measured.has_value());
   EXPECT_DOUBLE_EQ(back.measured->mem_bw, 4.2e12);
+  EXPECT_DOUBLE_EQ(back.measured->read_bw, 4.4e12);
+  EXPECT_DOUBLE_EQ(back.measured->sol_bw(), 4.4e12);  // T_SOL's bandwidth: the better of copy and read
   EvalResult e;
   e.status = Status::wrong_answer;
   e.log = "multi\nline: log";

@@ -323,6 +323,7 @@ TEST_F(kb_exchange, LaterExportUpdatesRunStatusAndGpuFacts) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a later last_seen_at
   DeviceInfo upgraded = real_;
   upgraded.driver_version = 13010;
+  upgraded.measured = Ceilings{4.27e12, 6e13, 9.9e14, "measured", 4.45e12};
   kb.gpu_id(upgraded, TimeKind::measured);
   kb.record(run, task("scalar", DType::f32, 1024), "h", result("B=2", 9), {});
   kb.finish_run(run, "finished");
@@ -337,6 +338,8 @@ TEST_F(kb_exchange, LaterExportUpdatesRunStatusAndGpuFacts) {
   const auto target = KnowledgeBase::open(d);
   EXPECT_EQ(target.runs().at(0).status, "finished");
   EXPECT_EQ(target.gpus().at(0).device.driver_version, 13010);
+  ASSERT_TRUE(target.gpus().at(0).device.measured.has_value());
+  EXPECT_DOUBLE_EQ(target.gpus().at(0).device.measured->read_bw, 4.45e12);
 }
 
 TEST_F(kb_exchange, DocumentWithoutDefaultedColumnsImports) {

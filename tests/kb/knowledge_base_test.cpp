@@ -93,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "7");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -107,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "7");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -313,9 +313,10 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   }
   // Turn the file back into a version-1 knowledge base, as an older soltune wrote it.
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
-                   "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints; PRAGMA user_version = 1;");
+                   "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;"
+                   "ALTER TABLE gpus DROP COLUMN measured_read_bw; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "7");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -341,9 +342,9 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
     model.backend = "model";
     store.record(store.begin_run(model, store.gpu_id(model_, TimeKind::predicted)), t, "hash-1", result("B=32", 50, Status::ok, TimeKind::predicted), {});
   }
-  raw_exec(file(), "PRAGMA user_version = 5;");
+  raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "7");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: input sets rotated, soltune 0.1)");
@@ -357,6 +358,20 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
   bool found = false;
   for (const auto& b : best) found = found || b.config_key == "B=128";
   EXPECT_TRUE(found);
+}
+
+TEST_F(kb, TimeUnderItsSpeedOfLightIsNeverThePick) {
+  // A time under its own T_SOL by more than the ceilings' noise is a red flag to re-validate, never
+  // a win: best() (and so export) passes over it; within the noise it counts.
+  auto store = KnowledgeBase::open(file());
+  const int64_t run = store.begin_run(run_info(), store.gpu_id(real_, TimeKind::measured));
+  const Task t = task("scalar", DType::f32, 4096);
+  store.record(run, t, "h1", result("B=1", 90), {90, 300, 100, 1.05, 1.05, true, true});   // 10% under
+  store.record(run, t, "h1", result("B=2", 110), {110, 300, 100, 0.95, 0.9, false, true});
+  ASSERT_EQ(store.best(t.problem->name).size(), 1u);
+  EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=2");
+  store.record(run, t, "h1", result("B=3", 99), {99, 300, 100, 1.0, 1.0, false, true});    // 1% under: noise
+  EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=3");
 }
 
 TEST_F(kb, ReopenKeepsEverything) {
@@ -376,7 +391,7 @@ TEST_F(kb, ReopenKeepsEverything) {
     run = store.begin_run(run_info(), gpu);
     store.store_source("hash-1", "template <int B> __global__ void k() {}\n");
     store.record_baseline(run, t, base);
-    rid = store.record(run, t, "hash-1", result("B=64", 42.5), {42.5, 250.5, 100.25, 0.8, 0.9, false, true});
+    rid = store.record(run, t, "hash-1", result("B=64", 142.5), {142.5, 250.5, 100.25, 0.8, 0.9, false, true});
     store.finish_run(run, "interrupted");
   }
   auto store = KnowledgeBase::open(file());
@@ -438,7 +453,7 @@ TEST_F(kb, ReopenKeepsEverything) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].id, rid);
   EXPECT_EQ(rows[0].config_key, "B=64");
-  EXPECT_EQ(rows[0].time_us, 42.5);
+  EXPECT_EQ(rows[0].time_us, 142.5);
   EXPECT_EQ(store.best("gelu").size(), 1u);
 }
 

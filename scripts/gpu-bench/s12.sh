@@ -69,3 +69,20 @@ stream_s12g() {  # worker_conditions' steps, ending with the same CUBINs loaded 
   grep -E "^fresh|^\+ a Cuda|^after Cuda|module instance|buffers again" "$d/worker_steps.log" | cut -c1-75
   grep -E "run:" "$d/worker_steps.log" | tail -4 | cut -c1-150
 }
+
+stream_s12h() {  # the read ceiling (T_SOL's bandwidth the better of copy and read): the GPU tests; GELU and
+  local d=$out/a  # L1 norm tuned again from s12c's knowledge base (.gpu/kb.sqlite, migrated to schema 7);
+  export PATH=/usr/local/cuda/bin:$PATH  # their picks, then both timed beside PyTorch
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  local p
+  for p in l1norm gelu; do
+    sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: 133\ntemplates: $PWD/templates|" configs/$p.yaml > "$d/$p.yaml"
+    echo "search: {batch: 16}" >> "$d/$p.yaml"
+    tune "$d" "$d/$p.yaml" --evals 48 --seconds 45
+    soltune kb best --kb "$d/kb.sqlite" --problem $p | cut -c1-150
+  done
+  grep -h "^ceilings" "$d"/*.log
+  export_ab "$d" ${REPS:-200} l1norm,gelu "--copy --interleave --order shuffle"
+  grep -B1 -A3 "soltune  " "$d/torch_ab.log" | cut -c1-120
+}

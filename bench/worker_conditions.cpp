@@ -283,6 +283,22 @@ int main(int argc, char** argv) {
       std::deque<std::vector<cudaKernel_t>> instance_h;
       CudaEvalOptions ungated = o;
       ungated.timing.gate = false;
+      // soltune's timed loop (time_launches) on a TaskState, launching on its input sets in turn.
+      auto timed_loop = [&](TaskState& st) {
+        Borrowed b{st.stream(), nullptr, &st};
+        b.loop = &o;
+        b.state_sets = true;
+        return b;
+      };
+      // CudaRunner::run of the kernels from `from` on, each printed with its median and spread.
+      auto run_each = [&](CudaRunner& r, size_t from) {
+        for (size_t i = from; i < ks.size(); ++i) {
+          r.run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
+          std::printf("  [run: %s %.2f us%s] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us,
+                      spread(ks[i].cand.result.time).c_str());
+        }
+        std::printf("\n");
+      };
       if (mode == "steps-nvml-first") clock = std::make_unique<SmClock>(dev.uuid);
       if (mode == "steps-runner-first") runner = std::make_unique<CudaRunner>(0, compiler, arch, o);
       std::printf("%s: bare loop on this bench's buffers, us, per kernel in argument order:\n", mode.c_str());
@@ -297,11 +313,7 @@ int main(int argc, char** argv) {
           case 3: state = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 3); break;
           case 4: if (!runner) runner = std::make_unique<CudaRunner>(0, compiler, arch, o); break;
           case 5:
-            for (auto& k : ks) {
-              runner->run(k.task, k.cand, k.compiled, 0);
-              std::printf("  [run: %s %.2f us] ", k.task.variant->name.c_str(), k.cand.result.time.median_us);
-            }
-            std::printf("\n");
+            run_each(*runner, 0);
             break;
           case 6: std::this_thread::sleep_for(std::chrono::seconds(3)); break;
           case 7: b.stream = state->stream(); break;
@@ -350,20 +362,14 @@ int main(int argc, char** argv) {
             b.loop = piece == 22 ? &o : &ungated;
             break;
           case 24:
-            for (auto& k : ks) {
-              runner->run(k.task, k.cand, k.compiled, 0);
-              std::printf("  [run: %s %.2f us] ", k.task.variant->name.c_str(), k.cand.result.time.median_us);
-            }
-            std::printf("\n");
+            run_each(*runner, 0);
             break;
           case 25:
           case 26:
           case 28:
             if (piece == 26) state->draw_inputs(0, 3);  // the correctness round CudaRunner::run draws last
             if (piece == 28) state->draw_inputs(0, 0);
-            b = Borrowed{state->stream(), nullptr, state.get()};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(*state);
             break;
           case 27: {
             b = Borrowed{state->stream(), nullptr, state.get()};
@@ -380,11 +386,7 @@ int main(int argc, char** argv) {
               o1.timing.input_sets = 1;
               runner1 = std::make_unique<CudaRunner>(0, compiler, arch, o1);
             }
-            for (auto& k : ks) {
-              r->run(k.task, k.cand, k.compiled, 0);
-              std::printf("  [run: %s %.2f us] ", k.task.variant->name.c_str(), k.cand.result.time.median_us);
-            }
-            std::printf("\n");
+            run_each(*r, 0);
             break;
           }
           case 32:
@@ -393,9 +395,7 @@ int main(int argc, char** argv) {
             t.input_sets = piece == 32 ? 1 : 0;
             auto& made = piece == 32 ? state1 : state2;
             made = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 5, t);
-            b = Borrowed{made->stream(), nullptr, made.get()};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(*made);
             break;
           }
           case 34:
@@ -417,19 +417,12 @@ int main(int argc, char** argv) {
                 st.compare_outputs(acc);
               }
             }
-            b = Borrowed{st.stream(), nullptr, &st};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(st);
             b.verify = piece == 34 || piece == 35 || piece == 38 || piece == 40;
             break;
           }
           case 41:
-            for (size_t i = 1; i < ks.size(); ++i) {
-              runner1->run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
-              std::printf("  [run: %s %.2f us%s] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us,
-                          spread(ks[i].cand.result.time).c_str());
-            }
-            std::printf("\n");
+            run_each(*runner1, 1);
             break;
           case 42:
           case 43: {
@@ -444,17 +437,13 @@ int main(int argc, char** argv) {
             }
             auto& made = piece == 42 ? state1 : state2;
             made = std::make_unique<TaskState>(ks.back().task, dev, compiler, arch, 5, t);
-            b = Borrowed{made->stream(), nullptr, made.get()};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(*made);
             break;
           }
           case 45:
           case 46: {
             TaskState& st = runner1->state_for(ks.back().task);
-            b = Borrowed{st.stream(), nullptr, &st};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(st);
             b.verify = piece == 46;
             break;
           }
@@ -462,9 +451,7 @@ int main(int argc, char** argv) {
           case 48:
           case 49: {
             TaskState& st = runner1->state_for(ks.back().task);
-            b = Borrowed{st.stream(), nullptr, &st};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(st);
             b.verify = true;
             b.fresh_module = piece != 49;
             b.rounds = piece != 48;
@@ -476,9 +463,7 @@ int main(int argc, char** argv) {
           case 56:
           case 58: {
             TaskState& st = runner1->state_for(ks.back().task);
-            b = Borrowed{st.stream(), nullptr, &st};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(st);
             b.verify = true;
             b.fresh_module = true;
             b.rounds = true;
@@ -488,9 +473,7 @@ int main(int argc, char** argv) {
           case 59:
           case 61: {
             TaskState& st = runner1->state_for(ks.back().task);
-            b = Borrowed{st.stream(), nullptr, &st};
-            b.loop = &o;
-            b.state_sets = true;
+            b = timed_loop(st);
             b.verify = true;
             b.fresh_module = true;
             b.rounds = true;
@@ -524,12 +507,7 @@ int main(int argc, char** argv) {
           case 55:
           case 57:
           case 60:
-            for (size_t i = 1; i < ks.size(); ++i) {
-              runner1->run(ks[i].task, ks[i].cand, ks[i].compiled, 0);
-              std::printf("  [run: %s %.2f us%s] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us,
-                          spread(ks[i].cand.result.time).c_str());
-            }
-            std::printf("\n");
+            run_each(*runner1, 1);
             break;
           default: break;
         }

@@ -180,6 +180,50 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
   SOLTUNE_CUDA(cudaStreamDestroy(own));
 }
 
+// CudaRunner::run's body copied here step for step (its private members replaced by what it holds:
+// the device, options and an SM clock), with parts that can be left out (`skip`: 1 the device
+// limits and occupancy, 2 the shared-memory attribute, 4 the SM clock reads, 8 the correctness
+// rounds): where does run's extra microsecond come from?
+void run_copy(TaskState& st, const DeviceInfo& dev, const CudaEvalOptions& opt, const SmClock& clock, const Task& t,
+              Candidate& c, const CompileResult& r, int skip) {
+  auto& res = c.result;
+  if (!(skip & 1)) {
+    if (auto why = launch_limits(res.res, res.geo, dev); !why.empty()) throw Error(why);
+    res.occupancy_blocks = occupancy_blocks_per_sm(res.res, res.geo, dev);
+  }
+  LoadedModule mod;
+  SOLTUNE_CUDA(LoadedModule::load(r, mod, res.log));
+  const cudaKernel_t k = mod.at(c.name_expr);
+  if (!(skip & 2) && res.geo.smem + res.res.smem_static > 48 * 1024)
+    SOLTUNE_CUDA(cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(res.geo.smem), 0));
+  auto launch = [&](int set) {
+    auto a = st.args(t.variant->launch, set, false);
+    return launch_kernel(k, res.geo, a.ptrs.data(), st.stream());
+  };
+  res.acc = Accuracy{};
+  const int rounds = (skip & 8) ? 0 : std::max(opt.check_rounds, st.distributions());
+  for (int round = 0; round < rounds; ++round) {
+    st.draw_inputs(0, round);
+    st.run_reference(0);
+    st.poison_outputs();
+    SOLTUNE_CUDA(launch(0));
+    SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
+    st.compare_outputs(res.acc);
+    res.acc.rounds = round + 1;
+  }
+  if (!(skip & 4)) (void)clock.mhz();
+  TimingPlan plan;
+  plan.incumbent_us = 0;
+  plan.verify = true;
+  plan.pick = st.next_random();
+  const auto timed = time_launches(st, opt, launch, plan);
+  SOLTUNE_CUDA(timed.err);
+  res.time = timed.time;
+  if (!(skip & 4)) (void)clock.mhz();
+  Accuracy after;
+  st.check_workspaces(after);
+}
+
 int main(int argc, char** argv) {
   if (argc < 7) {
     std::fprintf(stderr, "usage: worker_conditions TEMPLATES ROWS COLS CEILINGS ROUNDS VARIANT:KEY...\n");
@@ -274,7 +318,10 @@ int main(int argc, char** argv) {
                              "on this bench's buffers again", "module instance 1 (all kept loaded), bare loop",
                              "module instance 2", "module instance 3", "module instance 4", "module instance 5",
                              "module instance 6", "module instance 1 again", "module instance 4 again",
-                             "on this bench's buffers again"};
+                             "on this bench's buffers again", "CudaRunner::run copied, whole", "  then CudaRunner::run",
+                             "  copied, without the device limits", "  without the shared-memory attribute",
+                             "  without the SM clock reads", "  without the correctness rounds", "  copied, whole, again",
+                             "  then CudaRunner::run again", "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
       DeviceBuffer late_x, late_w, late_y, late_f;
       std::vector<LoadedModule> again(ks.size());
@@ -503,6 +550,26 @@ int main(int argc, char** argv) {
             b.kernels = &instance_h[inst];
             break;
           }
+          case 72:
+          case 74:
+          case 75:
+          case 76:
+          case 77:
+          case 78: {
+            static const int kSkip[] = {0, 0, 0, 1, 2, 4, 8, 0};
+            CudaEvalOptions o1 = o;
+            o1.timing.input_sets = 1;
+            TaskState& st = runner1->state_for(ks.back().task);
+            for (size_t i = 1; i < ks.size(); ++i) {
+              run_copy(st, runner1->device(), o1, *clock, ks[i].task, ks[i].cand, ks[i].compiled, kSkip[piece - 71]);
+              std::printf("  [copy: %s %.2f us%s] ", ks[i].task.variant->name.c_str(), ks[i].cand.result.time.median_us,
+                          spread(ks[i].cand.result.time).c_str());
+            }
+            std::printf("\n");
+            break;
+          }
+          case 73:
+          case 79:
           case 50:
           case 55:
           case 57:
@@ -512,7 +579,7 @@ int main(int argc, char** argv) {
           default: break;
         }
         return b;
-      }, 72, names);
+      }, 81, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

@@ -86,3 +86,12 @@ stream_s12h() {  # the read ceiling (T_SOL's bandwidth the better of copy and re
   export_ab "$d" ${REPS:-200} l1norm,gelu "--copy --interleave --order shuffle"
   grep -B1 -A3 "soltune  " "$d/torch_ab.log" | cut -c1-120
 }
+
+stream_s12i() {  # worker_conditions' steps, ending with CudaRunner::run's body copied into the bench, whole
+  local d=$out/a  # and without one part at a time, beside CudaRunner::run itself
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  grep -E "as run|copy:|run:|copied|then Cuda|without" "$d/worker_steps.log" | tail -24 | cut -c1-150
+}

@@ -97,6 +97,7 @@ struct Borrowed {
   bool rounds = false;                    // CudaRunner::run's correctness rounds before each loop
   const SmClock* nvml = nullptr;          // the SM clock read before and after each loop, as run does
   bool random_pick = false;               // the checked repetition drawn as run draws it, not the 8th
+  size_t first = 0;                       // the first kernel (column) timed: 1 leaves `looped` out
 };
 
 // " [min q1 q3 max]" of a timing, in us: is a slow median a shift of every repetition or a mixture?
@@ -132,7 +133,8 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
     py = b.y ? b.y : y.get();
     auto event = [&](int i) { return b.events ? b.events->event(static_cast<size_t>(i)).get() : ev[static_cast<size_t>(i)].get(); };
     std::printf("%-44s", names[piece]);
-    for (size_t i = 0; i < ks.size(); ++i) {
+    for (size_t i = 0; i < b.first; ++i) std::printf(" %8s", "-");
+    for (size_t i = b.first; i < ks.size(); ++i) {
       auto launch = [&] { return launch_kernel(kh[i], ks[i].second->result.geo, args, s); };
       if (b.loop) {  // soltune's timed loop itself, on these buffers or on the TaskState's sets in turn
         TaskState& st = *b.events;
@@ -321,9 +323,13 @@ int main(int argc, char** argv) {
                              "on this bench's buffers again", "CudaRunner::run copied, whole", "  then CudaRunner::run",
                              "  copied, without the device limits", "  without the shared-memory attribute",
                              "  without the SM clock reads", "  without the correctness rounds", "  copied, whole, again",
-                             "  then CudaRunner::run again", "on this bench's buffers again"};
+                             "  then CudaRunner::run again", "on this bench's buffers again",
+                             "fresh x, w, y: rowregs only (no looped before)", "  the same buffers, looped first",
+                             "  the same, rowregs only", "  w written again, rowregs only",
+                             "  looped first again", "  after cudaCtxResetPersistingL2Cache, rowregs only",
+                             "on this bench's buffers again"};
       cudaStream_t fresh = nullptr;
-      DeviceBuffer late_x, late_w, late_y, late_f;
+      DeviceBuffer late_x, late_w, late_y, late_f, fresh_x, fresh_w, fresh_y;
       std::vector<LoadedModule> again(ks.size());
       std::vector<cudaKernel_t> again_h;
       std::deque<std::vector<LoadedModule>> instances;
@@ -550,6 +556,26 @@ int main(int argc, char** argv) {
             b.kernels = &instance_h[inst];
             break;
           }
+          case 81:
+          case 82:
+          case 83:
+          case 84:
+          case 85:
+          case 86: {
+            // Does a kernel that loads the weight with an L2 evict_last policy (looped, HINT=2) leave
+            // it in L2 past the flush, for the kernels timed after it?
+            if (piece == 81) {
+              fresh_x = host_filled(rows * cols, 5), fresh_w = host_filled(cols, 6), fresh_y = DeviceBuffer(rows * cols * 4);
+            }
+            if (piece == 84) {
+              std::vector<float> hw(static_cast<size_t>(cols), 1.5f);
+              SOLTUNE_CUDA(cudaMemcpy(fresh_w.get(), hw.data(), hw.size() * sizeof(float), cudaMemcpyHostToDevice));
+            }
+            if (piece == 86) SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
+            b.x = fresh_x.get(), b.w = fresh_w.get(), b.y = fresh_y.get();
+            b.first = (piece == 82 || piece == 85) ? 0 : 1;
+            break;
+          }
           case 72:
           case 74:
           case 75:
@@ -579,7 +605,7 @@ int main(int argc, char** argv) {
           default: break;
         }
         return b;
-      }, 81, names);
+      }, 88, names);
       return 0;
     }
     CudaRunner& runner = *runner_ptr;

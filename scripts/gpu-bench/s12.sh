@@ -95,3 +95,12 @@ stream_s12i() {  # worker_conditions' steps, ending with CudaRunner::run's body 
   bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
   grep -E "as run|copy:|run:|copied|then Cuda|without" "$d/worker_steps.log" | tail -24 | cut -c1-150
 }
+
+stream_s12j() {  # worker_conditions' steps, ending with fresh buffers timed with and without `looped` (HINT=2:
+  local d=$out/a  # the weight loaded with an L2 evict_last policy) before the warp-per-row kernels
+  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
+  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  grep -E "^fresh process|copied, whole|fresh x|looped first|rowregs only|w written|Persisting" "$d/worker_steps.log" | cut -c1-100
+}

@@ -129,6 +129,25 @@ def make_flush(mode, nbytes=FLUSH_BYTES, wait="after", cold_bytes=0):
     return buf, lambda: (flush(), sleep(SLEEP_CYCLES))
 
 
+def reset_persisting(flush):
+    """The flush preceded by cudaCtxResetPersistingL2Cache (the stream idle first: a context-wide host
+    call): L2 lines a kernel loaded under an evict_last policy outlast a flush by reads, and the next
+    repetition, of any implementation reading the same tensor, finds them (soltune's timing resets
+    them too: BENCHMARKS session 12). torch has already loaded libcudart; its soname is looked up."""
+    name = next((l.split()[-1] for l in open("/proc/self/maps") if "libcudart" in l), None)
+    if name is None:
+        sys.exit("--reset-persisting: no libcudart in this process")
+    rt = ctypes.CDLL(name)
+
+    def run():
+        torch.cuda.synchronize()
+        err = rt.cudaCtxResetPersistingL2Cache()
+        if err != 0:
+            sys.exit(f"cudaCtxResetPersistingL2Cache failed: error {err}")
+        flush()
+    return run
+
+
 def time_fn(fn, args, reps, flush):
     """Microseconds per repetition, sorted; each repetition after an L2 flush (and the busy-wait), own event pair."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
@@ -362,6 +381,9 @@ def main():
     ap.add_argument("--cold-mib", type=int, default=0,
                     help="read this much other memory before each flush (the TLB cold, as soltune's timing finds it; "
                          "default 0: the timed kernel's pages stay translated between repetitions)")
+    ap.add_argument("--reset-persisting", action="store_true",
+                    help="before each flush, wait for the GPU and demote L2 lines loaded under an evict_last "
+                         "policy (cudaCtxResetPersistingL2Cache), which a flush by reads leaves, as soltune does")
     ap.add_argument("--wait", choices=["after", "before"], default="after",
                     help="the busy-wait before each timed launch: after the flush (default; the DRAM idles before "
                          "the launch) or before it (the launch follows the flush directly, as in soltune's timing)")
@@ -386,7 +408,8 @@ def main():
     print(f"GPU {torch.cuda.get_device_name()}, {now}")
     print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {a.flush_mib} MiB before each, "
           f"the busy-wait {a.wait} the flush"
-          + (f", {a.cold_mib} MiB of other memory read before it" if a.cold_mib else "") + "; "
+          + (f", {a.cold_mib} MiB of other memory read before it" if a.cold_mib else "")
+          + (", evict_last lines demoted before it (the GPU idle first)" if a.reset_persisting else "") + "; "
           f"GB/s from soltune's byte counts"
           + ("" if hasattr(torch.cuda, "_sleep") else "; no torch.cuda._sleep: launch overhead may show"))
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
@@ -397,6 +420,8 @@ def main():
     lib = {("soltune" if i == 0 else f"soltune#{i + 1}"): ctypes.CDLL(p) for i, p in enumerate(paths)}
     impls = ("eager", "torch.compile") + tuple(lib)
     flush_buf, flush = make_flush(a.flush, a.flush_mib << 20, a.wait, a.cold_mib << 20)
+    if a.reset_persisting:
+        flush = reset_persisting(flush)
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(42)
     records = []

@@ -104,3 +104,25 @@ stream_s12j() {  # worker_conditions' steps, ending with fresh buffers timed wit
   bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
   grep -E "^fresh process|copied, whole|fresh x|looped first|rowregs only|w written|Persisting" "$d/worker_steps.log" | cut -c1-100
 }
+
+stream_s12k() {  # evict_last lines demoted before each flush (cudaCtxResetPersistingL2Cache): the GPU tests;
+  local d=$out/a  # the five RMSNorm kernels measured by soltune; RMSNorm and LayerNorm tuned again from
+  export PATH=/usr/local/cuda/bin:$PATH  # .gpu/kb.sqlite (s12h's, this session's earlier runs relabelled
+  gpu_tests "$d"                          # by hand as timed another way); both timed beside PyTorch with
+  mkdir -p "$d/tpl" "$d/t0"               # the harness's flush preceded by the same reset
+  timing_templates "$d/tpl"
+  timing_config "$d/tpl" 141 "{}" > "$d/t0/rmsnorm.yaml"
+  tune "$d/t0" "$d/t0/rmsnorm.yaml"
+  sqlite3 "$d/t0/kb.sqlite" "select variant, config_key, round(time_us, 2) from results order by time_us" 2>/dev/null \
+    || grep -A4 "^summary" "$d/t0/rmsnorm.log"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  local p
+  for p in rmsnorm layernorm; do
+    sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: 142\ntemplates: $PWD/templates|" configs/$p.yaml > "$d/$p.yaml"
+    echo "search: {batch: 16}" >> "$d/$p.yaml"
+    tune "$d" "$d/$p.yaml" --evals 120 --seconds 60
+    soltune kb best --kb "$d/kb.sqlite" --problem $p | cut -c1-150
+  done
+  export_ab "$d" ${REPS:-200} rmsnorm,layernorm "--copy --interleave --order shuffle --reset-persisting"
+  awk '/soltune  /{p=$1" "$2" "$3" "$5} /soltune - torch.compile/{print p, $5, $8, $10}' "$d/torch_ab.log"
+}

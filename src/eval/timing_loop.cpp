@@ -35,6 +35,13 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       // result from an earlier call (same buffers, one input set) is caught; drawn before the
       // flush, which then evicts them from L2 like any other repetition's inputs.
       if (r == check_rep) st.draw_inputs(s);
+      // Lines a kernel loaded under an L2 evict_last policy outlast any flush by reads: `looped`
+      // (HINT=2) left part of x in L2 for its next repetition, and for any kernel timed after it on
+      // the same x, worth 2 us (3%) at RMSNorm f32 32768x1024 (docs/BENCHMARKS.md, session 12).
+      // Demoted to normal here, the flush evicts them with the rest. The reset is a context-wide
+      // host call, so the previous repetition must have finished first.
+      if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
+      SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
       st.flush_l2();
       if (r == check_rep) st.poison_outputs();
       if (opt.timing.settle_us > 0) st.settle(opt.timing.settle_us);

@@ -135,10 +135,10 @@ Document parse_document(const std::string& text, const std::string& name) {
         if (!ids[target].count(row[c].get<int64_t>()))
           throw Error(where + ": column \"" + c + "\" is " + dump(row[c]) + ", but " + target +
                       " holds no row with that id");
-      // An export from before one input set: its CUDA runs were timed another way (kb/schema.hpp).
-      if (t.name == "runs" && out.schema_version < kOneInputSetSchema && row.contains("backend") &&
+      // An export of soltune 0.1: its CUDA runs were timed another way (kb/schema.hpp).
+      if (t.name == "runs" && out.schema_version < kNewTimingSchema && row.contains("backend") &&
           row["backend"] == "cuda")
-        row["backend"] = kRotatedInputsBackend;
+        row["backend"] = kOldTimingBackend;
       rows.push_back(std::move(row));
     }
   }

@@ -171,8 +171,8 @@ const std::vector<std::string>& migrations() {
       "CREATE TABLE checkpoints (\n"
       "  run_id INTEGER NOT NULL REFERENCES runs(id), task TEXT NOT NULL, evaluated INTEGER NOT NULL,\n"
       "  state TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (run_id, task));\n",
-      // v6 (kOneInputSetSchema): runs timed before soltune timed on one input set.
-      std::string("UPDATE runs SET backend = '") + kRotatedInputsBackend + "' WHERE backend = 'cuda';\n",
+      // v6 (kNewTimingSchema): runs timed the way soltune 0.1 timed (kb/schema.hpp).
+      std::string("UPDATE runs SET backend = '") + kOldTimingBackend + "' WHERE backend = 'cuda';\n",
       // v7: the read bandwidth a GPU was measured at (T_SOL's bandwidth is the better of it and the copy's).
       "ALTER TABLE gpus ADD COLUMN measured_read_bw REAL;\n",
   };

@@ -14,11 +14,13 @@ namespace soltune::kb {
 inline constexpr int32_t kApplicationId = 0x534C544E;  // "SLTN"
 
 // Until schema 6 (soltune 0.1), soltune timed candidates with their inputs rotated between two
-// or more sets; 0.2 times them on one (src/eval/cuda_task_state.cpp says why). Runs recorded as
-// "cuda" before then are relabelled with this backend by the migration and by an import of an older
-// export: timed another way, they seed searches but are never a pick (kb/query.cpp).
-inline constexpr int kOneInputSetSchema = 6;
-inline constexpr const char* kRotatedInputsBackend = "cuda (timing: input sets rotated, soltune 0.1)";
+// or more sets, and L2 lines loaded under an evict_last policy outlasted its flush; 0.2 times them
+// on one set and demotes such lines before each flush (src/eval/cuda_task_state.cpp and
+// timing_loop.cpp say why). Runs recorded as "cuda" before then are relabelled with this backend by
+// the migration and by an import of an older export: timed another way, they seed searches but are
+// never a pick (kb/query.cpp).
+inline constexpr int kNewTimingSchema = 6;
+inline constexpr const char* kOldTimingBackend = "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)";
 
 const std::vector<std::string>& migrations();
 inline int schema_version() { return static_cast<int>(migrations().size()); }

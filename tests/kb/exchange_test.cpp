@@ -368,7 +368,7 @@ TEST_F(kb_exchange, OlderExportsCudaRunsArriveAsTimedAnotherWay) {
   kb::import_json(old.dump(), "old.json", b);
   auto from_old = KnowledgeBase::open(b);
   ASSERT_EQ(from_old.runs().size(), 2u);
-  for (const auto& r : from_old.runs()) EXPECT_EQ(r.info.backend, "cuda (timing: input sets rotated, soltune 0.1)");
+  for (const auto& r : from_old.runs()) EXPECT_EQ(r.info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");
   EXPECT_TRUE(from_old.best("gelu").empty());
   // The current schema's export keeps its label.
   kb::import_json(j.dump(), "new.json", c);

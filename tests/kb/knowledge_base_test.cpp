@@ -347,7 +347,7 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
   EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "7");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[0].info.backend, "cuda (timing: input sets rotated, soltune 0.1)");
+  EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");
   EXPECT_EQ(runs[1].info.backend, "model");
   ASSERT_EQ(store.results(run).size(), 1u);  // kept
   for (const auto& b : store.best(t.problem->name)) EXPECT_NE(b.config_key, "B=64");
@@ -642,7 +642,7 @@ TEST_F(kb, SeedsIncludeThisShapeAsTimedAnotherWay) {
   auto store = KnowledgeBase::open(file());
   const int64_t g = store.gpu_id(real_, TimeKind::measured);
   auto old_timing = run_info();
-  old_timing.backend = "cuda (timing: input sets rotated, soltune 0.1)";
+  old_timing.backend = "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)";
   const int64_t r_old = store.begin_run(old_timing, g);
   const int64_t r_new = store.begin_run(run_info(), g);
   const Task t = task("scalar", DType::f32, 1024);

@@ -51,12 +51,11 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   SOLTUNE_CUDA(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
   stream_ = Handle<cudaStream_t, DestroyStream>(created);
 
-  // One input set unless the run config asks for more. The flush already keeps inputs out of L2,
-  // and a second set only made each repetition's inputs the pages touched longest ago: at 128 MiB
-  // each way, kernels that put a whole row's loads in flight at once lost 2-2.5 us (4%) to that
-  // alone, a chunked loop nothing, so the rotation ranked close candidates as no caller runs them
-  // (docs/BENCHMARKS.md, session 12). A kernel that replays a cached result is still caught: the
-  // timed loop draws fresh inputs before the repetition it checks (timing_loop.cpp).
+  // One input set unless the run config asks for more, as outside harnesses time one input and a
+  // caller has usually just written its own. The flush keeps inputs out of L2 (and, since the
+  // evict_last demotion, every line: timing_loop.cpp); more sets only spread the inputs over more
+  // pages. A kernel that replays a cached result is still caught: the timed loop draws fresh
+  // inputs before the repetition it checks.
   sets_ = timing.input_sets > 0 ? timing.input_sets : 1;
 
   auto add_slot = [&](const ArgSpec& a) {

@@ -12,7 +12,12 @@
 // and after idling, then borrowing the TaskState's stream, its flush kernel handle or its events
 // (one at a time, then all three), on a stream made then, on buffers allocated then, on the
 // TaskState's buffers, with the kernels loaded again, with the TaskState's flush_l2, and then
-// soltune's timed loop (time_launches) on the TaskState's buffers and on the bench's, gated and not.
+// soltune's timed loop (time_launches) on the TaskState's buffers and on the bench's, gated and not,
+// CudaRunner::run's steps one by one and its body copied, the same CUBINs loaded several times,
+// and at the end fresh buffers with and without `looped` timed first: the step that found the
+// cause (session 12: `looped` leaves x's lines in L2 under evict_last, past the flush). The names
+// of the steps are printed with their rows; "steps-nvml-first" and "steps-runner-first" start NVML
+// or a CudaRunner before anything is allocated.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -14,11 +14,22 @@
 #include <string>
 #include <vector>
 
+// A problem left out of the export (SOLTUNE_NO_<PROBLEM>: exported_bench.sh) is not timed.
+#ifndef SOLTUNE_NO_GELU
 #include "gelu.cuh"
+#endif
+#ifndef SOLTUNE_NO_L1NORM
 #include "l1norm.cuh"
+#endif
+#ifndef SOLTUNE_NO_LAYERNORM
 #include "layernorm.cuh"
+#endif
+#ifndef SOLTUNE_NO_RMSNORM
 #include "rmsnorm.cuh"
+#endif
+#ifndef SOLTUNE_NO_SOFTMAX
 #include "softmax.cuh"
+#endif
 
 #include "cuda_check.cuh"
 
@@ -105,10 +116,12 @@ void rowwise(const char* dtype, const Flusher& flush, const std::vector<std::pai
     T* x = random_buffer<T>(rows * cols, 1);
     T* y = random_buffer<T>(rows * cols, 2);
     const auto shape = std::to_string(rows) + "x" + std::to_string(cols);
+#ifndef SOLTUNE_NO_SOFTMAX
     if constexpr (sizeof(T) == 4)
       time_case("softmax", shape, dtype, 2 * s * rows * cols, [&] { return soltune_softmax::softmax_f32(x, y, rows, cols); }, flush);
     else
       time_case("softmax", shape, dtype, 2 * s * rows * cols, [&] { return soltune_softmax::softmax_bf16(x, y, rows, cols); }, flush);
+#endif
     CHECK(cudaFree(x));
     CHECK(cudaFree(y));
   }
@@ -118,17 +131,22 @@ void rowwise(const char* dtype, const Flusher& flush, const std::vector<std::pai
     T* w = random_buffer<T>(cols, 5);
     T* bias = random_buffer<T>(cols, 6);
     const auto shape = std::to_string(rows) + "x" + std::to_string(cols);
-    if constexpr (sizeof(T) == 4) {
+#ifndef SOLTUNE_NO_LAYERNORM
+    if constexpr (sizeof(T) == 4)
       time_case("layernorm", shape, dtype, s * (2.0 * rows * cols + 2 * cols),
                 [&] { return soltune_layernorm::layernorm_f32(x, w, bias, y, rows, cols); }, flush);
-      time_case("rmsnorm", shape, dtype, s * (2.0 * rows * cols + cols),
-                [&] { return soltune_rmsnorm::rmsnorm_f32(x, w, y, rows, cols); }, flush);
-    } else {
+    else
       time_case("layernorm", shape, dtype, s * (2.0 * rows * cols + 2 * cols),
                 [&] { return soltune_layernorm::layernorm_bf16(x, w, bias, y, rows, cols); }, flush);
+#endif
+#ifndef SOLTUNE_NO_RMSNORM
+    if constexpr (sizeof(T) == 4)
+      time_case("rmsnorm", shape, dtype, s * (2.0 * rows * cols + cols),
+                [&] { return soltune_rmsnorm::rmsnorm_f32(x, w, y, rows, cols); }, flush);
+    else
       time_case("rmsnorm", shape, dtype, s * (2.0 * rows * cols + cols),
                 [&] { return soltune_rmsnorm::rmsnorm_bf16(x, w, y, rows, cols); }, flush);
-    }
+#endif
     for (T* p : {x, y, w, bias}) CHECK(cudaFree(p));
   }
 }
@@ -142,13 +160,18 @@ void flat(const char* dtype, const Flusher& flush, long long n) {
   CHECK(cudaMalloc(&ws, 1 << 20));  // far more than [4 + 16 * sms] ints; zeroed as the header asks
   CHECK(cudaMemset(ws, 0, 1 << 20));
   const auto shape = "n=" + std::to_string(n);
-  if constexpr (sizeof(T) == 4) {
+#ifndef SOLTUNE_NO_GELU
+  if constexpr (sizeof(T) == 4)
     time_case("gelu", shape, dtype, 2 * s * n, [&] { return soltune_gelu::gelu_f32(x, y, n); }, flush);
-    time_case("l1norm", shape, dtype, s * (n + 1.0), [&] { return soltune_l1norm::l1norm_f32(x, y, ws, n); }, flush);
-  } else {
+  else
     time_case("gelu", shape, dtype, 2 * s * n, [&] { return soltune_gelu::gelu_bf16(x, y, n); }, flush);
+#endif
+#ifndef SOLTUNE_NO_L1NORM
+  if constexpr (sizeof(T) == 4)
+    time_case("l1norm", shape, dtype, s * (n + 1.0), [&] { return soltune_l1norm::l1norm_f32(x, y, ws, n); }, flush);
+  else
     time_case("l1norm", shape, dtype, s * (n + 1.0), [&] { return soltune_l1norm::l1norm_bf16(x, y, ws, n); }, flush);
-  }
+#endif
   for (void* p : {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(ws)}) CHECK(cudaFree(p));
 }
 

@@ -173,7 +173,12 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
         std::printf(" %8.2f%s", o.time.median_us, spread(o.time).c_str());
         continue;
       }
-      auto flush = [&] { b.state_flush ? b.events->flush_l2() : flush_with(fk, fb, s); };
+      auto flush = [&] {
+        if (b.state_flush)
+          SOLTUNE_CUDA(b.events->flush_l2());
+        else
+          flush_with(fk, fb, s);
+      };
       std::printf(" %8.2f", bare_loop_us(s, flush, event, launch, 200));
     }
     // Where the buffers sit: a translation-cache effect would follow their addresses.
@@ -640,7 +645,7 @@ int main(int argc, char** argv) {
         const auto loop = time_launches(st, o, launch, TimingPlan{});
         SOLTUNE_CUDA(loop.err);
         const cudaStream_t ss = st.stream();
-        auto st_flush = [&] { st.flush_l2(); };
+        auto st_flush = [&] { SOLTUNE_CUDA(st.flush_l2()); };
         auto st_event = [&](int i) { return st.event(static_cast<size_t>(i)).get(); };
         auto st_launch = [&] { return launch(0); };
         const double bare = bare_loop_us(ss, st_flush, st_event, st_launch, 200);

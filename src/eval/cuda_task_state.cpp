@@ -280,12 +280,20 @@ cudaError_t TaskState::run_baseline(int set) {
   return cudaSuccess;
 }
 
-void TaskState::flush_l2() {
-  // Reading four times the L2 (at least 256 MiB) evicts what the previous run left there (not timed).
+cudaError_t TaskState::flush_l2() {
+  // Lines a kernel loaded under an L2 evict_last policy outlast any flush by reads: `looped`
+  // (HINT=2) left part of x in L2 for its next repetition, and for any kernel timed after it on the
+  // same x, worth 2 us (3%) at RMSNorm f32 32768x1024 (docs/BENCHMARKS.md, session 12). Demoted to
+  // normal first, they go with the rest. The reset is a context-wide host call, so the stream must
+  // be idle before it.
+  if (auto e = cudaStreamSynchronize(stream()); e != cudaSuccess) return e;
+  SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
+  // Reading four times the L2 (at least 256 MiB) evicts what the previous run left there.
   void* p = flush_.get();
   long long n = static_cast<long long>(flush_.bytes() / 16);
   void* sink = stats_.get();
   launch_builtin("soltune_flush_read", {&p, &n, &sink}, n);
+  return cudaSuccess;
 }
 
 void TaskState::settle(double us) {

@@ -1,8 +1,9 @@
 #pragma once
 // Device-side state of one task: argument buffers (one input set unless a run config rotates
 // several, one output, a double-precision shadow of each output for the reference, workspaces kept
-// zeroed), baseline temporaries, the L2 flush buffer, events, the timing gate, and the loaded reference, baseline and builtin modules. Dropped
-// and rebuilt whole after a candidate faults and the device is reset.
+// zeroed), baseline temporaries, the L2 flush buffer, events, the timing gate, and the loaded
+// reference, baseline and builtin modules. Dropped and rebuilt whole after a candidate faults and
+// the device is reset.
 #include <cuda_runtime.h>
 
 #include <map>
@@ -74,7 +75,10 @@ class TaskState {
   void check_workspaces(Accuracy& acc);
   void reset_workspaces();  // after a failed launch that may have run part of the way
   cudaError_t run_baseline(int set);
-  void flush_l2();
+  // Evicts L2 (not timed): waits for the stream to go idle, demotes lines a kernel loaded under an
+  // evict_last policy (a context-wide host call), then queues the flush. Returns the wait's error:
+  // a fault of the kernel run before is that candidate's, not an exception.
+  cudaError_t flush_l2();
   void settle(double us);  // the stream idles this long (a one-thread %globaltimer spin)
   Event& event(size_t i);  // a pool, grown on demand
   TimingGate& gate() { return *gate_; }  // one per task: its counter grows over the state's life

@@ -22,7 +22,8 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
 
   TimingGate& gate = st.gate();
   const auto timeout_ns = static_cast<uint64_t>(opt.gate_timeout_ms * 1e6);
-  // `reps` repetitions queued back to back. Appends the times of those whose gate was opened by the
+  // `reps` repetitions, each queued once the previous one has finished (the flush waits for it), the
+  // gate holding its start until the host has queued it whole. Appends the times of those whose gate was opened by the
   // host (all of them without the gate) and counts the others in `late`. Repetition `check_rep`
   // (-1: none) runs on fresh inputs, its output poisoned before and checked after: a kernel that
   // only works while it is being checked, or replays a cached result, is caught here.
@@ -35,14 +36,9 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       // result from an earlier call (same buffers, one input set) is caught; drawn before the
       // flush, which then evicts them from L2 like any other repetition's inputs.
       if (r == check_rep) st.draw_inputs(s);
-      // Lines a kernel loaded under an L2 evict_last policy outlast any flush by reads: `looped`
-      // (HINT=2) left part of x in L2 for its next repetition, and for any kernel timed after it on
-      // the same x, worth 2 us (3%) at RMSNorm f32 32768x1024 (docs/BENCHMARKS.md, session 12).
-      // Demoted to normal here, the flush evicts them with the rest. The reset is a context-wide
-      // host call, so the previous repetition must have finished first.
-      if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
-      SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
-      st.flush_l2();
+      // After the previous repetition has finished (the flush waits for it; a fault of the
+      // candidate surfaces here as its own error).
+      if (auto e = st.flush_l2(); e != cudaSuccess) return e;
       if (r == check_rep) st.poison_outputs();
       if (opt.timing.settle_us > 0) st.settle(opt.timing.settle_us);
       if (opt.timing.gate) gate.hold(st.stream(), r, timeout_ns);

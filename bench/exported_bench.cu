@@ -14,22 +14,8 @@
 #include <string>
 #include <vector>
 
-// A problem left out of the export (SOLTUNE_NO_<PROBLEM>: exported_bench.sh) is not timed.
-#ifndef SOLTUNE_NO_GELU
-#include "gelu.cuh"
-#endif
-#ifndef SOLTUNE_NO_L1NORM
-#include "l1norm.cuh"
-#endif
-#ifndef SOLTUNE_NO_LAYERNORM
-#include "layernorm.cuh"
-#endif
-#ifndef SOLTUNE_NO_RMSNORM
-#include "rmsnorm.cuh"
-#endif
-#ifndef SOLTUNE_NO_SOFTMAX
-#include "softmax.cuh"
-#endif
+// A problem left out of the export is not timed.
+#include "exported_headers.cuh"
 
 #include "cuda_check.cuh"
 

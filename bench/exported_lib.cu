@@ -4,22 +4,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-// A problem left out of the export (SOLTUNE_NO_<PROBLEM>: bench/exported_bench.sh) has no functions here.
-#ifndef SOLTUNE_NO_GELU
-#include "gelu.cuh"
-#endif
-#ifndef SOLTUNE_NO_L1NORM
-#include "l1norm.cuh"
-#endif
-#ifndef SOLTUNE_NO_LAYERNORM
-#include "layernorm.cuh"
-#endif
-#ifndef SOLTUNE_NO_RMSNORM
-#include "rmsnorm.cuh"
-#endif
-#ifndef SOLTUNE_NO_SOFTMAX
-#include "softmax.cuh"
-#endif
+// A problem left out of the export has no functions here.
+#include "exported_headers.cuh"
 
 namespace {
 template <typename T> const T* in(const void* p) { return static_cast<const T*>(p); }

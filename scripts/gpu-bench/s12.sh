@@ -1,6 +1,20 @@
 # Modes of session 12 (docs/BENCHMARKS.md, "Session 12").
 # Sourced by scripts/gpu-bench.sh, whose helpers (bounded, tune, gpu_tests, ...) these use.
 
+# worker_steps MODE: bench/worker_conditions.cpp's steps (MODE: steps, steps-nvml-first or
+# steps-runner-first) at RMSNorm f32 32768x1024 on A (looped, the pick), C and B (Triton's design).
+worker_steps() {
+  bounded .gpu/bin/worker_conditions templates 32768 1024 "$1" 1 \
+    "looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1" \
+    "rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0" \
+    "rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
+}
+
+library_config() {  # library_config PROBLEM SEED: configs/PROBLEM.yaml with this seed, this checkout's
+  sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: $2\ntemplates: $PWD/templates|" "configs/$1.yaml"  # templates, no
+  echo "search: {batch: 16}"  # knowledge base of its own, batches of 16
+}
+
 stream_s12a() {  # the GPU tests at HEAD; then bench/worker_conditions.cpp's steps (s11m's, plus buffers
   local d=$out/a  # allocated late, the TaskState's buffers and kernels loaded again, with their addresses)
   export PATH=/usr/local/cuda/bin:$PATH
@@ -24,8 +38,7 @@ stream_s12c() {  # one input set (0.2's timing): the GPU tests; the five RMSNorm
   local c
   for c in gelu:24:30 l1norm:24:30 rmsnorm:120:70 layernorm:120:70 softmax:480:150; do
     IFS=: read -r p e s <<< "$c"
-    sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: 132\ntemplates: $PWD/templates|" configs/$p.yaml > "$d/$p.yaml"
-    echo "search: {batch: 16}" >> "$d/$p.yaml"
+    library_config $p 132 > "$d/$p.yaml"
     tune "$d" "$d/$p.yaml" --evals $e --seconds $s
   done
   grep -A40 "^summary on" "$d"/*.log | grep -v "^--$" | cut -c1-200
@@ -41,31 +54,22 @@ stream_s12d() {  # s12c's knowledge base (.gpu/kb.sqlite): every problem exporte
 
 stream_s12e() {  # worker_conditions' steps from a fresh process three ways: as before; with NVML started
   local d=$out/a  # before the bench allocates anything; with a CudaRunner started first (as soltune's worker)
-  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
-  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
   local m
   for m in steps steps-nvml-first steps-runner-first; do
-    bounded .gpu/bin/worker_conditions templates 32768 1024 $m 1 "$k" "$c" "$b" > "$d/worker_$m.log" 2>&1
+    worker_steps $m > "$d/worker_$m.log" 2>&1
     grep -E "^steps|^fresh|^\+ a Task|run:|^after Cuda|TaskState made now|1-set TaskState again|as run" "$d/worker_$m.log" | cut -c1-75
   done
 }
 
 stream_s12f() {  # worker_conditions' steps, with each timing's spread (min, quartiles, max) beside its median
   local d=$out/a
-  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
-  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  worker_steps steps > "$d/worker_steps.log" 2>&1
   grep -E "run:|TaskState made now|1-set TaskState again|as run" "$d/worker_steps.log" | cut -c1-160
 }
 
 stream_s12g() {  # worker_conditions' steps, ending with the same CUBINs loaded six times over (all kept),
   local d=$out/a  # each instance timed in the bare loop: does a kernel's time follow its code's placement?
-  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
-  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  worker_steps steps > "$d/worker_steps.log" 2>&1
   grep -E "^fresh|^\+ a Cuda|^after Cuda|module instance|buffers again" "$d/worker_steps.log" | cut -c1-75
   grep -E "run:" "$d/worker_steps.log" | tail -4 | cut -c1-150
 }
@@ -77,8 +81,7 @@ stream_s12h() {  # the read ceiling (T_SOL's bandwidth the better of copy and re
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   local p
   for p in l1norm gelu; do
-    sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: 133\ntemplates: $PWD/templates|" configs/$p.yaml > "$d/$p.yaml"
-    echo "search: {batch: 16}" >> "$d/$p.yaml"
+    library_config $p 133 > "$d/$p.yaml"
     tune "$d" "$d/$p.yaml" --evals 48 --seconds 45
     soltune kb best --kb "$d/kb.sqlite" --problem $p | cut -c1-150
   done
@@ -89,19 +92,13 @@ stream_s12h() {  # the read ceiling (T_SOL's bandwidth the better of copy and re
 
 stream_s12i() {  # worker_conditions' steps, ending with CudaRunner::run's body copied into the bench, whole
   local d=$out/a  # and without one part at a time, beside CudaRunner::run itself
-  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
-  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  worker_steps steps > "$d/worker_steps.log" 2>&1
   grep -E "as run|copy:|run:|copied|then Cuda|without" "$d/worker_steps.log" | tail -24 | cut -c1-150
 }
 
 stream_s12j() {  # worker_conditions' steps, ending with fresh buffers timed with and without `looped` (HINT=2:
   local d=$out/a  # the weight loaded with an L2 evict_last policy) before the warp-per-row kernels
-  local k="looped:TPR=64,RPB=4,VEC=2,UNROLL=4,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1"
-  local c="rowreg:TPR=128,RPB=1,VEC=4,EPT=2,RED=0,PERSIST=0,BPS=16,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  local b="rowreg:TPR=32,RPB=1,VEC=4,EPT=8,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"
-  bounded .gpu/bin/worker_conditions templates 32768 1024 steps 1 "$k" "$c" "$b" > "$d/worker_steps.log" 2>&1
+  worker_steps steps > "$d/worker_steps.log" 2>&1
   grep -E "^fresh process|copied, whole|fresh x|looped first|rowregs only|w written|Persisting" "$d/worker_steps.log" | cut -c1-100
 }
 
@@ -118,8 +115,7 @@ stream_s12k() {  # evict_last lines demoted before each flush (cudaCtxResetPersi
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   local p
   for p in rmsnorm layernorm; do
-    sed -e "s|^kb:.*||" -e "s|^seed: .*|seed: 142\ntemplates: $PWD/templates|" configs/$p.yaml > "$d/$p.yaml"
-    echo "search: {batch: 16}" >> "$d/$p.yaml"
+    library_config $p 142 > "$d/$p.yaml"
     tune "$d" "$d/$p.yaml" --evals 120 --seconds 60
     soltune kb best --kb "$d/kb.sqlite" --problem $p | cut -c1-150
   done

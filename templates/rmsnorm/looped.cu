@@ -24,13 +24,31 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
   if constexpr (HINT == 1) return __ldcs(p); else return *p;
 }
+// y kept in L2 (evict_last): x, dead after its last read, goes before the result a consumer reads next.
+// Measured on the H200 (docs/BENCHMARKS.md, session 13): the kernel and the flush after it together
+// take less time, so the writes are not merely deferred past the timed window.
+template <typename R> __device__ __forceinline__ void store_kept(R* p, R v) {
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  if constexpr (sizeof(R) == 16)
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
+                 :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+  else if constexpr (sizeof(R) == 8)
+    asm volatile("st.global.L2::cache_hint.v2.u32 [%0], {%1, %2}, %3;" :: "l"(p), "r"(v.x), "r"(v.y), "l"(pol) : "memory");
+  else if constexpr (sizeof(R) == 4)
+    asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;" :: "l"(p), "r"(v), "l"(pol) : "memory");
+  else
+    asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;" :: "l"(p), "h"(v), "l"(pol) : "memory");
+}
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT == 1) __stcs(p, v); else *p = v;
+  if constexpr (HINT == 1) __stcs(p, v);
+  else if constexpr (HINT == 3) store_kept(p, v);
+  else *p = v;
 }
 // HINT 2, Triton's policy for a row read twice (its SASS: LDG.E.EL, then LDG.E.EF, with an L2 cache
 // hint): the first read keeps its lines in L1 and L2 (evict_last) for the second, which lets them
 // go first (evict_first). Either level alone did not help; both took RMSNorm f32 8192x4096 from
-// 65.6 to 64.0 us (session 6, call 13).
+// 65.6 to 64.0 us (session 6, call 13). HINT 3: as 2, with y kept in L2 (store_kept).
 template <bool KEEP> __device__ __forceinline__ unsigned long long l2_policy() {
   unsigned long long p;
   if constexpr (KEEP) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
@@ -60,13 +78,13 @@ template <bool KEEP, typename R> __device__ __forceinline__ R load_l1(const R* p
 #undef SOLTUNE_LD_HINTED
 // The first read of x, the last read of x, and the weight (read by every row), under HINT.
 template <int HINT, typename R> __device__ __forceinline__ R first_read(const R* p) {
-  if constexpr (HINT == 2) return load_l1<true>(p); else return load<0>(p);
+  if constexpr (HINT >= 2) return load_l1<true>(p); else return load<0>(p);
 }
 template <int HINT, typename R> __device__ __forceinline__ R last_read(const R* p) {
-  if constexpr (HINT == 2) return load_l1<false>(p); else return load<HINT>(p);
+  if constexpr (HINT >= 2) return load_l1<false>(p); else return load<HINT>(p);
 }
 template <int HINT, typename R> __device__ __forceinline__ R weight_read(const R* p) {
-  if constexpr (HINT == 2) return load_l1<true>(p); else return __ldg(p);
+  if constexpr (HINT >= 2) return load_l1<true>(p); else return __ldg(p);
 }
 template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
   const T* e = reinterpret_cast<const T*>(&r);

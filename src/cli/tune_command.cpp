@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -17,6 +18,8 @@
 #include "cli/progress.hpp"
 #include "cli/resume_loader.hpp"
 #include "codegen/content_hash.hpp"
+#include "core/error.hpp"
+#include "core/space.hpp"
 #include "cli/backends.hpp"
 #include "kb/knowledge_base.hpp"
 
@@ -182,9 +185,22 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     }, &stop, [&](const Task& t) {
       // Seeds: the best configurations of earlier runs at other shapes or on other GPUs, and at this
       // shape as timed another way (an older soltune, a config's timing:).
+      // After them, an edited template: the first seed of an earlier text with each knob value that
+      // no result of an earlier text has (the values the edit added, or ones never reached).
+      const auto hash = content_hash(t.variant->source);
+      const auto seeds = kb.seeds(t, ev->device().name, hash, run, kSeeds, info.backend);
       std::vector<std::string> keys;
-      for (const auto& r : kb.seeds(t, ev->device().name, content_hash(t.variant->source), run, kSeeds, info.backend))
-        keys.push_back(r.config_key);
+      for (const auto& r : seeds) keys.push_back(r.config_key);
+      const auto older = std::find_if(seeds.begin(), seeds.end(), [&](const auto& r) { return r.source_hash != hash; });
+      if (older != seeds.end()) {
+        const Space space(*t.variant, t.fixed(ev->device()));
+        try {
+          for (const auto& c : space.with_new_values(space.parse_key(older->config_key), kb.knob_values_elsewhere(t, hash)))
+            keys.push_back(space.key(c));
+        } catch (const Error&) {
+          // A key of knobs this text no longer has: nothing to vary.
+        }
+      }
       return keys;
     });
   } catch (...) {

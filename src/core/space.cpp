@@ -128,6 +128,22 @@ std::vector<Config> Space::neighbours(const Config& c) const {
   return out;
 }
 
+std::vector<Config> Space::with_new_values(const Config& c,
+                                           const std::map<std::string, std::set<int64_t>>& earlier) const {
+  std::vector<Config> out;
+  for (size_t i = 0; i < knobs().size(); ++i) {
+    const auto it = earlier.find(knobs()[i].name);
+    if (it == earlier.end()) continue;
+    for (const int64_t v : knobs()[i].values) {
+      if (it->second.count(v) || v == c.values[i]) continue;
+      Config n = c;
+      n.values[i] = v;
+      if (legal(n)) out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
 Config Space::mutate(const Config& c, Rng& rng, double rate) const {
   Config m = c;
   bool changed = false;

@@ -2,7 +2,9 @@
 // The search space of one variant for one task: knobs, their legal values, the constraints, and a
 // canonical key per configuration. The space owns legality and neighbourhoods; searchers only choose.
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,10 @@ class Space {
   // legality checks per sample, and a search that draws many samples a round would stall.
   bool sparse() const;
   std::vector<Config> neighbours(const Config& c) const;             // legal one-knob steps
+  // Legal one-knob variants of c that give a knob a value outside `earlier` (knob -> the values an
+  // earlier version of the template took): what that version's best could not try. Knobs `earlier`
+  // does not name are left alone (nothing is known of them).
+  std::vector<Config> with_new_values(const Config& c, const std::map<std::string, std::set<int64_t>>& earlier) const;
   Config mutate(const Config& c, Rng& rng, double rate) const;       // may be illegal
   Config crossover(const Config& a, const Config& b, Rng& rng) const;  // uniform, may be illegal
   // Nearest legal configuration to c (fewest knobs changed), or nullopt.

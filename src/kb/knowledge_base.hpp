@@ -75,6 +75,10 @@ class KnowledgeBase {
   // another way, not known to this one) come first. At most `limit`, each configuration once.
   std::vector<ResultRecord> seeds(const Task& t, const std::string& gpu_name, const std::string& source_hash,
                                   int64_t exclude_run, size_t limit, const std::string& backend = "") const;
+  // Every value each knob took in results of the task's problem and variant under template texts
+  // other than source_hash (any dtype, shape, GPU, status): what the earlier versions offered, as
+  // far as they were tried. Values of a key that is not KNOB=integer,... are skipped.
+  std::map<std::string, std::set<int64_t>> knob_values_elsewhere(const Task& t, const std::string& source_hash) const;
   // The search state of a run's task after its last batch (one row per task, replaced each time).
   void save_checkpoint(int64_t run_id, const std::string& task_id, int64_t evaluated, const std::string& state);
   std::map<std::string, std::pair<int64_t, std::string>> checkpoints(int64_t run_id) const;  // task -> (evaluated, state)

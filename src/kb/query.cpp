@@ -204,6 +204,32 @@ std::set<std::string> KnowledgeBase::evaluated_keys(int64_t gpu_id, const Task& 
   return keys;
 }
 
+std::map<std::string, std::set<int64_t>> KnowledgeBase::knob_values_elsewhere(const Task& t,
+                                                                              const std::string& source_hash) const {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare(
+      "SELECT DISTINCT config_key FROM results WHERE problem = :problem AND variant = :variant AND "
+      "source_hash != :source_hash");
+  st.bind("problem", t.problem->name).bind("variant", t.variant->name).bind("source_hash", source_hash);
+  std::map<std::string, std::set<int64_t>> out;
+  while (st.step()) {
+    std::istringstream in(st.text("config_key"));
+    std::string part;
+    while (std::getline(in, part, ',')) {
+      const auto eq = part.find('=');
+      if (eq == std::string::npos) continue;
+      try {
+        size_t used = 0;
+        const int64_t v = std::stoll(part.substr(eq + 1), &used);
+        if (used == part.size() - eq - 1) out[part.substr(0, eq)].insert(v);
+      } catch (const std::exception&) {
+        // Not an integer value: not a knob value of a template's key.
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<RunRecord> KnowledgeBase::runs() const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare("SELECT * FROM runs ORDER BY id");

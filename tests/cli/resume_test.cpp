@@ -173,5 +173,65 @@ TEST_F(Resume, EarlierRunsAtOtherShapesSeedANewOne) {
   EXPECT_EQ(results[0].shape_key, "n=4096");
 }
 
+TEST_F(Resume, AnEditedTemplatesNewValuesAreTriedOnTheOldBest) {
+  // An earlier text of the gelu template (another comment, so another source hash) with fewer knob
+  // values, searched to the end; then the shipped text, which has more. Its first proposals are the
+  // old best, then the old best with each value the earlier text lacked, one knob at a time.
+  const auto old_templates = dir_ / "templates";
+  fs::create_directories(old_templates);
+  fs::copy(SOLTUNE_SOURCE_DIR "/templates/gelu", old_templates / "gelu", fs::copy_options::recursive);
+  std::ofstream(old_templates / "gelu" / "vectorized.cu", std::ios::app) << "// an earlier text\n";
+  const auto yaml = old_templates / "gelu" / "vectorized.yaml";
+  std::string text = read_all(yaml);
+  const std::map<std::string, std::string> narrower{
+      {"BLOCK", "[128, 256]"}, {"VEC", "[4]"}, {"EPT", "[1, 2]"}, {"GRID_STRIDE", "[0]"}, {"CACHE_HINT", "[0]"}};
+  for (const auto& [knob, values] : narrower) {
+    const auto at = text.find("  " + knob + ": {values: [");
+    ASSERT_NE(at, std::string::npos) << knob;
+    const auto from = text.find('[', at), to = text.find(']', at);
+    text.replace(from, to - from + 1, values);
+  }
+  std::ofstream(yaml) << text;
+  auto config = [&](const fs::path& templates, int evals) {
+    const auto cfg = dir_ / ("cfg" + std::to_string(evals) + ".yaml");
+    std::ofstream(cfg) << "problem: gelu\nvariants: [vectorized]\ndtypes: [f32]\nshapes: [{n: 1048576}]\n"
+                       << "budget: {evals: " << evals << "}\nseed: 3\ntemplates: " << templates.string() << "\n";
+    return cfg.string();
+  };
+  const auto kb = dir_ / "kb.sqlite";
+  ASSERT_EQ(run_to_end({kSoltune, "tune", config(old_templates, 40), "--backend", "model", "--kb", kb.string(), "-q"}), "0");
+  ASSERT_EQ(run_to_end({kSoltune, "tune", config(SOLTUNE_SOURCE_DIR "/templates", 16), "--backend", "model", "--kb",
+                        kb.string(), "-q"}),
+            "0");
+  const auto store = KnowledgeBase::open(kb);
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  const auto old_results = store.results(runs[0].id);
+  ASSERT_EQ(old_results.size(), 4u);  // 128 or 256 threads, 1 or 2 vectors: every one measured
+  const auto results = store.results(runs[1].id);
+  std::string listed;
+  for (const auto& r : results) listed += r.config_key + " (" + r.proposer + ")\n";
+  // The old best (the first of the fastest, as the knowledge base orders them), then the new values
+  // on it, in knob order: BLOCK 64, 512, 1024, VEC 1, 2, EPT 4, 8, a grid-stride loop, the cache hint
+  // (FAST_TANH 1 is new too, but not at f32; BLOCKS_PER_SM needs the grid-stride loop as well).
+  const auto best = *std::min_element(old_results.begin(), old_results.end(), [](const auto& x, const auto& y) {
+    return x.time_us < y.time_us;  // the first of equals: min_element keeps the earliest
+  });
+  auto with = [&](const std::string& knob, const std::string& value) {
+    std::string key = "," + best.config_key + ",";
+    const auto at = key.find("," + knob + "=") + knob.size() + 2;
+    key.replace(at, key.find(',', at) - at, value);
+    return key.substr(1, key.size() - 2);
+  };
+  const std::vector<std::string> want{best.config_key, with("BLOCK", "64"), with("BLOCK", "512"),
+                                      with("BLOCK", "1024"), with("VEC", "1"), with("VEC", "2"), with("EPT", "4"),
+                                      with("EPT", "8"), with("GRID_STRIDE", "1"), with("CACHE_HINT", "1")};
+  ASSERT_GE(results.size(), want.size()) << listed;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(results[i].config_key, want[i]) << i << "\n" << listed;
+    EXPECT_EQ(results[i].proposer, "archivist.seed") << i << "\n" << listed;
+  }
+}
+
 }  // namespace
 }  // namespace soltune

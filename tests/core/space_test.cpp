@@ -156,6 +156,29 @@ TEST_F(GeluSpace, NeighboursAreLegalOneKnobSteps) {
   EXPECT_EQ(block_steps, 2);
 }
 
+TEST_F(GeluSpace, NewValuesAreLegalOneKnobVariantsOutsideTheEarlierValues) {
+  const auto s = space(DType::f32);
+  const auto c = config(s, {{"BLOCK", 256}, {"VEC", 4}, {"EPT", 2}});
+  // An earlier text offered BLOCK 128 and 256 and no cache hint; GRID_STRIDE and the rest unknown.
+  const std::map<std::string, std::set<int64_t>> earlier{{"BLOCK", {128, 256}}, {"CACHE_HINT", {0}}, {"FAST_TANH", {0}}};
+  std::set<std::string> keys;
+  for (const auto& n : s.with_new_values(c, earlier)) {
+    EXPECT_TRUE(s.legal(n)) << s.key(n);
+    EXPECT_EQ(differing(c, n), 1) << s.key(n);
+    keys.insert(s.key(n));
+  }
+  // FAST_TANH 1 is new but illegal at f32; knobs `earlier` does not name stay as they are.
+  EXPECT_EQ(keys, (std::set<std::string>{s.key(config(s, {{"BLOCK", 64}, {"VEC", 4}, {"EPT", 2}})),
+                                         s.key(config(s, {{"BLOCK", 512}, {"VEC", 4}, {"EPT", 2}})),
+                                         s.key(config(s, {{"BLOCK", 1024}, {"VEC", 4}, {"EPT", 2}})),
+                                         s.key(config(s, {{"BLOCK", 256}, {"VEC", 4}, {"EPT", 2}, {"CACHE_HINT", 1}}))}));
+  // Nothing new: nothing to try.
+  std::map<std::string, std::set<int64_t>> all;
+  for (const auto& k : s.knobs()) all[k.name].insert(k.values.begin(), k.values.end());
+  EXPECT_TRUE(s.with_new_values(c, all).empty());
+  EXPECT_TRUE(s.with_new_values(c, {}).empty());
+}
+
 TEST_F(GeluSpace, RepairReturnsLegal) {
   const auto s = space(DType::f32);
   const auto legal = config(s, {{"VEC", 4}});

@@ -661,6 +661,21 @@ TEST_F(kb, SeedsIncludeThisShapeAsTimedAnotherWay) {
   EXPECT_EQ(keys(old_timing.backend), (std::vector<std::string>{"B=9", "B=2"}));
 }
 
+TEST_F(kb, KnobValuesElsewhereAreTheEarlierTextsValues) {
+  auto store = KnowledgeBase::open(file());
+  const int64_t g = store.gpu_id(real_, TimeKind::measured);
+  const int64_t r = store.begin_run(run_info(), g);
+  const Task t = task("scalar", DType::f32, 1024);
+  store.record(r, t, "h0", result("B=8,H=0", 10), {});
+  store.record(r, task("scalar", DType::f16, 4096), "h0", result("B=16,H=1", 0, Status::compile_error), {});
+  store.record(r, t, "h1", result("B=32,H=2", 9), {});  // this text: not an earlier one's value
+  store.record(r, task("vectorized", DType::f32, 1024), "h0", result("B=64,H=3", 9), {});  // another variant
+  store.record(r, t, "h0", result("B=x7,H=4", 9), {});  // not an integer: skipped, the rest kept
+  const std::map<std::string, std::set<int64_t>> want{{"B", {8, 16}}, {"H", {0, 1, 4}}};
+  EXPECT_EQ(store.knob_values_elsewhere(t, "h1"), want);
+  EXPECT_TRUE(store.knob_values_elsewhere(task("scalar", DType::f32, 1024, &other_), "h1").empty());
+}
+
 TEST_F(kb, EvaluatedKeysFollowTheToolchain) {
   auto store = KnowledgeBase::open(file());
   const int64_t g = store.gpu_id(real_, TimeKind::measured);

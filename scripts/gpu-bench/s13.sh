@@ -73,3 +73,22 @@ stream_s13e() {  # y kept in L2 (HINT 3 in the norms' four templates, 2 in softm
   harness "$d" torch_default ${REPS:-200} "$opts"
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+
+stream_s13f() {  # an edited template's new values tried on the old best first: the GPU tests; RMSNorm, LayerNorm
+  local d=$out/a  # and softmax tuned again from .gpu/kb.sqlite (s13e's); all five problems exported and timed
+  export PATH=/usr/local/cuda/bin:$PATH  # beside PyTorch, cold for all and by the harness's default
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  local c
+  for c in rmsnorm:160:60 layernorm:160:60 softmax:400:130; do
+    IFS=: read -r p e s <<< "$c"
+    library_config $p 154 > "$d/$p.yaml"
+    tune "$d" "$d/$p.yaml" --evals $e --seconds $s
+  done
+  grep -h -A40 "^summary on" "$d"/*.log | grep -v "^--$" | cut -c1-200
+  export_libs "$d" "" > /dev/null
+  local opts="--copy --interleave --order shuffle"
+  harness "$d" torch_cold ${REPS:-200} "$opts --reset-persisting"
+  harness "$d" torch_default ${REPS:-200} "$opts"
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}

@@ -5,7 +5,7 @@ harness() {  # harness DIR NAME REPS [HARNESS OPTIONS]: DIR/exp's library timed 
   local d=$1 name=$2 reps=$3
   bounded python3 bench/torch_reference.py --reps "$reps" ${4:-} \
     --exported "$d/exp/libsoltune_exported.so" --json "$d/$name.json" > "$d/$name.log" 2>&1
-  awk '/soltune  /{p=$1" "$2" "$3" "$5} /soltune - torch.compile/{print p, $5, $8, $10}' "$d/$name.log"
+  awk '/soltune  /{p=$1" "$2" "$3" "$5} /soltune - torch.compile/{print p, $5, $9, $11}' "$d/$name.log"
 }
 
 stream_s13a() {  # 0.2's timing for the whole library: the GPU tests; all five configs tuned again from

@@ -92,3 +92,16 @@ stream_s13f() {  # an edited template's new values tried on the old best first: 
   harness "$d" torch_default ${REPS:-200} "$opts"
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+
+stream_s13g() {  # store_policy with the harness's default (nothing demoted: what a repetition keeps in L2 stays
+  local d=$out/a  # for the next); RMSNorm and LayerNorm of .gpu/kb.sqlite (s13f's) timed beside PyTorch again,
+  export PATH=/usr/local/cuda/bin:$PATH  # 300 repetitions, cold for all and by the harness's default
+  bounded .gpu/bin/store_policy 32768 200 > "$d/store_policy.log" 2>&1
+  cat "$d/store_policy.log"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_libs "$d" "" > /dev/null
+  local opts="--problems rmsnorm,layernorm --copy --interleave --order shuffle"
+  harness "$d" torch_cold 300 "$opts --reset-persisting"
+  harness "$d" torch_default 300 "$opts"
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}

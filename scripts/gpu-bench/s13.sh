@@ -105,3 +105,14 @@ stream_s13g() {  # store_policy with the harness's default (nothing demoted: wha
   harness "$d" torch_default 300 "$opts"
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+
+stream_s13h() {  # the library of .gpu/kb.sqlite (s13f's) exported and timed beside PyTorch, every problem, 300
+  local d=$out/a  # repetitions: cold for all, then by the harness's default
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_libs "$d" "" > /dev/null
+  local opts="--copy --interleave --order shuffle"
+  harness "$d" torch_cold 300 "$opts --reset-persisting"
+  harness "$d" torch_default 300 "$opts"
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}

@@ -8,23 +8,32 @@ harness() {  # harness DIR NAME REPS [HARNESS OPTIONS]: DIR/exp's library timed 
   awk '/soltune  /{p=$1" "$2" "$3" "$5} /soltune - torch.compile/{print p, $5, $9, $11}' "$d/$name.log"
 }
 
+tune_library() {  # tune_library DIR SEED PROBLEM:EVALS:SECONDS...: these configs tuned in turn from
+  local d=$1 seed=$2 c p e s  # .gpu/kb.sqlite (copied to DIR/kb.sqlite), then their summaries
+  shift 2
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  for c in "$@"; do
+    IFS=: read -r p e s <<< "$c"
+    library_config $p $seed > "$d/$p.yaml"
+    tune "$d" "$d/$p.yaml" --evals $e --seconds $s
+  done
+  grep -h -A40 "^summary on" "$d"/*.log | grep -v "^--$" | cut -c1-200
+}
+
+harness_both() {  # harness_both DIR REPS [MORE OPTIONS]: DIR/kb.sqlite exported, built and timed beside PyTorch,
+  local d=$1 reps=$2 opts="--copy --interleave --order shuffle ${3:-}"  # cold for all, then by the
+  export_libs "$d" "" > /dev/null                                          # harness's default
+  harness "$d" torch_cold "$reps" "$opts --reset-persisting"
+  harness "$d" torch_default "$reps" "$opts"
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}
+
 stream_s13a() {  # 0.2's timing for the whole library: the GPU tests; all five configs tuned again from
   local d=$out/a  # .gpu/kb.sqlite (session 12's call 19); every problem exported and timed beside PyTorch,
   export PATH=/usr/local/cuda/bin:$PATH  # cold for all (--reset-persisting), then the harness's default
   gpu_tests "$d"
-  cp .gpu/kb.sqlite "$d/kb.sqlite"
-  local c
-  for c in gelu:24:25 l1norm:24:25 rmsnorm:96:45 layernorm:96:45 softmax:400:130; do
-    IFS=: read -r p e s <<< "$c"
-    library_config $p 151 > "$d/$p.yaml"
-    tune "$d" "$d/$p.yaml" --evals $e --seconds $s
-  done
-  grep -h -A40 "^summary on" "$d"/*.log | grep -v "^--$" | cut -c1-200
-  export_libs "$d" "" > /dev/null
-  local opts="--copy --interleave --order shuffle"
-  harness "$d" torch_cold ${REPS:-200} "$opts --reset-persisting"
-  harness "$d" torch_default ${REPS:-200} "$opts"
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  tune_library "$d" 151 gelu:24:25 l1norm:24:25 rmsnorm:96:45 layernorm:96:45 softmax:400:130
+  harness_both "$d" ${REPS:-200}
 }
 
 stream_s13b() {  # RMSNorm rowreg's HINT values, every other knob near the picks: every legal configuration at
@@ -59,38 +68,16 @@ stream_s13e() {  # y kept in L2 (HINT 3 in the norms' four templates, 2 in softm
   export PATH=/usr/local/cuda/bin:$PATH  # all five problems exported and timed beside PyTorch, cold for all
   bounded .gpu/bin/store_policy 32768 200 > "$d/store_policy.log" 2>&1  # and by the harness's default
   cat "$d/store_policy.log"
-  cp .gpu/kb.sqlite "$d/kb.sqlite"
-  local c
-  for c in rmsnorm:160:60 layernorm:160:60 softmax:400:130; do
-    IFS=: read -r p e s <<< "$c"
-    library_config $p 153 > "$d/$p.yaml"
-    tune "$d" "$d/$p.yaml" --evals $e --seconds $s
-  done
-  grep -h -A40 "^summary on" "$d"/*.log | grep -v "^--$" | cut -c1-200
-  export_libs "$d" "" > /dev/null
-  local opts="--copy --interleave --order shuffle"
-  harness "$d" torch_cold ${REPS:-200} "$opts --reset-persisting"
-  harness "$d" torch_default ${REPS:-200} "$opts"
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  tune_library "$d" 153 rmsnorm:160:60 layernorm:160:60 softmax:400:130
+  harness_both "$d" ${REPS:-200}
 }
 
 stream_s13f() {  # an edited template's new values tried on the old best first: the GPU tests; RMSNorm, LayerNorm
   local d=$out/a  # and softmax tuned again from .gpu/kb.sqlite (s13e's); all five problems exported and timed
   export PATH=/usr/local/cuda/bin:$PATH  # beside PyTorch, cold for all and by the harness's default
   gpu_tests "$d"
-  cp .gpu/kb.sqlite "$d/kb.sqlite"
-  local c
-  for c in rmsnorm:160:60 layernorm:160:60 softmax:400:130; do
-    IFS=: read -r p e s <<< "$c"
-    library_config $p 154 > "$d/$p.yaml"
-    tune "$d" "$d/$p.yaml" --evals $e --seconds $s
-  done
-  grep -h -A40 "^summary on" "$d"/*.log | grep -v "^--$" | cut -c1-200
-  export_libs "$d" "" > /dev/null
-  local opts="--copy --interleave --order shuffle"
-  harness "$d" torch_cold ${REPS:-200} "$opts --reset-persisting"
-  harness "$d" torch_default ${REPS:-200} "$opts"
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  tune_library "$d" 154 rmsnorm:160:60 layernorm:160:60 softmax:400:130
+  harness_both "$d" ${REPS:-200}
 }
 
 stream_s13g() {  # store_policy with the harness's default (nothing demoted: what a repetition keeps in L2 stays
@@ -99,20 +86,12 @@ stream_s13g() {  # store_policy with the harness's default (nothing demoted: wha
   bounded .gpu/bin/store_policy 32768 200 > "$d/store_policy.log" 2>&1
   cat "$d/store_policy.log"
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  export_libs "$d" "" > /dev/null
-  local opts="--problems rmsnorm,layernorm --copy --interleave --order shuffle"
-  harness "$d" torch_cold 300 "$opts --reset-persisting"
-  harness "$d" torch_default 300 "$opts"
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  harness_both "$d" 300 "--problems rmsnorm,layernorm"
 }
 
 stream_s13h() {  # the library of .gpu/kb.sqlite (s13f's) exported and timed beside PyTorch, every problem, 300
   local d=$out/a  # repetitions: cold for all, then by the harness's default
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb.sqlite "$d/kb.sqlite"
-  export_libs "$d" "" > /dev/null
-  local opts="--copy --interleave --order shuffle"
-  harness "$d" torch_cold 300 "$opts --reset-persisting"
-  harness "$d" torch_default 300 "$opts"
-  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+  harness_both "$d" 300
 }

@@ -4,11 +4,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <algorithm>
 #include <memory>
 #include <set>
 #include <sstream>

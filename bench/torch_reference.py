@@ -213,16 +213,18 @@ def exported_fn(lib, problem, dname, out=None):
     return call
 
 
-def prepare(problem, dname, impl, args, ref, lib):
+def prepare(problem, dname, impl, args, ref, lib, own_output=False):
     """The callable for impl (lib: soltune's libraries by impl name), run once, checked against
-    eager's output and warmed up; returns (fn, output, fields to record). torch.compile compiles here."""
+    eager's output and warmed up; returns (fn, output, fields to record). torch.compile compiles here.
+    own_output: soltune's kernels write into a tensor of their own (a fixed address, as under CUDA
+    graphs) instead of the block the caching allocator hands every implementation in turn."""
     op = PROBLEMS[problem][1]
     fields = {}
     if impl == "torch.compile":
         torch._dynamo.reset()  # a fresh, static-shape compile for every case
         fn = torch.compile(op)
     elif impl.startswith("soltune"):  # soltune, soltune#2, ...: one per exported library
-        fn = exported_fn(lib[impl], problem, dname)
+        fn = exported_fn(lib[impl], problem, dname, out=torch.empty_like(args[0]) if own_output else None)
     elif impl == "copy":  # the ceiling in this harness: x copied to y, the bytes of a read and a write
         fn = lambda x, *_: torch.empty_like(x).copy_(x)  # the output allocated per call, as the others'
         ref = None  # its output is x, not the problem's
@@ -261,11 +263,11 @@ def error_text(e):
     return msg[0][:500] if msg else type(e).__name__
 
 
-def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref, lib=None):
+def run_case(problem, shape, dname, impl, args, reps, flush, nbytes, ref, lib=None, own_output=False):
     """Warm up, check, time; returns (record fields, output to keep as reference or None)."""
     rec = new_record(problem, shape, dname, impl, reps, nbytes)
     try:
-        fn, out, fields = prepare(problem, dname, impl, args, ref, lib)
+        fn, out, fields = prepare(problem, dname, impl, args, ref, lib, own_output)
         rec.update(fields)
         time_fn(fn, args, 5, flush)  # warm-up with the flush pattern too
         rec["sm_clock_mhz_before"] = sm_clock_mhz()
@@ -310,14 +312,14 @@ def paired(sol, other, seed=0, resamples=2000):
             "soltune_faster_in": sum(1 for v in d if v < 0), "of": len(d)}
 
 
-def run_interleaved(problem, shape, dname, impls, args, reps, flush, nbytes, lib, order="rotate"):
+def run_interleaved(problem, shape, dname, impls, args, reps, flush, nbytes, lib, order="rotate", own_output=False):
     """Every implementation of one case, timed in turns; soltune paired with each of the others."""
     recs, fns, ref = {}, {}, None
     for impl in impls:
         recs[impl] = new_record(problem, shape, dname, impl, reps, nbytes)
         recs[impl]["interleaved"] = True
         try:
-            fn, out, fields = prepare(problem, dname, impl, args, ref, lib)
+            fn, out, fields = prepare(problem, dname, impl, args, ref, lib, own_output)
             recs[impl].update(fields)
             fns[impl] = fn
             if impl == "eager":
@@ -384,6 +386,9 @@ def main():
     ap.add_argument("--reset-persisting", action="store_true",
                     help="before each flush, wait for the GPU and demote L2 lines loaded under an evict_last "
                          "policy (cudaCtxResetPersistingL2Cache), which a flush by reads leaves, as soltune does")
+    ap.add_argument("--own-output", action="store_true",
+                    help="soltune's kernels write into a tensor of their own, allocated once per case (a fixed "
+                         "address, as under CUDA graphs), not into the freed block every implementation gets in turn")
     ap.add_argument("--wait", choices=["after", "before"], default="after",
                     help="the busy-wait before each timed launch: after the flush (default; the DRAM idles before "
                          "the launch) or before it (the launch follows the flush directly, as in soltune's timing)")
@@ -409,7 +414,8 @@ def main():
     print(f"{a.reps} repetitions per case, L2 flushed by {a.flush} of {a.flush_mib} MiB before each, "
           f"the busy-wait {a.wait} the flush"
           + (f", {a.cold_mib} MiB of other memory read before it" if a.cold_mib else "")
-          + (", evict_last lines demoted before it (the GPU idle first)" if a.reset_persisting else "") + "; "
+          + (", evict_last lines demoted before it (the GPU idle first)" if a.reset_persisting else "")
+          + ("; soltune writes into an output of its own" if a.own_output else "") + "; "
           f"GB/s from soltune's byte counts"
           + ("" if hasattr(torch.cuda, "_sleep") else "; no torch.cuda._sleep: launch overhead may show"))
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
@@ -442,11 +448,12 @@ def main():
                     print(f"{problem} {dname}: {i} has no kernel for it (not exported)", flush=True)
                 case_impls = tuple(i for i in case_impls if i not in missing)
                 if a.interleave:
-                    case = run_interleaved(problem, shape, dname, case_impls, args, a.reps, flush, nbytes, lib, a.order)
+                    case = run_interleaved(problem, shape, dname, case_impls, args, a.reps, flush, nbytes, lib, a.order,
+                                           a.own_output)
                 else:
                     case = []
                     for impl in case_impls:
-                        rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib)
+                        rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib, a.own_output)
                         if impl == "eager":
                             ref = out
                         case.append(rec)

@@ -95,3 +95,10 @@ stream_s13h() {  # the library of .gpu/kb.sqlite (s13f's) exported and timed bes
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   harness_both "$d" 300
 }
+
+stream_s13i() {  # as s13h for the problems whose picks keep y in L2, soltune writing into an output of its own
+  local d=$out/a  # (--own-output): do others gain from the lines it keeps at the block they all share?
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  harness_both "$d" 300 "--problems rmsnorm,layernorm,softmax --own-output"
+}

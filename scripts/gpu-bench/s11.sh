@@ -26,7 +26,7 @@ stream_s11a() {  # RMSNorm rowreg (WIDTH, HINT 2, BPS 16-32) tuned at its four t
 }
 
 timing_templates() {  # timing_templates DIR: RMSNorm's templates in DIR/rmsnorm, their knobs restricted to five
-  cp -r templates/rmsnorm "$1/"  # kernels at f32 32768x1024: looped's pick, rowreg at TPR 32 (Triton's design) and 128, BPS 1 and 16
+  cp -r templates/common templates/rmsnorm "$1/"  # kernels at f32 32768x1024: looped's pick, rowreg at TPR 32 (Triton's design) and 128, BPS 1 and 16
   restrict_knobs "$1/rmsnorm/rowreg.yaml" 'TPR=[32, 128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[2, 8]' 'RED=[0]' 'PERSIST=[0]' \
     'BPS=[1, 16]' 'WREG=[0]' 'PIPE=[0]' 'HINT=[0]' 'WIDTH=[0]'
   restrict_knobs "$1/rmsnorm/looped.yaml" 'TPR=[64]' 'RPB=[4]' 'VEC=[2]' 'UNROLL=[4]' 'STAGE=[0]' 'PERSIST=[0]' \

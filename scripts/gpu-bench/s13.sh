@@ -39,7 +39,7 @@ stream_s13a() {  # 0.2's timing for the whole library: the GPU tests; all five c
 stream_s13b() {  # RMSNorm rowreg's HINT values, every other knob near the picks: every legal configuration at
   local d=$out/a  # both shapes and dtypes (calls 2 and 3 ran a working copy with HINT 3: x evict-first, y by
   mkdir -p "$d/tpl"  # default; 4: x evict-first, y kept in L2; 5: today's 3, y kept)
-  cp -r templates/rmsnorm "$d/tpl/"
+  cp -r templates/common templates/rmsnorm "$d/tpl/"
   restrict_knobs "$d/tpl/rmsnorm/rowreg.yaml" 'TPR=[32, 64, 256, 512]' 'RPB=[1, 2]' 'VEC=[4, 8]' 'RED=[0]' \
     'PERSIST=[0]' 'BPS=[2]' 'WREG=[0]' 'PIPE=[0]' 'WIDTH=[1]'
   sed -e "s/^problem: rmsnorm/problem: rmsnorm\nvariants: [rowreg]/" -e "s|^kb:.*||" -e "s|^seed: .*|seed: 152\ntemplates: $d/tpl|" \

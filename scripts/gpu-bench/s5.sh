@@ -71,7 +71,7 @@ stream_s5f() {  # the norms' full-occupancy row-in-registers points at 8192x4096
   export PATH=/usr/local/cuda/bin:$PATH
   cp .gpu/kb_s5c4.sqlite "$d/kb.sqlite"
   local t=/tmp/occ-templates
-  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm templates/layernorm $t/
+  rm -rf $t && mkdir -p $t && cp -r templates/common templates/rmsnorm templates/layernorm $t/
   for p in rmsnorm layernorm; do
     restrict_knobs $t/$p/rowreg.yaml 'TPR=[256, 512, 1024]' 'RPB=[1]' 'EPT=[1, 2, 4]' 'PERSIST=[0]' 'BPS=[2, 4]' \
       'WREG=[0]' 'PIPE=[0]' 'STATS=[0, 1]'
@@ -87,7 +87,7 @@ stream_s5g() {  # ncu on RMSNorm looped at torch.compile's point (TPR=512, VEC=4
   local d=$out/a  # design Triton runs at 63 us and soltune's template at 80: a template copy that
   export PATH=/usr/local/cuda/bin:$PATH  # holds only that configuration, one evaluation under ncu
   local t=/tmp/looped-templates
-  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  rm -rf $t && mkdir -p $t && cp -r templates/common templates/rmsnorm $t/
   restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[512]' 'RPB=[1]' 'VEC=[4]' 'UNROLL=[1]' 'STAGE=[0]' 'PERSIST=[0]' \
     'BPS=[4]' 'HINT=[0]'
   printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 1}\nseed: 5\ntemplates: %s\n' $t > $d/looped1.yaml
@@ -102,7 +102,7 @@ stream_s5h() {  # RMSNorm looped with its whole chunks unguarded (two first-pass
   export PATH=/usr/local/cuda/bin:$PATH  # export beside torch.compile
   cp .gpu/kb_s5c6.sqlite "$d/kb.sqlite"
   local t=/tmp/looped2-templates
-  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  rm -rf $t && mkdir -p $t && cp -r templates/common templates/rmsnorm $t/
   restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[256, 512, 1024]' 'RPB=[1]' 'UNROLL=[1, 2]' 'STAGE=[0]' 'PERSIST=[0]' \
     'BPS=[1, 2, 4]'
   printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32, bf16]\nshapes: [{rows: 8192, cols: 4096}, {rows: 32768, cols: 1024}]\nbudget: {evals: 200, seconds: 50}\nseed: 5\ntemplates: %s\n' $t > $d/looped2.yaml

@@ -90,7 +90,7 @@ stream_s6g() {  # RMSNorm f32 8192x4096 at torch.compile's design: soltune's loo
   local d=$out/a  # holding only TPR=512, VEC=4, UNROLL=1, BPS=4) and Triton's, their SASS and ncu
   export PATH=/usr/local/cuda/bin:$PATH  # with source counters (where each one's warps stall)
   local t=/tmp/looped-templates
-  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  rm -rf $t && mkdir -p $t && cp -r templates/common templates/rmsnorm $t/
   restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[512]' 'RPB=[1]' 'VEC=[4]' 'UNROLL=[1]' 'STAGE=[0]' 'PERSIST=[0]' \
     'BPS=[4]' 'HINT=[0]'
   printf 'problem: rmsnorm\nvariants: [looped]\ndtypes: [f32]\nshapes: [{rows: 8192, cols: 4096}]\nbudget: {evals: 1}\nseed: 5\ntemplates: %s\n' $t > $d/looped1.yaml
@@ -134,7 +134,7 @@ stream_s6j() {  # where RMSNorm f32 8192x4096 loses to Triton: DRAM and L2 bytes
   local d=$out/a  # soltune's looped (WIDTH 1, torch.compile's point), its rowreg best, and Triton's kernel
   export PATH=/usr/local/cuda/bin:$PATH
   local t=/tmp/one-templates
-  rm -rf $t && mkdir -p $t && cp -r templates/rmsnorm $t/
+  rm -rf $t && mkdir -p $t && cp -r templates/common templates/rmsnorm $t/
   restrict_knobs $t/rmsnorm/looped.yaml 'TPR=[512]' 'RPB=[1]' 'VEC=[4]' 'UNROLL=[1]' 'STAGE=[0]' 'PERSIST=[0]' \
     'BPS=[4]' 'HINT=[0]' 'WIDTH=[1]'
   restrict_knobs $t/rmsnorm/rowreg.yaml 'TPR=[128]' 'RPB=[1]' 'VEC=[4]' 'EPT=[8]' 'RED=[1]' 'PERSIST=[0]' 'BPS=[2]' \

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "core/yaml_util.hpp"
@@ -12,12 +13,49 @@ namespace {
 
 using Names = std::set<std::string, std::less<>>;
 
-std::string read_text(const std::filesystem::path& p, const SourceLoc& from) {
+std::string read_file(const std::filesystem::path& p, const SourceLoc& from) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw Error(from, "cannot read source file '" + p.string() + "'");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A source with its quoted includes (`#include "../common/x.cuh"`, a file named from the including
+// file's folder) written in place, each file once: NVRTC, the source hash and an exported header then
+// see one self-contained text, and the text hashes as if the lines had been written there. A file
+// already written (a cycle included) is skipped. The toolkit's headers go in <...> and are left to NVRTC.
+std::string expand_includes(const std::filesystem::path& p, const std::string& text, std::set<std::filesystem::path>& seen) {
+  static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*\r?$)re");
+  std::string out;
+  int line_no = 0;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    ++line_no;
+    std::smatch m;
+    if (line.find('#') != std::string::npos && std::regex_match(line, m, include)) {
+      const SourceLoc loc{p.string(), line_no};
+      const auto file = std::filesystem::weakly_canonical(p.parent_path() / m[1].str());
+      if (!std::filesystem::is_regular_file(file))
+        throw Error(loc, "#include \"" + m[1].str() + "\": no file " + file.string() +
+                             " (a quoted include names a file from this file's folder; the toolkit's headers go in <...>)");
+      if (seen.insert(file).second) {
+        std::string inc = expand_includes(file, read_file(file, loc), seen);
+        if (!inc.empty() && inc.back() != '\n') inc += '\n';  // the file's end ends a line, as in C
+        out += inc;
+      }
+    } else {
+      out.append(text, at, std::min(end + 1, text.size()) - at);
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+std::string read_text(const std::filesystem::path& p, const SourceLoc& from) {
+  std::set<std::filesystem::path> seen{std::filesystem::weakly_canonical(p)};
+  return expand_includes(p, read_file(p, from), seen);
 }
 
 InitSpec parse_init(const yaml::Node& n) {

@@ -24,22 +24,7 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
   if constexpr (HINT == 1) return __ldcs(p); else return *p;
 }
-// y kept in L2 (evict_last): x, dead after its last read, goes before the result a consumer reads next.
-// Measured on the H200 (docs/BENCHMARKS.md, session 13): the kernel and the flush after it together
-// take less time, so the writes are not merely deferred past the timed window.
-template <typename R> __device__ __forceinline__ void store_kept(R* p, R v) {
-  unsigned long long pol;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  if constexpr (sizeof(R) == 16)
-    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
-                 :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
-  else if constexpr (sizeof(R) == 8)
-    asm volatile("st.global.L2::cache_hint.v2.u32 [%0], {%1, %2}, %3;" :: "l"(p), "r"(v.x), "r"(v.y), "l"(pol) : "memory");
-  else if constexpr (sizeof(R) == 4)
-    asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;" :: "l"(p), "r"(v), "l"(pol) : "memory");
-  else
-    asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;" :: "l"(p), "h"(v), "l"(pol) : "memory");
-}
+#include "../common/store_kept.cuh"
 template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
   if constexpr (HINT == 1) __stcs(p, v);
   else if constexpr (HINT == 3) store_kept(p, v);

@@ -285,6 +285,26 @@ TEST_F(BadInput, BadBackendAndGpu) {
   expect_error([&] { load_run_config(config_); }, config_, line + 1, 12, {"unknown GPU 'Voodoo5'", "H200"});
 }
 
+TEST_F(BadInput, QuotedIncludesAreWrittenInPlaceEachFileOnce) {
+  // Files shared by several templates: a header without a final newline, another that includes it.
+  fs::create_directories(templates_ / "common");
+  write(templates_ / "common" / "h.cuh", "// h\nconstexpr int h_value = 1;");
+  write(templates_ / "common" / "g.cuh", "#include \"h.cuh\"\n// g\n");
+  const auto cu = templates_ / "gelu" / "vectorized.cu";
+  const std::string original = read(cu);
+  write(cu, "#include \"../common/h.cuh\"\n  #  include \"../common/g.cuh\"\n" + original);
+  const auto p = load();
+  // h once (g's include of it is dropped), its line ended; the toolkit's <...> includes untouched.
+  EXPECT_EQ(p.variants.at(0).source, "// h\nconstexpr int h_value = 1;\n// g\n" + original);
+  EXPECT_NE(original.find("#include <"), std::string::npos);
+}
+
+TEST_F(BadInput, QuotedIncludeOfAMissingFile) {
+  const auto cu = templates_ / "gelu" / "vectorized.cu";
+  write(cu, "// a shared helper\n#include \"../common/missing.cuh\"\n" + read(cu));
+  expect_error([&] { load(); }, cu, 2, 0, {"no file", "common/missing.cuh", "<...>"});
+}
+
 TEST_F(BadInput, MissingSourceFile) {
   fs::remove(templates_ / "gelu" / "vectorized.cu");
   std::string msg;

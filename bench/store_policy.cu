@@ -97,15 +97,19 @@ void run(const char* dtype, long long rows, int reps, const uint4* flush, const 
   const int hints[] = {0, 1, 2, 3};
   Span spans[N];
   const long long flush_n = kFlushBytes / sizeof(uint4);
+  auto read = [&](const uint4* p, long long n) { flush_read<<<4 * sms, 512>>>(p, n, sink); };
+  auto demote = [] {  // the GPU idle, evict_last lines demoted
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaCtxResetPersistingL2Cache());
+  };
   for (int r = -3; r < reps; ++r) {  // three warm-up rounds
     for (int k = 0; k < N; ++k) {
-      CHECK(cudaDeviceSynchronize());
-      CHECK(cudaCtxResetPersistingL2Cache());
-      flush_read<<<4 * sms, 512>>>(flush, flush_n, sink);
+      demote();
+      read(flush, flush_n);
       CHECK(cudaEventRecord(ev[0]));
       kernels[k]<<<rows, 32>>>(x, w, y, rows, kCols, 1e-6f);
       CHECK(cudaEventRecord(ev[1]));
-      flush_read<<<4 * sms, 512>>>(flush, flush_n, sink);
+      read(flush, flush_n);
       CHECK(cudaEventRecord(ev[2]));
       CHECK(cudaEventSynchronize(ev[2]));
       CHECK(cudaGetLastError());
@@ -122,20 +126,19 @@ void run(const char* dtype, long long rows, int reps, const uint4* flush, const 
   const long long z_n = kZBytes / sizeof(uint4);
   for (int r = -3; r < reps; ++r) {
     for (int k = 0; k < N; ++k) {
-      CHECK(cudaDeviceSynchronize());
-      CHECK(cudaCtxResetPersistingL2Cache());
-      flush_read<<<4 * sms, 512>>>(flush, flush_n, sink);
+      demote();
+      read(flush, flush_n);
       kernels[k]<<<rows, 32>>>(x, w, y, rows, kCols, 1e-6f);
       CHECK(cudaEventRecord(ev[0]));
-      flush_read<<<4 * sms, 512>>>(z, z_n, sink);
+      read(z, z_n);
       CHECK(cudaEventRecord(ev[1]));
-      flush_read<<<4 * sms, 512>>>(z, z_n, sink);
+      read(z, z_n);
       CHECK(cudaEventRecord(ev[2]));
-      flush_read<<<4 * sms, 512>>>(flush, flush_n, sink);
+      read(flush, flush_n);
       CHECK(cudaEventRecord(ev[3]));
-      flush_read<<<4 * sms, 512>>>(z, z_n, sink);
+      read(z, z_n);
       CHECK(cudaEventRecord(ev[4]));
-      flush_read<<<4 * sms, 512>>>(z, z_n, sink);
+      read(z, z_n);
       CHECK(cudaEventRecord(ev[5]));
       CHECK(cudaEventSynchronize(ev[5]));
       CHECK(cudaGetLastError());
@@ -155,7 +158,7 @@ void run(const char* dtype, long long rows, int reps, const uint4* flush, const 
   std::printf("  HINT  kernel                 flush after             both\n");
   // Nothing demoted: PyTorch's harness by default.
   auto kept_rep = [&](int k, std::vector<float>* into) {
-    flush_read<<<4 * sms, 512>>>(flush, flush_n / 2, sink);  // the harness's 256 MiB
+    read(flush, flush_n / 2);  // the harness's 256 MiB
     CHECK(cudaEventRecord(ev[0]));
     kernels[k]<<<rows, 32>>>(x, w, y, rows, kCols, 1e-6f);
     CHECK(cudaEventRecord(ev[1]));
@@ -165,13 +168,11 @@ void run(const char* dtype, long long rows, int reps, const uint4* flush, const 
     CHECK(cudaEventElapsedTime(&a, ev[0], ev[1]));
     if (into) into->push_back(a * 1e3f);
   };
-  CHECK(cudaDeviceSynchronize());
-  CHECK(cudaCtxResetPersistingL2Cache());
+  demote();
   for (int r = -3; r < reps; ++r)
     for (int k = 0; k < N; ++k) kept_rep(k, r < 0 ? nullptr : &spans[k].kept_turns);
   for (int k = 0; k < N; ++k) {
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaCtxResetPersistingL2Cache());
+    demote();
     for (int r = -3; r < reps; ++r) kept_rep(k, r < 0 ? nullptr : &spans[k].kept_own);
   }
   auto cell = [](const std::vector<float>& v) {

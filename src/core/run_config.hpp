@@ -52,6 +52,7 @@ struct TimingOptions {
   int input_sets = 0;    // input sets rotated between repetitions; 0: one (the default, see TaskState)
   double flush_mib = 0;  // the L2 flush's buffer; 0: four times L2, at least 256 MiB
   bool is_default() const { return gate && settle_us == 0 && input_sets == 0 && flush_mib == 0; }
+  bool operator==(const TimingOptions&) const = default;
   std::string describe() const;  // "gate off, settle 100 us, 1 input set"; "" for the defaults
   // The backend's name a run records: "cuda", or "cuda (timing: ...)" for a timing of its own (the
   // knowledge base keeps those apart by this prefix).

@@ -28,6 +28,7 @@ struct CudaEvalOptions {
   bool measure_ceilings = true;
   TimingOptions timing;           // the run config's `timing:` (gate off in the test that shows what it prevents)
   double gate_timeout_ms = 1000;  // a gate opens by itself after this long (the host stalled)
+  bool operator==(const CudaEvalOptions&) const = default;
 };
 
 struct TimingPlan {

@@ -133,6 +133,52 @@ TaskBaseline decode_baseline(const YAML::Node& n) {
   return b;
 }
 
+YAML::Node encode(const CudaEvalOptions& o) {
+  YAML::Node n;
+  n["check_rounds"] = o.check_rounds;
+  n["slow_factor"] = o.slow_factor;
+  n["target_cv"] = o.target_cv;
+  n["extra_batches"] = o.extra_batches;
+  n["target_ms"] = o.target_ms;
+  n["reps"] = std::vector<int>{o.min_reps, o.max_reps};
+  n["warmup"] = o.warmup;
+  n["seed"] = o.seed;
+  n["measure_ceilings"] = o.measure_ceilings;
+  n["gate"] = o.timing.gate;
+  n["settle_us"] = o.timing.settle_us;
+  n["input_sets"] = o.timing.input_sets;
+  n["flush_mib"] = o.timing.flush_mib;
+  n["gate_timeout_ms"] = o.gate_timeout_ms;
+  return n;
+}
+
+CudaEvalOptions decode_eval_options(const YAML::Node& n) {
+  auto get = [&n]<typename V>(const char* key, V& into) {
+    if (!n[key]) throw Error(std::string("worker protocol: the evaluation options lack '") + key + "'");
+    into = n[key].as<V>();
+  };
+  CudaEvalOptions o;
+  get("check_rounds", o.check_rounds);
+  get("slow_factor", o.slow_factor);
+  get("target_cv", o.target_cv);
+  get("extra_batches", o.extra_batches);
+  get("target_ms", o.target_ms);
+  std::vector<int> reps;
+  get("reps", reps);
+  if (reps.size() != 2) throw Error("worker protocol: the evaluation options' reps are not [min, max]");
+  o.min_reps = reps[0];
+  o.max_reps = reps[1];
+  get("warmup", o.warmup);
+  get("seed", o.seed);
+  get("measure_ceilings", o.measure_ceilings);
+  get("gate", o.timing.gate);
+  get("settle_us", o.timing.settle_us);
+  get("input_sets", o.timing.input_sets);
+  get("flush_mib", o.timing.flush_mib);
+  get("gate_timeout_ms", o.gate_timeout_ms);
+  return o;
+}
+
 YAML::Node encode(const Resources& r) {
   YAML::Node n;
   n = std::vector<int>{r.registers, r.spill_stores, r.spill_loads, r.stack, r.smem_static, r.cmem, r.parsed ? 1 : 0};

@@ -7,6 +7,7 @@
 
 #include "core/frames.hpp"
 #include "core/task.hpp"
+#include "eval/timing_loop.hpp"
 
 namespace soltune::wire {
 
@@ -17,6 +18,10 @@ YAML::Node encode(const DeviceInfo& d);
 DeviceInfo decode_device(const YAML::Node& n);
 YAML::Node encode(const TaskBaseline& b);
 TaskBaseline decode_baseline(const YAML::Node& n);
+// How the worker evaluates (the hello's options): every field, so that none falls back to its
+// default on the worker's side unnoticed.
+YAML::Node encode(const CudaEvalOptions& o);
+CudaEvalOptions decode_eval_options(const YAML::Node& n);
 YAML::Node encode(const Resources& r);
 Resources decode_resources(const YAML::Node& n);
 // The parts of a result the worker fills: status, log, timing, accuracy, occupancy.

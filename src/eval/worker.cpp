@@ -38,19 +38,7 @@ class Worker {
 YAML::Node Worker::hello(const YAML::Node& m) {
   templates_ = m["templates"].as<std::string>();
   const int device = m["device"].as<int>();
-  CudaEvalOptions o;
-  o.seed = m["seed"].as<uint64_t>();
-  o.check_rounds = m["check_rounds"].as<int>();
-  o.target_ms = m["target_ms"].as<double>();
-  o.min_reps = m["min_reps"].as<int>();
-  o.warmup = m["warmup"].as<int>();
-  o.slow_factor = m["slow_factor"].as<double>();
-  o.max_reps = m["max_reps"].as<int>();
-  o.measure_ceilings = m["measure_ceilings"].as<bool>();
-  o.timing.gate = m["gate"].as<bool>();
-  o.timing.settle_us = m["settle_us"].as<double>();
-  o.timing.input_sets = m["input_sets"].as<int>();
-  o.timing.flush_mib = m["flush_mib"].as<double>();
+  const auto o = wire::decode_eval_options(m["options"]);
   compiler_ = std::make_unique<Compiler>(default_compiler_options());
   auto arch = m["arch"].as<std::string>();
   if (arch == "auto") arch = cuda_device(device).arch();

@@ -1,7 +1,7 @@
 #pragma once
 // The GPU worker: the only process that holds a CUDA context. It reads requests from `in` and
 // answers on `out` (wire.hpp), one at a time:
-//   hello {device, arch, templates, seed, options}   -> {ok, device}
+//   hello {device, arch, templates, options}         -> {ok, device}
 //   baseline {task}                                   -> {ok, baseline} | {ok: false, error}
 //   run {task, key, lowered, res} + CUBIN frame       -> {ok, outcome, lost}
 //   retime {task, rounds, items} + a CUBIN frame each -> {ok, baseline: [us], configs: [[us]]}

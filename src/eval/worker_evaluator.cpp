@@ -33,18 +33,10 @@ void WorkerEvaluator::start() {
     hello["templates"] = opt_.templates.string();
     hello["device"] = opt_.device;
     hello["arch"] = opt_.arch;
-    hello["seed"] = opt_.eval.seed + static_cast<uint64_t>(restarts_);  // fresh draws after a restart
-    hello["check_rounds"] = opt_.eval.check_rounds;
-    hello["target_ms"] = opt_.eval.target_ms;
-    hello["min_reps"] = opt_.eval.min_reps;
-    hello["warmup"] = opt_.eval.warmup;
-    hello["slow_factor"] = opt_.eval.slow_factor;
-    hello["max_reps"] = opt_.eval.max_reps;
-    hello["measure_ceilings"] = opt_.eval.measure_ceilings && !dev_.measured;
-    hello["gate"] = opt_.eval.timing.gate;
-    hello["settle_us"] = opt_.eval.timing.settle_us;
-    hello["input_sets"] = opt_.eval.timing.input_sets;
-    hello["flush_mib"] = opt_.eval.timing.flush_mib;
+    auto eval = opt_.eval;
+    eval.seed += static_cast<uint64_t>(restarts_);  // fresh draws after a restart
+    eval.measure_ceilings = eval.measure_ceilings && !dev_.measured;
+    hello["options"] = wire::encode(eval);
     YAML::Node reply;
     std::string why;
     if (call(hello, "", opt_.start_timeout_s, reply, why) == Outcome::ok) {

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     YAML::Node r;
     r["ok"] = true;
     if (op == "hello") {
+      wire::decode_eval_options(m["options"]);  // throws (the worker then dies unanswered) if any field is missing
       auto d = *find_known_gpu("H200");
       d.uuid = "GPU-fake";
       r["device"] = wire::encode(d);

@@ -154,5 +154,34 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   EXPECT_THROW(wire::parse("[not, a, map]"), Error);
 }
 
+// Every evaluation option reaches the worker: each set away from its default, all come back.
+TEST(Wire, EvaluationOptionsRoundTripWhole) {
+  CudaEvalOptions o;
+  o.check_rounds = 5;
+  o.slow_factor = 1.25;
+  o.target_cv = 0.125;
+  o.extra_batches = 4;
+  o.target_ms = 37.5;
+  o.min_reps = 12;
+  o.max_reps = 340;
+  o.warmup = 6;
+  o.seed = 0xfedcba9876543210ull;
+  o.measure_ceilings = false;
+  o.timing.gate = false;
+  o.timing.settle_us = 100;
+  o.timing.input_sets = 3;
+  o.timing.flush_mib = 512;
+  o.gate_timeout_ms = 250;
+  const auto back = wire::decode_eval_options(wire::parse(wire::emit(wire::encode(o))));
+  EXPECT_TRUE(back == o);
+  EXPECT_FALSE(back == CudaEvalOptions{});
+  auto n = wire::encode(o);
+  n["reps"] = std::vector<int>{12};
+  EXPECT_THROW(wire::decode_eval_options(n), Error);
+  n = wire::encode(o);
+  n.remove("target_cv");
+  EXPECT_THROW(wire::decode_eval_options(n), Error);
+}
+
 }  // namespace
 }  // namespace soltune

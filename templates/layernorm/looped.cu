@@ -10,82 +10,9 @@
 
 namespace ln_detail {
 
-template <int BYTES> struct RawOf;
-template <> struct RawOf<2> { using type = unsigned short; };
-template <> struct RawOf<4> { using type = unsigned int; };
-template <> struct RawOf<8> { using type = uint2; };
-template <> struct RawOf<16> { using type = uint4; };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT == 1) return __ldcs(p); else return *p;
-}
-#include "../common/store_kept.cuh"
-template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT == 1) __stcs(p, v);
-  else if constexpr (HINT == 3) store_kept(p, v);
-  else *p = v;
-}
-// HINT 2, Triton's policy for a row read more than once, in L1 and L2 together (templates/rmsnorm/
-// looped.cu): reads before the last keep the lines (evict_last), the last lets them go first.
-template <bool KEEP> __device__ __forceinline__ unsigned long long l2_policy() {
-  unsigned long long p;
-  if constexpr (KEEP) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-  else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-  return p;
-}
-#define SOLTUNE_LD_HINTED(L1, SUFFIX, ...)                                                     \
-  asm volatile("ld.global.L1::" L1 ".L2::cache_hint" SUFFIX : __VA_ARGS__)
-template <bool KEEP, typename R> __device__ __forceinline__ R load_hinted(const R* p) {
-  R r;
-  const unsigned long long pol = l2_policy<KEEP>();
-  if constexpr (sizeof(R) == 16) {
-    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".v4.u32 {%0, %1, %2, %3}, [%4], %5;", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
-    else SOLTUNE_LD_HINTED("evict_first", ".v4.u32 {%0, %1, %2, %3}, [%4], %5;", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
-  } else if constexpr (sizeof(R) == 8) {
-    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".v2.u32 {%0, %1}, [%2], %3;", "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
-    else SOLTUNE_LD_HINTED("evict_first", ".v2.u32 {%0, %1}, [%2], %3;", "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
-  } else if constexpr (sizeof(R) == 4) {
-    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".u32 %0, [%1], %2;", "=r"(r) : "l"(p), "l"(pol));
-    else SOLTUNE_LD_HINTED("evict_first", ".u32 %0, [%1], %2;", "=r"(r) : "l"(p), "l"(pol));
-  } else {
-    if constexpr (KEEP) SOLTUNE_LD_HINTED("evict_last", ".u16 %0, [%1], %2;", "=h"(r) : "l"(p), "l"(pol));
-    else SOLTUNE_LD_HINTED("evict_first", ".u16 %0, [%1], %2;", "=h"(r) : "l"(p), "l"(pol));
-  }
-  return r;
-}
-#undef SOLTUNE_LD_HINTED
-// The first read of x, the last read of x, and the weight and bias (read by every row), under HINT.
-template <int HINT, typename R> __device__ __forceinline__ R first_read(const R* p) {
-  if constexpr (HINT >= 2) return load_hinted<true>(p); else return load<0>(p);
-}
-template <int HINT, typename R> __device__ __forceinline__ R last_read(const R* p) {
-  if constexpr (HINT >= 2) return load_hinted<false>(p); else return load<HINT>(p);
-}
-template <int HINT, typename R> __device__ __forceinline__ R param_read(const R* p) {
-  if constexpr (HINT >= 2) return load_hinted<true>(p); else return __ldg(p);
-}
-template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
-  const T* e = reinterpret_cast<const T*>(&r);
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) out[k] = to_f(e[k]);
-}
-
-// cp.async of 4, 8 or 16 bytes from global to shared memory (16 bytes bypass L1).
-template <int BYTES> __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  if constexpr (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(BYTES) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+#include "../common/types.cuh"
+#include "../common/norm_access.cuh"
+#include "../common/cp_async.cuh"
 
 // Reduction states, combined as in rowreg (a zero state is the identity).
 struct Sum1 { float s; };

@@ -9,69 +9,8 @@
 
 namespace rms_detail {
 
-template <int BYTES> struct RawOf;
-template <> struct RawOf<2> { using type = unsigned short; };
-template <> struct RawOf<4> { using type = unsigned int; };
-template <> struct RawOf<8> { using type = uint2; };
-template <> struct RawOf<16> { using type = uint4; };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-// HINT 1: streaming (evict-first) access for data touched once; the weight uses the read-only path.
-// HINT 2, Triton's policy here: x and y by default, the weight (read by every row) kept in L1 and
-// L2 (evict_last). HINT 3: as 2, with y kept in L2 (store_kept).
-template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT == 1) return __ldcs(p); else return *p;
-}
-#include "../common/store_kept.cuh"
-template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT == 1) __stcs(p, v);
-  else if constexpr (HINT == 3) store_kept(p, v);
-  else *p = v;
-}
-template <int HINT, typename R> __device__ __forceinline__ R weight_read(const R* p) {
-  if constexpr (HINT >= 2) {
-    static_assert(sizeof(R) == 16 || sizeof(R) == 8 || sizeof(R) == 4, "HINT 2, 3: vectors of 4, 8 or 16 bytes");
-    unsigned long long pol;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-    R r;
-    if constexpr (sizeof(R) == 16)
-      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                   : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
-    else if constexpr (sizeof(R) == 8)
-      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y) : "l"(p), "l"(pol));
-    else
-      asm volatile("ld.global.L1::evict_last.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
-    return r;
-  } else {
-    return __ldg(p);
-  }
-}
-template <typename T, int VEC, typename R> __device__ __forceinline__ void unpack(const R& r, float (&out)[VEC]) {
-  const T* e = reinterpret_cast<const T*>(&r);
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) out[k] = to_f(e[k]);
-}
-
-// VEC floats into one vector of T: bf16 in pairs, one cvt.rn.bf16x2.f32 each (one element at a time
-// is a conversion each and a move to pair them).
-template <typename T, typename R, int VEC> __device__ __forceinline__ R pack(const float (&f)[VEC]) {
-  R r;
-  if constexpr (sizeof(T) == 2 && VEC >= 2) {
-    __nv_bfloat162* q = reinterpret_cast<__nv_bfloat162*>(&r);
-#pragma unroll
-    for (int k = 0; k < VEC / 2; ++k) q[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-  } else {
-    T* o = reinterpret_cast<T*>(&r);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) o[k] = from_f<T>(f[k]);
-  }
-  return r;
-}
+#include "../common/types.cuh"
+#include "../common/norm_access.cuh"
 
 // Sum over the TPR threads of each row group (TPR a multiple of 32, groups warp-aligned), every
 // thread getting the result; every thread of the block must call it. RED 0: butterfly shuffles in
@@ -141,7 +80,7 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
   if constexpr (WREG) {
 #pragma unroll
     for (int e = 0; e < EPT; ++e)
-      if (inside(e)) wr[e] = weight_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e)));
+      if (inside(e)) wr[e] = param_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e)));
   }
 
   // Mean square, scaling and store of one row group from its values v (0 where invalid). Every
@@ -164,7 +103,7 @@ rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
       if (!(active && inside(e))) continue;
       float w[VEC];
       if constexpr (WREG) unpack<T>(wr[e], w);
-      else unpack<T>(weight_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e))), w);
+      else unpack<T>(param_read<HINT>(reinterpret_cast<const Raw*>(weight + col(e))), w);
       float o[VEC];
 #pragma unroll
       for (int k = 0; k < VEC; ++k) o[k] = v[e][k] * rstd * w[k];

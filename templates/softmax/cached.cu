@@ -15,33 +15,8 @@
 
 namespace softmax_cached_detail {
 
-// -inf (NVRTC has no INFINITY macro).
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
-
-template <int BYTES> struct RawOf;
-template <> struct RawOf<2> { using type = unsigned short; };
-template <> struct RawOf<4> { using type = unsigned int; };
-template <> struct RawOf<8> { using type = uint2; };
-template <> struct RawOf<16> { using type = uint4; };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-// exp of x - max (<= 0). FAST: ex2.approx of d * log2(e), relative error about |d| * 2^-24, as
-// __expf; its .ftz form is one instruction (__expf's non-ftz ex2 is four: the SASS scales
-// denormal results), and a result under 2^-126 is 0 beside a row sum of at least 1.
-template <int FAST> __device__ __forceinline__ float ex(float d) {
-  if constexpr (FAST) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(d * 1.4426950408889634f));
-    return y;
-  } else {
-    return expf(d);
-  }
-}
+#include "../common/types.cuh"
+#include "../common/softmax_math.cuh"
 
 // bf16 vectors in pairs (VEC >= 2): the max on packed pairs, one max.bf16x2 per two elements and no
 // conversion, and one packing conversion per output pair. bf16 softmax issued about 24

@@ -10,32 +10,8 @@
 
 namespace softmax_multipass_detail {
 
-// -inf (NVRTC has no INFINITY macro).
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
-
-template <int BYTES> struct RawOf;
-template <> struct RawOf<2> { using type = unsigned short; };
-template <> struct RawOf<4> { using type = unsigned int; };
-template <> struct RawOf<8> { using type = uint2; };
-template <> struct RawOf<16> { using type = uint4; };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-// FAST: ex2.approx.ftz of d * log2(e), one instruction (__expf's non-ftz ex2 is four in SASS); a
-// result under 2^-126 becomes 0 (templates/softmax/cached.cu).
-template <int FAST> __device__ __forceinline__ float ex(float d) {
-  if constexpr (FAST) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(d * 1.4426950408889634f));
-    return y;
-  } else {
-    return expf(d);
-  }
-}
+#include "../common/types.cuh"
+#include "../common/softmax_math.cuh"
 
 // Loads with an L2 eviction policy (createpolicy), one per raw vector type.
 __device__ __forceinline__ unsigned short ld_policy(const unsigned short* p, unsigned long long pol) {

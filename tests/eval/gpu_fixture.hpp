@@ -37,13 +37,14 @@ inline bool skip_without_gpu() {
 #define SOLTUNE_REQUIRE_GPU() \
   if (::soltune::test::skip_without_gpu()) GTEST_SKIP() << "no CUDA device on this machine"
 
-// A copy of templates/<problem> in a fresh temp folder, to which a test adds variants.
+// A copy of templates/<problem> (and templates/common, which templates may include) in a fresh temp
+// folder, to which a test adds variants.
 inline std::filesystem::path copy_problem(const std::string& problem, const std::string& tag) {
   const auto root = std::filesystem::temp_directory_path() / ("soltune-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root);
-  std::filesystem::copy(source_dir() / "templates" / problem, root / problem,
-                        std::filesystem::copy_options::recursive);
+  for (const std::string dir : {problem, std::string("common")})
+    std::filesystem::copy(source_dir() / "templates" / dir, root / dir, std::filesystem::copy_options::recursive);
   return root;
 }
 

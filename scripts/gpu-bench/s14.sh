@@ -34,3 +34,26 @@ stream_s14c() {  # .gpu/kb.sqlite (s14b's) exported and timed beside PyTorch, ev
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   harness_both "$d" 300
 }
+
+stream_s14d() {  # the two shapes behind torch.compile by the harness's default in s14c (RMSNorm and LayerNorm
+  local d=$out/a  # bf16 32768x1024), .gpu/kb.sqlite (s14b's): under ncu beside torch.compile's kernel; then
+  export PATH=/usr/local/cuda/bin:$PATH  # the harness both ways with soltune writing into an output of its own
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  local p
+  for p in rmsnorm layernorm; do
+    ncu_exported "$d" "$d/ncu_${p}_32768x1024_bf16.txt" --clock-control none -k regex:'triton|norm' \
+      --section SpeedOfLight --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
+      --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_write.sum,gpu__time_duration.sum \
+      -- --problem $p --shape 32768x1024 --dtype bf16 --launches 3
+    grep -E "^  [a-z]|Duration|DRAM Through|dram__bytes" "$d/ncu_${p}_32768x1024_bf16.txt" | cut -c1-110
+  done
+  harness_both "$d" 300 "--problems rmsnorm,layernorm --dtypes bf16 --own-output"
+}
+
+stream_s14e() {  # as s14c, soltune writing into an output of its own (--own-output): every problem, 300
+  local d=$out/a  # repetitions, cold for all and by the harness's default
+  export PATH=/usr/local/cuda/bin:$PATH
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  harness_both "$d" 300 "--own-output"
+}

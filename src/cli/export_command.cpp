@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
+#include "cli/export_earlier.hpp"
 #include "cli/export_json.hpp"
 #include "core/atomic_file.hpp"
 #include "cli/options.hpp"
@@ -88,16 +90,47 @@ int export_command(const std::vector<std::string>& args) {
   if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
   auto kb = KnowledgeBase::open(kb_path);
   const auto spec = load_problem(templates.empty() ? default_templates() : std::filesystem::path(templates), problem);
-  // Only results of the templates as they are now: the header holds today's source, and a result
-  // of an edited template says nothing about it.
+  // Results of the templates as they are now; of earlier texts only where they compile to the same
+  // machine code as today's (an edit of comments or layout), since a result of other code says
+  // nothing about today's kernel.
   std::vector<std::string> hashes;
   for (const auto& v : spec.variants) hashes.push_back(content_hash(v.source));
   auto best = kb.best(problem, gpu, hashes);
   const auto any_version = kb.best(problem, gpu);  // what earlier versions of the templates did
+  auto fastest = [](const std::vector<ResultRecord>& rs, bool predicted_too) {  // per (dtype, shape)
+    std::map<std::pair<std::string, std::string>, ResultRecord> m;
+    for (const auto& r : rs) {
+      if (r.time_kind == "predicted" && !predicted_too) continue;
+      auto [it, fresh] = m.emplace(std::pair{r.dtype, r.shape_key}, r);
+      if (!fresh && r.time_us < it->second.time_us) it->second = r;
+    }
+    return m;
+  };
+  std::vector<ResultRecord> earlier;  // measured with another text, faster than today's or alone
+  {
+    const auto today = fastest(best, false);
+    for (const auto& r : any_version) {
+      const auto it = today.find({r.dtype, r.shape_key});
+      if (r.time_kind == "measured" && std::find(hashes.begin(), hashes.end(), r.source_hash) == hashes.end() &&
+          (it == today.end() || r.time_us < it->second.time_us))
+        earlier.push_back(r);
+    }
+  }
+  const auto carried = earlier_results_with_same_code(kb, spec, earlier);
+  if (!carried.note.empty() && !earlier.empty())
+    std::fprintf(stderr, "export: results of earlier template texts not checked: %s\n", carried.note.c_str());
+  std::set<std::string> carried_ids;
+  for (const auto& r : carried.same_code) {
+    carried_ids.insert(std::to_string(r.id));
+    best.push_back(r);
+  }
   if (best.empty()) {
     if (!any_version.empty())
       throw Error("every result for '" + problem + "' in " + kb_path + " was tuned with other versions of its templates "
-                  "(the sources changed since): re-tune, or export with --templates of that run");
+                  "(the sources changed since, and " +
+                  (carried.checked ? "none of the " + std::to_string(carried.checked) + " checked compiles to today's machine code"
+                                   : std::string("none could be checked against today's machine code")) +
+                  "): re-tune, or export with --templates of that run");
     throw Error("no valid result for problem '" + problem + "' in " + kb_path + (gpu.empty() ? "" : " for GPU '" + gpu + "'"));
   }
   std::set<std::string> gpus;
@@ -108,20 +141,20 @@ int export_command(const std::vector<std::string>& args) {
     throw UsageError("the knowledge base holds results for several GPUs (" + names + "): choose one with --gpu");
   }
   // Every tuned (dtype, shape): the fastest result over the variants.
-  std::map<std::pair<std::string, std::string>, ResultRecord> pick;
-  for (const auto& r : best) {
-    if (r.time_kind == "predicted" && !vm.count("allow-predicted")) continue;
-    auto [it, fresh] = pick.emplace(std::pair{r.dtype, r.shape_key}, r);
-    if (!fresh && r.time_us < it->second.time_us) it->second = r;
-  }
+  const auto pick = fastest(best, vm.count("allow-predicted") > 0);
   if (pick.empty()) throw Error("only model predictions for '" + problem + "' in " + kb_path + ": pass --allow-predicted to export them");
+  size_t from_earlier = 0;
+  for (const auto& [group, r] : pick) from_earlier += carried_ids.count(std::to_string(r.id));
+  if (from_earlier)
+    std::fprintf(stderr, "export: %zu tuned shape(s) exported from results of an earlier text of their template, which "
+                 "compiles to the same machine code as today's\n", from_earlier);
   std::set<std::pair<std::string, std::string>> older_faster;  // beaten only by earlier template versions
   for (const auto& r : any_version)
     if (auto it = pick.find({r.dtype, r.shape_key}); it != pick.end() && r.time_kind == "measured" && r.time_us < it->second.time_us)
       older_faster.insert(it->first);
   if (!older_faster.empty())
     std::fprintf(stderr, "export: %zu tuned shape(s) had faster results with earlier versions of the templates, which "
-                 "are not exported (re-tune to measure today's)\n", older_faster.size());
+                 "are not exported: their code differs from today's (re-tune to measure today's)\n", older_faster.size());
   std::vector<Specialization> specs;
   std::vector<ResultRecord> records;
   for (const auto& [group, r] : pick) {
@@ -139,6 +172,9 @@ int export_command(const std::vector<std::string>& args) {
                   r.sol_execbench, SOLTUNE_VERSION);
     s.comment.push_back(line);
     s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
+    if (carried_ids.count(std::to_string(r.id)))
+      s.comment.push_back("measured with an earlier text of the template (source " + r.source_hash.substr(0, 12) +
+                          "), which compiles to the same machine code as today's (checked at export)");
     specs.push_back(std::move(s));
     records.push_back(r);
   }

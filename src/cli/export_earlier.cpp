@@ -1,0 +1,67 @@
+#include "cli/export_earlier.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "codegen/compiler.hpp"
+#include "codegen/machine_code.hpp"
+#include "core/space.hpp"
+#include "core/task.hpp"
+
+namespace soltune::cli {
+
+EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const ProblemSpec& spec,
+                                              std::vector<ResultRecord> candidates) {
+  EarlierResults out;
+  std::map<std::string, std::string> arch_of;  // GPU name -> sm_XY
+  for (const auto& g : kb.gpus()) arch_of[g.device.name] = "sm_" + std::to_string(g.device.cc_major) + std::to_string(g.device.cc_minor);
+  const auto archs = Compiler::supported_archs();
+  // Two compiles per candidate, today's text first: requests[2i] and [2i + 1].
+  std::vector<CompileRequest> requests;
+  std::vector<ResultRecord> asked;
+  std::set<std::string> unbuildable;
+  for (auto& r : candidates) {
+    const auto arch = arch_of.find(r.gpu_name);
+    const auto old_text = kb.source(r.source_hash);
+    if (arch == arch_of.end() || !old_text) continue;
+    if (std::find(archs.begin(), archs.end(), arch->second) == archs.end()) {
+      unbuildable.insert(arch->second);
+      continue;
+    }
+    const VariantSpec* v = nullptr;
+    for (const auto& x : spec.variants)
+      if (x.name == r.variant) v = &x;
+    if (!v) continue;
+    std::string expr;
+    try {  // a configuration today's knobs no longer describe cannot be today's kernel
+      const auto config = Space(*v, Bindings{}).parse_key(r.config_key);
+      const auto b = specialization_bindings(*v, config.values, parse_shape(spec, r.shape_key).dims);
+      expr = name_expression(v->launch, parse_dtype(r.dtype), b);
+    } catch (const Error&) {
+      continue;
+    }
+    const auto file = v->source_path.filename().string();
+    requests.push_back(CompileRequest{v->source, file, {expr}, arch->second, {}});
+    requests.push_back(CompileRequest{*old_text, file, {expr}, arch->second, {}});
+    asked.push_back(std::move(r));
+  }
+  if (!unbuildable.empty()) out.note = "this NVRTC cannot build for " + *unbuildable.begin();
+  if (asked.empty()) return out;
+  const Compiler compiler(default_compiler_options());
+  const auto built = compiler.compile_all(requests);
+  out.checked = asked.size();
+  std::map<std::pair<std::string, std::string>, ResultRecord> pick;  // (dtype, shape) -> fastest passing
+  for (size_t i = 0; i < asked.size(); ++i) {
+    const auto& now = built[2 * i];
+    const auto& then = built[2 * i + 1];
+    if (!now.ok || !then.ok || !same_machine_code(now.cubin, then.cubin)) continue;
+    const auto& r = asked[i];
+    auto [it, fresh] = pick.emplace(std::pair{r.dtype, r.shape_key}, r);
+    if (!fresh && r.time_us < it->second.time_us) it->second = r;
+  }
+  for (auto& [key, r] : pick) out.same_code.push_back(std::move(r));
+  return out;
+}
+
+}  // namespace soltune::cli

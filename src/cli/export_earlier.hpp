@@ -1,0 +1,27 @@
+#pragma once
+// soltune export and results measured with earlier texts of a template. A result belongs to the text
+// it was tuned with (its source hash); after an edit the knowledge base has none for today's text.
+// Where the earlier text and today's compile the result's configuration to the same machine code
+// (codegen/machine_code.hpp), the measurement still describes today's kernel and may be exported.
+#include <string>
+#include <vector>
+
+#include "core/problem.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace soltune::cli {
+
+struct EarlierResults {
+  std::vector<ResultRecord> same_code;  // usable as today's: the same machine code
+  size_t checked = 0;                   // candidates compiled both ways
+  std::string note;                     // why none could be checked, or ""
+};
+
+// Of `candidates` (measured results of earlier texts of `spec`'s variants, each faster than what
+// today's text has at its dtype and shape, or alone there), those whose configuration compiles to
+// the same machine code with the earlier text (from the knowledge base's sources) and with today's,
+// for the result's GPU. At most one per (dtype, shape): the fastest that passes.
+EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const ProblemSpec& spec,
+                                              std::vector<ResultRecord> candidates);
+
+}  // namespace soltune::cli

@@ -1,0 +1,63 @@
+// soltune export after a template edit: results measured with the earlier text are exported where
+// that text and today's compile to the same machine code (a comment added), and refused where the
+// code changed. Measured results without a GPU: the replay backend on the recorded GELU landscape.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_fixture.hpp"
+
+namespace soltune {
+namespace {
+
+class ExportEarlier : public Cli {};
+
+TEST_F(ExportEarlier, ResultsOfAnEarlierTextCountOnlyWhereItsMachineCodeIsTodays) {
+  const auto templates = tmp_ / "templates";
+  fs::create_directories(templates);
+  fs::copy(kSource / "templates" / "gelu", templates / "gelu", fs::copy_options::recursive);
+  const auto cfg = tmp_ / "gelu.yaml";
+  write(cfg, "problem: gelu\nvariants: [vectorized]\ndtypes: [f32]\nshapes: [{n: 268435456}]\nbudget: {evals: 12}\n"
+             "seed: 5\ntemplates: " + templates.string() + "\n");
+  auto r = soltune("tune " + q(cfg) + " --backend replay --landscape " + q(kSource / "tests" / "data" / "gelu_f32_landscape.json") +
+                   " --kb " + q(kb_) + " -q");
+  ASSERT_EQ(r.code, 0) << r;
+  const auto export_to = [&](const std::string& name) {
+    return soltune("export --kb " + q(kb_) + " --problem gelu --templates " + q(templates) + " -o " + q(tmp_ / name));
+  };
+  r = export_to("today.cuh");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(r.err.find("earlier text"), std::string::npos) << r;
+  const auto today = read(tmp_ / "today.cuh");
+
+  // A comment: another source hash, the same machine code. The measurement is exported with a note.
+  const auto cu = templates / "gelu" / "vectorized.cu";
+  const auto text = read(cu);
+  write(cu, "// a comment that moves every line\n" + text);
+  r = export_to("comment.cuh");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("1 tuned shape(s) exported from results of an earlier text"), std::string::npos) << r;
+  const auto commented = read(tmp_ / "comment.cuh");
+  EXPECT_NE(commented.find("compiles to the same machine code as today's (checked at export)"), std::string::npos);
+  EXPECT_NE(commented.find("// a comment that moves every line"), std::string::npos);  // today's source travels
+  auto config_of = [](const std::string& h) {
+    const auto at = h.find("knobs: ");
+    return at == std::string::npos ? std::string() : h.substr(at, h.find(';', at) - at);
+  };
+  EXPECT_FALSE(config_of(today).empty());
+  EXPECT_EQ(config_of(today), config_of(commented));
+
+  // A changed constant: other code, so the earlier results say nothing about it.
+  std::string changed = text;
+  const auto k = changed.find("0.044715f");
+  ASSERT_NE(k, std::string::npos);
+  changed.replace(k, 9, "0.044716f");
+  write(cu, changed);
+  r = export_to("changed.cuh");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("compiles to today's machine code"), std::string::npos) << r;
+  EXPECT_FALSE(fs::exists(tmp_ / "changed.cuh"));
+}
+
+}  // namespace
+}  // namespace soltune

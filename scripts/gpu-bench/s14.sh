@@ -57,3 +57,16 @@ stream_s14e() {  # as s14c, soltune writing into an output of its own (--own-out
   cp .gpu/kb.sqlite "$d/kb.sqlite"
   harness_both "$d" 300 "--own-output"
 }
+
+stream_s14f() {  # the GPU tests at the final code; session 13's call 6 knowledge base (.gpu/kb.sqlite: results of the
+  local d=$out/a  # texts before templates/common only) exported at today's templates, its RMSNorm, LayerNorm and
+  export PATH=/usr/local/cuda/bin:$PATH  # softmax carried by machine code, and timed beside PyTorch (checked against eager)
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  grep -h "earlier text" "$d/exported_build.log"
+  grep -c "earlier text of the template" "$d"/exp/*.cuh
+  harness "$d" torch_carried 100 "--problems rmsnorm,layernorm,softmax --interleave --order shuffle --reset-persisting"
+  grep -E "differs from eager|non-finite" "$d/torch_carried.log" | head -5; python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(\"worst rel L2 vs eager:\", max(x.get(\"rel_l2_vs_eager\", 0) for x in r if x[\"impl\"] == \"soltune\"))" "$d/torch_carried.json"
+  rm -f "$d/kb.sqlite" "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}

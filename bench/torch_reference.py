@@ -12,11 +12,11 @@ problem.yaml files for GB/s. With --exported, the kernels `soltune export` wrote
 library by bench/exported_bench.sh) are timed as a third implementation in this same harness, on
 the same inputs, and checked against eager: the comparison then shares every condition.
 With --interleave, the implementations of a case take turns within every repetition (the order
-rotating, or drawn afresh with --order shuffle), so that a drift in clocks or temperature over a case falls on all of them alike, and each
-is compared with soltune by the per-repetition differences: their median, a bootstrap 95% interval
-of that median, and how many repetitions soltune won. --wait and --cold-mib change the conditions
-around each timed launch, to set the harness beside soltune's own timing (docs/BENCHMARKS.md,
-session 11).
+rotating, or drawn afresh with --order shuffle), so that a drift in clocks or temperature over a
+case falls on all of them alike, and each is compared with soltune by the per-repetition
+differences: their median, a bootstrap 95% interval of that median, and how many repetitions
+soltune won. --wait and --cold-mib change the conditions around each timed launch, to set the
+harness beside soltune's own timing (docs/BENCHMARKS.md, session 11).
 """
 import argparse
 import ctypes
@@ -453,7 +453,8 @@ def main():
                 else:
                     case = []
                     for impl in case_impls:
-                        rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib, a.own_output)
+                        rec, out = run_case(problem, shape, dname, impl, args, a.reps, flush, nbytes, ref, lib,
+                                            a.own_output)
                         if impl == "eager":
                             ref = out
                         case.append(rec)

@@ -70,3 +70,9 @@ stream_s14f() {  # the GPU tests at the final code; session 13's call 6 knowledg
   grep -E "differs from eager|non-finite" "$d/torch_carried.log" | head -5; python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(\"worst rel L2 vs eager:\", max(x.get(\"rel_l2_vs_eager\", 0) for x in r if x[\"impl\"] == \"soltune\"))" "$d/torch_carried.json"
   rm -f "$d/kb.sqlite" "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+
+stream_s14g() {  # softmax after templates/common/row_reduce.cuh (cached and multipass: new texts, the same machine
+  local d=$out/a  # code): tuned again from .gpu/kb.sqlite (s14b's), each old text's best measured first
+  export PATH=/usr/local/cuda/bin:$PATH
+  tune_library "$d" 156 softmax:400:130
+}

@@ -97,18 +97,9 @@ int export_command(const std::vector<std::string>& args) {
   for (const auto& v : spec.variants) hashes.push_back(content_hash(v.source));
   auto best = kb.best(problem, gpu, hashes);
   const auto any_version = kb.best(problem, gpu);  // what earlier versions of the templates did
-  auto fastest = [](const std::vector<ResultRecord>& rs, bool predicted_too) {  // per (dtype, shape)
-    std::map<std::pair<std::string, std::string>, ResultRecord> m;
-    for (const auto& r : rs) {
-      if (r.time_kind == "predicted" && !predicted_too) continue;
-      auto [it, fresh] = m.emplace(std::pair{r.dtype, r.shape_key}, r);
-      if (!fresh && r.time_us < it->second.time_us) it->second = r;
-    }
-    return m;
-  };
   std::vector<ResultRecord> earlier;  // measured with another text, faster than today's or alone
   {
-    const auto today = fastest(best, false);
+    const auto today = fastest_per_shape(best, false);
     for (const auto& r : any_version) {
       const auto it = today.find({r.dtype, r.shape_key});
       if (r.time_kind == "measured" && std::find(hashes.begin(), hashes.end(), r.source_hash) == hashes.end() &&
@@ -119,9 +110,9 @@ int export_command(const std::vector<std::string>& args) {
   const auto carried = earlier_results_with_same_code(kb, spec, earlier);
   if (!carried.note.empty() && !earlier.empty())
     std::fprintf(stderr, "export: results of earlier template texts not checked: %s\n", carried.note.c_str());
-  std::set<std::string> carried_ids;
+  std::set<int64_t> carried_ids;
   for (const auto& r : carried.same_code) {
-    carried_ids.insert(std::to_string(r.id));
+    carried_ids.insert(r.id);
     best.push_back(r);
   }
   if (best.empty()) {
@@ -141,10 +132,10 @@ int export_command(const std::vector<std::string>& args) {
     throw UsageError("the knowledge base holds results for several GPUs (" + names + "): choose one with --gpu");
   }
   // Every tuned (dtype, shape): the fastest result over the variants.
-  const auto pick = fastest(best, vm.count("allow-predicted") > 0);
+  const auto pick = fastest_per_shape(best, vm.count("allow-predicted") > 0);
   if (pick.empty()) throw Error("only model predictions for '" + problem + "' in " + kb_path + ": pass --allow-predicted to export them");
   size_t from_earlier = 0;
-  for (const auto& [group, r] : pick) from_earlier += carried_ids.count(std::to_string(r.id));
+  for (const auto& [group, r] : pick) from_earlier += carried_ids.count(r.id);
   if (from_earlier)
     std::fprintf(stderr, "export: %zu tuned shape(s) exported from results of an earlier text of their template, which "
                  "compiles to the same machine code as today's\n", from_earlier);
@@ -172,7 +163,7 @@ int export_command(const std::vector<std::string>& args) {
                   r.sol_execbench, SOLTUNE_VERSION);
     s.comment.push_back(line);
     s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
-    if (carried_ids.count(std::to_string(r.id)))
+    if (carried_ids.count(r.id))
       s.comment.push_back("measured with an earlier text of the template (source " + r.source_hash.substr(0, 12) +
                           "), which compiles to the same machine code as today's (checked at export)");
     specs.push_back(std::move(s));

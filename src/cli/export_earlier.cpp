@@ -11,6 +11,17 @@
 
 namespace soltune::cli {
 
+std::map<std::pair<std::string, std::string>, ResultRecord> fastest_per_shape(const std::vector<ResultRecord>& rs,
+                                                                            bool predicted_too) {
+  std::map<std::pair<std::string, std::string>, ResultRecord> m;
+  for (const auto& r : rs) {
+    if (r.time_kind == "predicted" && !predicted_too) continue;
+    auto [it, fresh] = m.emplace(std::pair{r.dtype, r.shape_key}, r);
+    if (!fresh && r.time_us < it->second.time_us) it->second = r;
+  }
+  return m;
+}
+
 EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const ProblemSpec& spec,
                                               std::vector<ResultRecord> candidates) {
   EarlierResults out;
@@ -51,16 +62,13 @@ EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const Pro
   const Compiler compiler(default_compiler_options());
   const auto built = compiler.compile_all(requests);
   out.checked = asked.size();
-  std::map<std::pair<std::string, std::string>, ResultRecord> pick;  // (dtype, shape) -> fastest passing
+  std::vector<ResultRecord> passed;
   for (size_t i = 0; i < asked.size(); ++i) {
     const auto& now = built[2 * i];
     const auto& then = built[2 * i + 1];
-    if (!now.ok || !then.ok || !same_machine_code(now.cubin, then.cubin)) continue;
-    const auto& r = asked[i];
-    auto [it, fresh] = pick.emplace(std::pair{r.dtype, r.shape_key}, r);
-    if (!fresh && r.time_us < it->second.time_us) it->second = r;
+    if (now.ok && then.ok && same_machine_code(now.cubin, then.cubin)) passed.push_back(std::move(asked[i]));
   }
-  for (auto& [key, r] : pick) out.same_code.push_back(std::move(r));
+  for (auto& [key, r] : fastest_per_shape(passed, false)) out.same_code.push_back(std::move(r));
   return out;
 }
 

@@ -3,13 +3,19 @@
 // it was tuned with (its source hash); after an edit the knowledge base has none for today's text.
 // Where the earlier text and today's compile the result's configuration to the same machine code
 // (codegen/machine_code.hpp), the measurement still describes today's kernel and may be exported.
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/problem.hpp"
 #include "kb/knowledge_base.hpp"
 
 namespace soltune::cli {
+
+// The fastest result per (dtype, shape key); predictions count only with predicted_too.
+std::map<std::pair<std::string, std::string>, ResultRecord> fastest_per_shape(const std::vector<ResultRecord>& rs,
+                                                                            bool predicted_too);
 
 struct EarlierResults {
   std::vector<ResultRecord> same_code;  // usable as today's: the same machine code

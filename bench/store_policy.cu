@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "flush_read.cuh"
 
 namespace {
 
@@ -36,16 +37,6 @@ template <typename T> __global__ void fill(T* p, long long n, unsigned seed) {
     h ^= h >> 15; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;
     p[i] = rms_detail::from_f<T>((h & 0xffffff) * (4.0f / 16777216.0f) - 2.0f);  // [-2, 2), never all zeros
   }
-}
-
-// soltune's flush (src/eval/builtin_kernels.cpp): a read of the whole buffer, grid-stride.
-__global__ void flush_read(const uint4* p, long long n, unsigned* sink) {
-  unsigned acc = 0;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-    const uint4 v = __ldcg(p + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x9e3779b9u) *sink = acc;
 }
 
 constexpr size_t kZBytes = 24ull << 20;  // fits the L2 with room to spare

@@ -76,3 +76,14 @@ stream_s14g() {  # softmax after templates/common/row_reduce.cuh (cached and mul
   export PATH=/usr/local/cuda/bin:$PATH
   tune_library "$d" 156 softmax:400:130
 }
+
+stream_s14h() {  # the GPU tests at the final code (after row_reduce.cuh and export's fastest_per_shape); the
+  local d=$out/a  # final knowledge base (.gpu/kb.sqlite, s14g's) exported and its softmax timed beside PyTorch
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  bounded bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1
+  cat "$d/exported_build.log" | grep -v "^/"
+  harness "$d" torch_final_softmax 100 "--problems softmax --interleave --order shuffle --reset-persisting"
+  rm -f "$d/kb.sqlite" "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}

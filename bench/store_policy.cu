@@ -25,19 +25,12 @@
 
 #include "cuda_check.cuh"
 #include "flush_read.cuh"
+#include "rms_inputs.cuh"
 
 namespace {
 
 constexpr long long kCols = 1024;
 constexpr size_t kFlushBytes = 512ull << 20;  // well over the H200's 60 MB of L2
-
-template <typename T> __global__ void fill(T* p, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 15; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;
-    p[i] = rms_detail::from_f<T>((h & 0xffffff) * (4.0f / 16777216.0f) - 2.0f);  // [-2, 2), never all zeros
-  }
-}
 
 constexpr size_t kZBytes = 24ull << 20;  // fits the L2 with room to spare
 
@@ -62,13 +55,8 @@ void run(const char* dtype, long long rows, int reps, const uint4* flush, const 
                        rmsnorm_rowreg<T, 32, 1, VEC, EPT, 0, 0, 2, 0, 0, 3, 1, kCols>};
   constexpr int N = sizeof(kernels) / sizeof(kernels[0]);
   const long long n = rows * kCols;
-  T *x, *w, *y;
-  CHECK(cudaMalloc(&x, n * sizeof(T)));
-  CHECK(cudaMalloc(&y, n * sizeof(T)));
-  CHECK(cudaMalloc(&w, kCols * sizeof(T)));
-  fill<<<4 * sms, 256>>>(x, n, 1u);
-  fill<<<1, 256>>>(w, kCols, 2u);
-  CHECK(cudaGetLastError());
+  const RmsInputs<T> in(rows, kCols, sms);
+  T *x = in.x, *w = in.w, *y = in.y;
 
   // Every policy writes the same y bit for bit (the hints change no arithmetic).
   std::vector<T> ref(n), got(n);
@@ -184,9 +172,6 @@ void run(const char* dtype, long long rows, int reps, const uint4* flush, const 
   for (int k = 0; k < N; ++k)
     std::printf("  %4d  %s  %s\n", hints[k], cell(spans[k].kept_turns).c_str(), cell(spans[k].kept_own).c_str());
   for (auto& e : ev) CHECK(cudaEventDestroy(e));
-  CHECK(cudaFree(x));
-  CHECK(cudaFree(y));
-  CHECK(cudaFree(w));
 }
 
 }  // namespace

@@ -13,45 +13,8 @@ namespace ln_detail {
 #include "../common/types.cuh"
 #include "../common/norm_access.cuh"
 #include "../common/cp_async.cuh"
-
-// Reduction states, combined as in rowreg (a zero state is the identity).
-struct Sum1 { float s; };
-struct Sum2 { float s, q; };
-struct Wel { float n, m, m2; };
-__device__ __forceinline__ Sum1 combine(Sum1 a, Sum1 b) { return {a.s + b.s}; }
-__device__ __forceinline__ Sum2 combine(Sum2 a, Sum2 b) { return {a.s + b.s, a.q + b.q}; }
-__device__ __forceinline__ Wel combine(Wel a, Wel b) {
-  const float n = a.n + b.n;
-  if (n == 0.f) return a;
-  const float d = b.m - a.m, f = b.n / n;
-  return {n, fmaf(d, f, a.m), a.m2 + b.m2 + d * d * a.n * f};
-}
-__device__ __forceinline__ float shfl(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-__device__ __forceinline__ Sum1 shfl(Sum1 v, int m) { return {shfl(v.s, m)}; }
-__device__ __forceinline__ Sum2 shfl(Sum2 v, int m) { return {shfl(v.s, m), shfl(v.q, m)}; }
-__device__ __forceinline__ Wel shfl(Wel v, int m) { return {shfl(v.n, m), shfl(v.m, m), shfl(v.m2, m)}; }
-
-// All-reduce over the TPR threads of each row group: butterflies in each warp, the warps' partials
-// through shared memory, a second butterfly. Every thread of the block calls it; callers alternate
-// between two scratch halves so that a half is rewritten only after the next call's barrier.
-template <int TPR, class S> __device__ __forceinline__ S group_allreduce(S v, S* scratch) {
-#pragma unroll
-  for (int m = 16; m > 0; m >>= 1) v = combine(v, shfl(v, m));
-  if constexpr (TPR > 32) {
-    constexpr int NW = TPR / 32;
-    const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
-    if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
-    __syncthreads();
-    v = scratch[group * NW + (threadIdx.x & (NW - 1))];
-#pragma unroll
-    for (int m = NW / 2; m > 0; m >>= 1) v = combine(v, shfl(v, m));
-  }
-  return v;
-}
-
-template <int STATS> struct StatsOf { using type = Sum1; };  // 0: mean, then centred squares
-template <> struct StatsOf<1> { using type = Wel; };         // 1: Welford, chunk by chunk
-template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums, one reduction
+#include "../common/group_allreduce.cuh"
+#include "../common/ln_stats.cuh"
 
 }  // namespace ln_detail
 
@@ -199,7 +162,7 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
 #pragma unroll
           for (int k = 0; k < VEC; ++k) s += v[u][k];
       }
-      mean = group_allreduce<TPR>(Sum1{s}, scratch[phase]).s * inv_n;
+      mean = group_allreduce<TPR, 0>(Sum1{s}, scratch[phase]).s * inv_n;
       phase ^= 1;
       float q = active ? held_sum(mean).q : 0.f;
 #pragma unroll kUnroll
@@ -212,7 +175,7 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
 #pragma unroll
             for (int k = 0; k < VEC; ++k) q = fmaf(v[u][k] - mean, v[u][k] - mean, q);
       }
-      var = group_allreduce<TPR>(Sum1{q}, scratch[phase]).s * inv_n;
+      var = group_allreduce<TPR, 0>(Sum1{q}, scratch[phase]).s * inv_n;
       phase ^= 1;
     } else {
       S st{};
@@ -256,7 +219,7 @@ layernorm_looped(const T* __restrict__ x, const T* __restrict__ weight, const T*
             }
         }
       }
-      const S r = group_allreduce<TPR>(st, scratch[phase]);
+      const S r = group_allreduce<TPR, 0>(st, scratch[phase]);
       phase ^= 1;
       if constexpr (STATS == 1) {
         mean = r.m;

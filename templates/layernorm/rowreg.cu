@@ -12,60 +12,8 @@ namespace ln_detail {
 
 #include "../common/types.cuh"
 #include "../common/norm_access.cuh"
-
-// Reduction states. Sum1: one sum; Sum2: sum and sum of squares; Wel: count, mean and M2, merged
-// with Chan's formula (a zero state is the identity of every combine).
-struct Sum1 { float s; };
-struct Sum2 { float s, q; };
-struct Wel { float n, m, m2; };
-__device__ __forceinline__ Sum1 combine(Sum1 a, Sum1 b) { return {a.s + b.s}; }
-__device__ __forceinline__ Sum2 combine(Sum2 a, Sum2 b) { return {a.s + b.s, a.q + b.q}; }
-__device__ __forceinline__ Wel combine(Wel a, Wel b) {
-  const float n = a.n + b.n;
-  if (n == 0.f) return a;
-  const float d = b.m - a.m, f = b.n / n;
-  return {n, fmaf(d, f, a.m), a.m2 + b.m2 + d * d * a.n * f};
-}
-__device__ __forceinline__ float shfl(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-__device__ __forceinline__ Sum1 shfl(Sum1 v, int m) { return {shfl(v.s, m)}; }
-__device__ __forceinline__ Sum2 shfl(Sum2 v, int m) { return {shfl(v.s, m), shfl(v.q, m)}; }
-__device__ __forceinline__ Wel shfl(Wel v, int m) { return {shfl(v.n, m), shfl(v.m, m), shfl(v.m2, m)}; }
-
-// All-reduce over the TPR threads of each row group (TPR a multiple of 32, groups warp-aligned);
-// every thread of the block must call it. RED 0: butterfly shuffles in each warp, then the warps'
-// partials through shared memory and a second butterfly (one barrier). RED 1: a shared-memory
-// tree (a barrier per level). Callers alternate between two scratch halves, so that a half is
-// only rewritten after the barrier of the call in between.
-template <int TPR, int RED, class S>
-__device__ __forceinline__ S group_allreduce(S v, S* scratch) {
-  const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
-  if constexpr (RED == 0) {
-#pragma unroll
-    for (int m = 16; m > 0; m >>= 1) v = combine(v, shfl(v, m));
-    if constexpr (TPR > 32) {
-      constexpr int NW = TPR / 32;
-      if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
-      __syncthreads();
-      v = scratch[group * NW + (threadIdx.x & (NW - 1))];  // each NW lanes hold all partials
-#pragma unroll
-      for (int m = NW / 2; m > 0; m >>= 1) v = combine(v, shfl(v, m));
-    }
-    return v;
-  } else {
-    scratch[threadIdx.x] = v;
-    __syncthreads();
-#pragma unroll
-    for (int s = TPR / 2; s > 0; s >>= 1) {
-      if (lane < s) scratch[threadIdx.x] = combine(scratch[threadIdx.x], scratch[threadIdx.x + s]);
-      __syncthreads();
-    }
-    return scratch[group * TPR];
-  }
-}
-
-template <int STATS> struct StatsOf { using type = Sum1; };  // 0: mean, then centred squares
-template <> struct StatsOf<1> { using type = Wel; };         // 1: Welford / Chan, one reduction
-template <> struct StatsOf<2> { using type = Sum2; };        // 2: shifted sums, one reduction
+#include "../common/group_allreduce.cuh"
+#include "../common/ln_stats.cuh"
 
 }  // namespace ln_detail
 

@@ -12,24 +12,7 @@ namespace rms_detail {
 #include "../common/types.cuh"
 #include "../common/norm_access.cuh"
 #include "../common/cp_async.cuh"
-
-// Sum over the TPR threads of each row group: butterflies in each warp, the warps' partials through
-// shared memory, a second butterfly. Every thread of the block calls it; callers alternate between
-// two scratch halves so that a half is rewritten only after the next call's barrier.
-template <int TPR> __device__ __forceinline__ float group_allreduce(float v, float* scratch) {
-#pragma unroll
-  for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-  if constexpr (TPR > 32) {
-    constexpr int NW = TPR / 32;
-    const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
-    if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
-    __syncthreads();
-    v = scratch[group * NW + (threadIdx.x & (NW - 1))];
-#pragma unroll
-    for (int m = NW / 2; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-  }
-  return v;
-}
+#include "../common/group_allreduce.cuh"
 
 }  // namespace rms_detail
 
@@ -149,7 +132,7 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
     } else {
       for (long long base = 0; base < cols; base += CHUNK) sum_chunk(base);
     }
-    const float rstd = rsqrtf(group_allreduce<TPR>(q, scratch[phase]) * inv_n + eps);
+    const float rstd = rsqrtf(group_allreduce<TPR, 0>(q, scratch[phase]) * inv_n + eps);
     phase ^= 1;
 
     // Output pass.

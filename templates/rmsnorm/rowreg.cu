@@ -11,38 +11,7 @@ namespace rms_detail {
 
 #include "../common/types.cuh"
 #include "../common/norm_access.cuh"
-
-// Sum over the TPR threads of each row group (TPR a multiple of 32, groups warp-aligned), every
-// thread getting the result; every thread of the block must call it. RED 0: butterfly shuffles in
-// each warp, then the warps' partials through shared memory and a second butterfly (one barrier).
-// RED 1: a shared-memory tree (a barrier per level). Callers alternate between two scratch halves,
-// so that a half is only rewritten after the barrier of the call in between.
-template <int TPR, int RED>
-__device__ __forceinline__ float group_allreduce(float v, float* scratch) {
-  const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
-  if constexpr (RED == 0) {
-#pragma unroll
-    for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-    if constexpr (TPR > 32) {
-      constexpr int NW = TPR / 32;
-      if ((threadIdx.x & 31) == 0) scratch[group * NW + lane / 32] = v;
-      __syncthreads();
-      v = scratch[group * NW + (threadIdx.x & (NW - 1))];  // each NW lanes hold all partials
-#pragma unroll
-      for (int m = NW / 2; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-    }
-    return v;
-  } else {
-    scratch[threadIdx.x] = v;
-    __syncthreads();
-#pragma unroll
-    for (int s = TPR / 2; s > 0; s >>= 1) {
-      if (lane < s) scratch[threadIdx.x] += scratch[threadIdx.x + s];
-      __syncthreads();
-    }
-    return scratch[group * TPR];
-  }
-}
+#include "../common/group_allreduce.cuh"
 
 }  // namespace rms_detail
 

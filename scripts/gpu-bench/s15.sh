@@ -7,3 +7,18 @@ stream_s15a() {  # bench/release_policy.cu (packed): RMSNorm rowreg bf16 and f32
   bounded .gpu/bin/release_policy 400 > "$d/release_policy.log" 2>&1  # PyTorch's harness's default
   cat "$d/release_policy.log"
 }
+
+stream_s15b() {  # templates/common's group_allreduce, ln_stats and eager_ops (the norms' texts changed; RMSNorm
+  local d=$out/a o  # rowreg's tree compiles to other code): the GPU tests; RMSNorm and LayerNorm tuned again from
+  export PATH=/usr/local/cuda/bin:$PATH  # .gpu/kb.sqlite (s14g's), each old text's best measured first; both exported
+  gpu_tests "$d"  # and timed beside PyTorch, every output in the shared block and soltune's in its own, each cold
+  tune_library "$d" 157 rmsnorm:160:60 layernorm:160:60  # for all and by the harness's default
+  export_libs "$d" "" > /dev/null
+  for o in shared own; do
+    local more="--problems rmsnorm,layernorm --copy --interleave --order shuffle"
+    [ $o = own ] && more="$more --own-output"
+    harness "$d" torch_${o}_cold 300 "$more --reset-persisting"
+    harness "$d" torch_${o}_default 300 "$more"
+  done
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
+}

@@ -163,6 +163,7 @@ int export_command(const std::vector<std::string>& args) {
                   r.sol_execbench, SOLTUNE_VERSION);
     s.comment.push_back(line);
     s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
+    for (const auto& note : notes_for(v, s.dtype, s.config.values, s.shape.dims)) s.comment.push_back("note: " + note);
     if (carried_ids.count(r.id))
       s.comment.push_back("measured with an earlier text of the template (source " + r.source_hash.substr(0, 12) +
                           "), which compiles to the same machine code as today's (checked at export)");

@@ -77,7 +77,8 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                                     {"sol_score", r.sol_score},
                                     {"sol_execbench", r.sol_execbench},
                                     {"measured_at", r.created_at},
-                                    {"source_hash", r.source_hash}});
+                                    {"source_hash", r.source_hash},
+                                    {"notes", notes_for(v, s.dtype, s.config.values, s.shape.dims)}});
     if (!s.binary.empty())  // the code soltune timed, for a GPU of this compute capability
       j["specializations"].back()["cubin"] = {{"compute_capability", s.binary_cc},
                                               {"kernel", s.lowered_name},

@@ -191,7 +191,7 @@ void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
   n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model",
-               "presets"});
+               "presets", "notes"});
   VariantSpec v;
   v.yaml_path = yaml_path;
   v.name = yaml_path.stem().string();
@@ -263,6 +263,18 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
       }
       v.presets.push_back(std::move(pr));
     }
+  if (n.has("notes")) {
+    Names when_names = knob_names;  // what an exported kernel's configuration fixes: no device symbols
+    when_names.insert(p.sizes.begin(), p.sizes.end());
+    when_names.insert("dtype_bytes");
+    for (const auto& nn : n.at("notes").seq()) {
+      nn.only_keys({"when", "text"});
+      VariantNote note{nn.at("when").expr(), nn.at("text").str()};
+      note.when.check_names(when_names, "note's when");
+      if (note.text.empty()) nn.fail("a note's text is empty");
+      v.notes.push_back(std::move(note));
+    }
+  }
   return v;
 }
 
@@ -419,6 +431,16 @@ Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t
   for (const auto& [name, value] : sizes) b[name] = static_cast<double>(value);
   for (size_t k = 0; k < v.knobs.size() && k < knob_values.size(); ++k) b[v.knobs[k].name] = static_cast<double>(knob_values[k]);
   return b;
+}
+
+std::vector<std::string> notes_for(const VariantSpec& v, DType dtype, const std::vector<int64_t>& knob_values,
+                                   const std::vector<std::pair<std::string, int64_t>>& sizes) {
+  auto b = specialization_bindings(v, knob_values, sizes);
+  b["dtype_bytes"] = dtype_bytes(dtype);
+  std::vector<std::string> out;
+  for (const auto& n : v.notes)
+    if (n.when.eval_bool(b)) out.push_back(n.text);
+  return out;
 }
 
 std::vector<Expr> size_template_args(const VariantSpec& v, const ProblemSpec& p) {

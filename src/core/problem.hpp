@@ -69,6 +69,13 @@ struct Preset {
   std::vector<Expr> values;
 };
 
+// A side effect of some configurations that a caller should know of (e.g. L2 lines left kept), shown
+// beside an exported kernel whose knobs, sizes and dtype_bytes make `when` true.
+struct VariantNote {
+  Expr when;
+  std::string text;
+};
+
 struct VariantSpec {
   std::string name, description;
   std::filesystem::path source_path;
@@ -79,6 +86,7 @@ struct VariantSpec {
   Expr inflight_bytes;           // model hint: bytes one thread keeps in flight (optional)
   Expr registers;                // model hint: registers per thread, estimated before compiling (optional)
   std::vector<Preset> presets;   // optional
+  std::vector<VariantNote> notes;  // optional
   std::filesystem::path yaml_path;
 };
 
@@ -126,6 +134,9 @@ std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b);
 // for (a template argument may name a size: the kernel is then compiled for that size alone).
 Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,
                                  const std::vector<std::pair<std::string, int64_t>>& sizes);
+// The texts of v's notes whose `when` holds for these knob values, sizes and dtype.
+std::vector<std::string> notes_for(const VariantSpec& v, DType dtype, const std::vector<int64_t>& knob_values,
+                                   const std::vector<std::pair<std::string, int64_t>>& sizes);
 // The template arguments of a variant that name a problem size: a kernel compiled with the value
 // such an argument takes at some sizes serves exactly the sizes where it takes the same value
 // ("cols" one width; "WIDTH * cols" one width where WIDTH is 1, every width where it is 0).

@@ -296,3 +296,56 @@ TEST(Problem, PresetMistakesAreRefusedWithFileAndLine) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// A variant's notes: shown where their `when` holds for a configuration (the shipped norms say that
+// HINT 3 leaves y's lines kept in L2), over knobs, sizes and dtype_bytes only.
+TEST(Problem, NotesHoldWhereTheirConditionDoes) {
+  const auto p = load_problem(kTemplates, "rmsnorm");
+  const auto& v = p.variant("rowreg");
+  ASSERT_EQ(v.notes.size(), 1u);
+  const std::vector<std::pair<std::string, int64_t>> sizes{{"rows", 32768}, {"cols", 1024}};
+  std::vector<int64_t> knobs;
+  for (const auto& k : v.knobs) knobs.push_back(k.values.front());
+  const auto at = [&](int64_t hint) {
+    for (size_t i = 0; i < v.knobs.size(); ++i)
+      if (v.knobs[i].name == "HINT") knobs[i] = hint;
+    return notes_for(v, DType::bf16, knobs, sizes);
+  };
+  EXPECT_TRUE(at(0).empty());
+  ASSERT_EQ(at(3).size(), 1u);
+  EXPECT_NE(at(3).front().find("evict_last"), std::string::npos) << at(3).front();
+}
+
+// A note's condition may not name a device symbol (an exported kernel runs on any device), and its
+// text may not be empty; the error names the file and line.
+TEST(Problem, NoteMistakesAreRefusedWithFileAndLine) {
+  const auto root = fs::temp_directory_path() / ("soltune-notes-" + std::to_string(::getpid()));
+  const auto yaml = root / "gelu" / "vectorized.yaml";
+  const auto original = test::read_file(kTemplates / "gelu" / "vectorized.yaml");
+  for (const auto& [note, phrase] : std::vector<std::pair<std::string, std::string>>{
+           {"notes:\n  - {when: sms > 100, text: a note}\n", "uses unknown name 'sms'"},
+           {"notes:\n  - {when: VEC == 4, text: \"\"}\n", "a note's text is empty"},
+           {"notes:\n  - {when: VEC == 4}\n", "missing required key 'text'"}}) {
+    SCOPED_TRACE(note);
+    fs::remove_all(root);
+    fs::create_directories(root);
+    fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
+    ASSERT_TRUE(test::write_file(yaml, original + note));
+    const int line = 2 + static_cast<int>(std::count(original.begin(), original.end(), '\n'));
+    try {
+      load_problem(root, "gelu");
+      ADD_FAILURE() << "not refused";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("vectorized.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(phrase), std::string::npos) << msg;
+    }
+  }
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace soltune

@@ -13,19 +13,12 @@ namespace {
 class ExportEarlier : public Cli {};
 
 TEST_F(ExportEarlier, ResultsOfAnEarlierTextCountOnlyWhereItsMachineCodeIsTodays) {
-  const auto templates = tmp_ / "templates";
-  fs::create_directories(templates);
-  fs::copy(kSource / "templates" / "gelu", templates / "gelu", fs::copy_options::recursive);
-  const auto cfg = tmp_ / "gelu.yaml";
-  write(cfg, "problem: gelu\nvariants: [vectorized]\ndtypes: [f32]\nshapes: [{n: 268435456}]\nbudget: {evals: 12}\n"
-             "seed: 5\ntemplates: " + templates.string() + "\n");
-  auto r = soltune("tune " + q(cfg) + " --backend replay --landscape " + q(kSource / "tests" / "data" / "gelu_f32_landscape.json") +
-                   " --kb " + q(kb_) + " -q");
-  ASSERT_EQ(r.code, 0) << r;
+  const auto templates = tune_gelu_replay();
+  ASSERT_FALSE(HasFailure());
   const auto export_to = [&](const std::string& name) {
     return soltune("export --kb " + q(kb_) + " --problem gelu --templates " + q(templates) + " -o " + q(tmp_ / name));
   };
-  r = export_to("today.cuh");
+  auto r = export_to("today.cuh");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(r.err.find("earlier text"), std::string::npos) << r;
   const auto today = read(tmp_ / "today.cuh");

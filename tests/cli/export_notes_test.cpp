@@ -14,23 +14,17 @@ namespace {
 class ExportNotes : public Cli {};
 
 TEST_F(ExportNotes, NotesThatHoldAreWrittenBesideTheKernel) {
-  const auto templates = tmp_ / "templates";
-  fs::create_directories(templates);
-  fs::copy(kSource / "templates" / "gelu", templates / "gelu", fs::copy_options::recursive);
-  const auto yaml = templates / "gelu" / "vectorized.yaml";
-  write(yaml, read(yaml) +
-                  "notes:\n"
-                  "  - {when: BLOCK > 0, text: every block size}\n"
-                  "  - {when: BLOCK < 0, text: no block size}\n"
-                  "  - {when: dtype_bytes == 4 && n > 1000, text: f32 at this size}\n");
-  const auto cfg = tmp_ / "gelu.yaml";
-  write(cfg, "problem: gelu\nvariants: [vectorized]\ndtypes: [f32]\nshapes: [{n: 268435456}]\nbudget: {evals: 8}\n"
-             "seed: 5\ntemplates: " + templates.string() + "\n");
-  auto r = soltune("tune " + q(cfg) + " --backend replay --landscape " + q(kSource / "tests" / "data" / "gelu_f32_landscape.json") +
-                   " --kb " + q(kb_) + " -q");
-  ASSERT_EQ(r.code, 0) << r;
+  const auto templates = tune_gelu_replay([&](const fs::path& gelu) {
+    const auto yaml = gelu / "vectorized.yaml";
+    write(yaml, read(yaml) +
+                    "notes:\n"
+                    "  - {when: BLOCK > 0, text: every block size}\n"
+                    "  - {when: BLOCK < 0, text: no block size}\n"
+                    "  - {when: dtype_bytes == 4 && n > 1000, text: f32 at this size}\n");
+  });
+  ASSERT_FALSE(HasFailure());
   const std::string common = "export --kb " + q(kb_) + " --problem gelu --templates " + q(templates);
-  r = soltune(common + " -o " + q(tmp_ / "gelu.cuh"));
+  auto r = soltune(common + " -o " + q(tmp_ / "gelu.cuh"));
   ASSERT_EQ(r.code, 0) << r;
   const auto h = read(tmp_ / "gelu.cuh");
   EXPECT_NE(h.find("// note: every block size\n"), std::string::npos);

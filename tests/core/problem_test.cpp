@@ -262,10 +262,27 @@ TEST(RunConfig, StopConditions) {
 namespace soltune {
 namespace {
 
+// Loads a copy of the gelu templates whose vectorized.yaml reads `text`: it must be refused with an
+// error naming vectorized.yaml, `line` and `phrase`.
+void expect_refused(const std::string& text, int line, const std::string& phrase) {
+  const auto root = fs::temp_directory_path() / ("soltune-refused-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
+  ASSERT_TRUE(test::write_file(root / "gelu" / "vectorized.yaml", text));
+  try {
+    load_problem(root, "gelu");
+    ADD_FAILURE() << "not refused";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("vectorized.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(phrase), std::string::npos) << msg;
+  }
+  fs::remove_all(root);
+}
+
 // A preset must give every knob a value and name only knobs; the error names the file and line.
 TEST(Problem, PresetMistakesAreRefusedWithFileAndLine) {
-  const auto root = fs::temp_directory_path() / ("soltune-presets-" + std::to_string(::getpid()));
-  const auto yaml = root / "gelu" / "vectorized.yaml";
   const auto original = test::read_file(kTemplates / "gelu" / "vectorized.yaml");
   const std::string from = "FAST_TANH: 0, CACHE_HINT: 0}";
   for (const auto& [to, phrase] : std::vector<std::pair<std::string, std::string>>{
@@ -273,25 +290,12 @@ TEST(Problem, PresetMistakesAreRefusedWithFileAndLine) {
            {"FAST_TANH: 0, CACHE_HINT: 0, WARP: 1}", "'WARP' is not a knob of this variant"},
            {"FAST_TANH: 0, CACHE_HINT: BLOCK}", "uses unknown name 'BLOCK'"}}) {
     SCOPED_TRACE(to);
-    fs::remove_all(root);
-    fs::create_directories(root);
-    fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
     auto text = original;
     const auto pos = text.rfind(from);
     ASSERT_NE(pos, std::string::npos);
     text.replace(pos, from.size(), to);
-    ASSERT_TRUE(test::write_file(yaml, text));
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
-    try {
-      load_problem(root, "gelu");
-      ADD_FAILURE() << "not refused";
-    } catch (const Error& e) {
-      const std::string msg = e.what();
-      EXPECT_NE(msg.find("vectorized.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
-      EXPECT_NE(msg.find(phrase), std::string::npos) << msg;
-    }
+    expect_refused(text, 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n')), phrase);
   }
-  fs::remove_all(root);
 }
 
 }  // namespace
@@ -320,31 +324,17 @@ TEST(Problem, NotesHoldWhereTheirConditionDoes) {
 }
 
 // A note's condition may not name a device symbol (an exported kernel runs on any device), and its
-// text may not be empty; the error names the file and line.
+// text may not be empty or missing; the error names the file and line.
 TEST(Problem, NoteMistakesAreRefusedWithFileAndLine) {
-  const auto root = fs::temp_directory_path() / ("soltune-notes-" + std::to_string(::getpid()));
-  const auto yaml = root / "gelu" / "vectorized.yaml";
   const auto original = test::read_file(kTemplates / "gelu" / "vectorized.yaml");
+  const int line = 2 + static_cast<int>(std::count(original.begin(), original.end(), '\n'));
   for (const auto& [note, phrase] : std::vector<std::pair<std::string, std::string>>{
            {"notes:\n  - {when: sms > 100, text: a note}\n", "uses unknown name 'sms'"},
            {"notes:\n  - {when: VEC == 4, text: \"\"}\n", "a note's text is empty"},
            {"notes:\n  - {when: VEC == 4}\n", "missing required key 'text'"}}) {
     SCOPED_TRACE(note);
-    fs::remove_all(root);
-    fs::create_directories(root);
-    fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
-    ASSERT_TRUE(test::write_file(yaml, original + note));
-    const int line = 2 + static_cast<int>(std::count(original.begin(), original.end(), '\n'));
-    try {
-      load_problem(root, "gelu");
-      ADD_FAILURE() << "not refused";
-    } catch (const Error& e) {
-      const std::string msg = e.what();
-      EXPECT_NE(msg.find("vectorized.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
-      EXPECT_NE(msg.find(phrase), std::string::npos) << msg;
-    }
+    expect_refused(original + note, line, phrase);
   }
-  fs::remove_all(root);
 }
 
 }  // namespace

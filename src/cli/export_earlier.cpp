@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/compiler.hpp"
+#include "codegen/content_hash.hpp"
 #include "codegen/machine_code.hpp"
 #include "core/space.hpp"
 #include "core/task.hpp"
@@ -20,6 +21,27 @@ std::map<std::pair<std::string, std::string>, ResultRecord> fastest_per_shape(co
     if (!fresh && r.time_us < it->second.time_us) it->second = r;
   }
   return m;
+}
+
+std::pair<std::vector<ResultRecord>, std::vector<ResultRecord>> split_measured_today(const KnowledgeBase& kb,
+                                                                                    const ProblemSpec& spec,
+                                                                                    std::vector<ResultRecord> earlier) {
+  std::vector<ResultRecord> not_today, today;
+  const auto gpus = kb.gpus();  // each lent card of a model is a row of its own: export groups by name
+  for (auto& r : earlier) {
+    const VariantSpec* v = nullptr;
+    for (const auto& x : spec.variants)
+      if (x.name == r.variant) v = &x;
+    bool seen = false;
+    if (v) {
+      const Task t{&spec, v, parse_dtype(r.dtype), parse_shape(spec, r.shape_key)};
+      for (const auto& g : gpus)
+        if (!seen && g.device.name == r.gpu_name)
+          seen = kb.evaluated_keys(g.id, t, content_hash(v->source)).count(r.config_key) > 0;
+    }
+    (seen ? today : not_today).push_back(std::move(r));
+  }
+  return {std::move(not_today), std::move(today)};
 }
 
 EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const ProblemSpec& spec,

@@ -23,6 +23,13 @@ struct EarlierResults {
   std::string note;                     // why none could be checked, or ""
 };
 
+// Splits results of earlier texts: those whose configuration today's text of their variant has
+// also been evaluated with, on a GPU of the same name (`.second`: today's verdict on that kernel stands, and is
+// the one measured beside today's other configurations), and the others (`.first`).
+std::pair<std::vector<ResultRecord>, std::vector<ResultRecord>> split_measured_today(const KnowledgeBase& kb,
+                                                                                    const ProblemSpec& spec,
+                                                                                    std::vector<ResultRecord> earlier);
+
 // Of `candidates` (measured results of earlier texts of `spec`'s variants, each faster than what
 // today's text has at its dtype and shape, or alone there), those whose configuration compiles to
 // the same machine code with the earlier text (from the knowledge base's sources) and with today's,

@@ -74,16 +74,20 @@ class Cli : public ::testing::Test {
   // A copy of the shipped gelu templates in tmp_/templates, and an f32 2^28 tune of it into kb_ with
   // the replay backend on the recorded landscape (measured results without a GPU). `edit` changes
   // the copy before the tune. Returns the copy's folder.
-  fs::path tune_gelu_replay(const std::function<void(const fs::path& gelu_dir)>& edit = {}) const {
+  // `landscape`: another recording to replay (default the shipped one). Called again, it tunes the
+  // copy as it then is.
+  fs::path tune_gelu_replay(const std::function<void(const fs::path& gelu_dir)>& edit = {},
+                            fs::path landscape = kSource / "tests" / "data" / "gelu_f32_landscape.json") const {
     const auto templates = tmp_ / "templates";
-    fs::create_directories(templates);
-    fs::copy(kSource / "templates" / "gelu", templates / "gelu", fs::copy_options::recursive);
+    if (!fs::exists(templates / "gelu")) {
+      fs::create_directories(templates);
+      fs::copy(kSource / "templates" / "gelu", templates / "gelu", fs::copy_options::recursive);
+    }
     if (edit) edit(templates / "gelu");
     const auto cfg = tmp_ / "gelu.yaml";
     write(cfg, "problem: gelu\nvariants: [vectorized]\ndtypes: [f32]\nshapes: [{n: 268435456}]\nbudget: {evals: 12}\n"
                "seed: 5\ntemplates: " + templates.string() + "\n");
-    const auto r = soltune("tune " + q(cfg) + " --backend replay --landscape " +
-                           q(kSource / "tests" / "data" / "gelu_f32_landscape.json") + " --kb " + q(kb_) + " -q");
+    const auto r = soltune("tune " + q(cfg) + " --backend replay --landscape " + q(landscape) + " --kb " + q(kb_) + " -q");
     EXPECT_EQ(r.code, 0) << r;
     return templates;
   }

@@ -3,6 +3,8 @@
 // code changed. Measured results without a GPU: the replay backend on the recorded GELU landscape.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 #include "cli_fixture.hpp"
@@ -50,6 +52,29 @@ TEST_F(ExportEarlier, ResultsOfAnEarlierTextCountOnlyWhereItsMachineCodeIsTodays
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_NE(r.err.find("compiles to today's machine code"), std::string::npos) << r;
   EXPECT_FALSE(fs::exists(tmp_ / "changed.cuh"));
+}
+
+// After an edit that leaves the machine code as it was, a re-tune measures the old best again. Its
+// measurement is the one exported, even where the earlier text's was faster: it was taken beside
+// today's other configurations. The second tune replays a recording 5% slower than the first.
+TEST_F(ExportEarlier, TodaysMeasurementOfAKernelWinsOverAnEarlierOne) {
+  const auto templates = tune_gelu_replay();
+  ASSERT_FALSE(HasFailure());
+  auto slower = nlohmann::json::parse(read(kSource / "tests" / "data" / "gelu_f32_landscape.json"));
+  for (auto& [key, res] : slower.at("results").items())
+    for (const char* field : {"us", "q1_us", "q3_us"})
+      if (res.contains(field) && res[field].is_number()) res[field] = res[field].get<double>() * 1.05;
+  write(tmp_ / "slower.json", slower.dump());
+  tune_gelu_replay([](const fs::path& gelu) {
+    const auto cu = gelu / "vectorized.cu";
+    write(cu, "// a comment that moves every line\n" + read(cu));
+  }, tmp_ / "slower.json");
+  ASSERT_FALSE(HasFailure());
+  const auto r = soltune("export --kb " + q(kb_) + " --problem gelu --templates " + q(templates) + " -o " + q(tmp_ / "g.cuh"));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("today's measurements of those are used"), std::string::npos) << r;
+  EXPECT_EQ(r.err.find("exported from results of an earlier text"), std::string::npos) << r;
+  EXPECT_EQ(read(tmp_ / "g.cuh").find("measured with an earlier text"), std::string::npos);
 }
 
 }  // namespace

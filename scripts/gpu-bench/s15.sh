@@ -22,3 +22,18 @@ stream_s15b() {  # templates/common's group_allreduce, ln_stats and eager_ops (t
   done
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so"
 }
+
+stream_s15c() {  # the final code: the GPU tests; .gpu/kb.sqlite (s15b's) exported (a kernel today's text measured
+  local d=$out/a o more  # by today's measurement; notes beside the kernels) and timed beside PyTorch, every
+  export PATH=/usr/local/cuda/bin:$PATH  # problem, 300 repetitions: every output in the shared block, then
+  gpu_tests "$d"                          # soltune's in its own, each cold for all and by the harness's default
+  cp .gpu/kb.sqlite "$d/kb.sqlite"
+  export_libs "$d" "" > /dev/null
+  for o in shared own; do
+    more="--copy --interleave --order shuffle"
+    [ $o = own ] && more="$more --own-output"
+    harness "$d" torch_${o}_cold 300 "$more --reset-persisting"
+    harness "$d" torch_${o}_default 300 "$more"
+  done
+  rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
+}

@@ -1,15 +1,16 @@
-// Bench (not a test): all of y kept in L2, or only its end? RMSNorm rowreg 32768x1024 at the
+// Bench (not a test): all of y kept in L2, or only its start? RMSNorm rowreg 32768x1024 at the
 // session-14 pick (TPR 32, RPB 4, VEC 16 bytes, RED 1, BPS 4) with HINT 2 (nothing kept), 3 (all of y
-// kept), 4-7 (only y's last 16, 24, 32, 40 MiB kept), each timed
+// kept), 4-7 (only y's first 16, 24, 32, 48 MiB kept), each timed
 // in turns with a stand-in for torch.compile's kernel (Triton's design: a warp per row, HINT 2)
 // writing the same y, in a random order per repetition. Two conditions: cold for both (the GPU idle,
 // evict_last lines demoted, 256 MiB read) and PyTorch's harness by default (the 256 MiB read only:
 // what one kernel keeps in L2 is there for the other). Prints medians and the paired difference;
 // then each alone, its repetitions back to back by the harness's default (an output buffer reused
 // call after call, as under CUDA graphs).
-// HINT 4-7 are not in the template: build against the working copy of session 15's call 3,
-//   git apply bench/results/s15/s15a3_rowreg_tail_kept.patch
-// (call 2's HINT 4-7, y's lines demoted by applypriority: s15a2_rowreg_released.patch; BENCHMARKS.md).
+// HINT 4-7 are not in the template: build against the working copy of session 15's call 6,
+//   git apply bench/results/s15/s15d_rowreg_head_kept.patch
+// (call 2's HINT 4-7, y's lines demoted by applypriority: s15a2_rowreg_released.patch; call 3's, only
+// y's last 16-40 MiB kept: s15a3_rowreg_tail_kept.patch, with those names; BENCHMARKS.md).
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o release_policy bench/release_policy.cu
 //   release_policy REPS
 #include "../templates/rmsnorm/rowreg.cu"
@@ -44,10 +45,10 @@ template <typename T> void run(const char* dtype, int reps, const uint4* flush, 
   const V vs[] = {
       {"HINT 2 (nothing kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 2, 1, kCols>, 4},
       {"HINT 3 (kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 3, 1, kCols>, 4},
-      {"HINT 4 (last 16 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 4, 1, kCols>, 4},
-      {"HINT 5 (last 24 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 5, 1, kCols>, 4},
-      {"HINT 6 (last 32 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 6, 1, kCols>, 4},
-      {"HINT 7 (last 40 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 7, 1, kCols>, 4},
+      {"HINT 4 (first 16 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 4, 1, kCols>, 4},
+      {"HINT 5 (first 24 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 5, 1, kCols>, 4},
+      {"HINT 6 (first 32 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 6, 1, kCols>, 4},
+      {"HINT 7 (first 48 MiB kept)", rmsnorm_rowreg<T, 32, 4, VEC, EPT, 1, 0, 4, 0, 0, 7, 1, kCols>, 4},
   };
   const V other{"Triton's design", rmsnorm_rowreg<T, 32, 1, VEC, EPT, 0, 0, 1, 0, 0, 2, 1, kCols>, 1};
   const long long n = kRows * kCols;

@@ -37,3 +37,9 @@ stream_s15c() {  # the final code: the GPU tests; .gpu/kb.sqlite (s15b's) export
   done
   rm -f "$d/exp/exported_bench" "$d/exp/libsoltune_exported.so" "$d/kb.sqlite"
 }
+
+stream_s15d() {  # bench/release_policy.cu (packed) built against s15d_rowreg_head_kept.patch: only y's first
+  local d=$out/a  # 16-48 MiB kept (what a kernel keeps is then what it writes first), in turns with Triton's design
+  bounded .gpu/bin/release_policy 400 > "$d/release_policy.log" 2>&1
+  cat "$d/release_policy.log"
+}

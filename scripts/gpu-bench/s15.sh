@@ -43,3 +43,9 @@ stream_s15d() {  # bench/release_policy.cu (packed) built against s15d_rowreg_he
   bounded .gpu/bin/release_policy 400 > "$d/release_policy.log" 2>&1
   cat "$d/release_policy.log"
 }
+
+stream_s15e() {  # bench/release_policy.cu (packed) built against s15e_rowreg_x_loads.patch: x loaded with an L2
+  local d=$out/a  # prefetch size (256 or 128 bytes) or without L1 allocation, y by default or kept
+  bounded .gpu/bin/release_policy 400 > "$d/release_policy.log" 2>&1
+  cat "$d/release_policy.log"
+}

@@ -14,11 +14,35 @@ what it removed and what is left on top.
 """
 
 import os
+import re
 import shutil
 import sqlite3
 import sys
 
 TEMPLATES = os.environ.get("SOLTUNE_TEMPLATES", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "templates"))
+
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*\r?$')
+
+
+def expanded(path, seen):
+    """The text soltune loads and hashes: quoted includes written in place, each file once (as
+    src/core/problem.cpp's expand_includes)."""
+    out = []
+    with open(path) as f:
+        text = f.read()
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        m = INCLUDE.match(line) if "#" in line else None
+        if m:
+            inc_path = os.path.realpath(os.path.join(os.path.dirname(path), m.group(1)))
+            if inc_path not in seen:
+                seen.add(inc_path)
+                inc = expanded(inc_path, seen)
+                out.append(inc if inc.endswith("\n") or not inc else inc + "\n")
+        else:
+            out.append(line + ("\n" if i + 1 < len(lines) else ""))
+    return "".join(out)
 
 
 def current_hashes(db, problem):
@@ -27,8 +51,8 @@ def current_hashes(db, problem):
     for (variant,) in db.execute("SELECT DISTINCT variant FROM results WHERE problem=?", (problem,)):
         path = os.path.join(TEMPLATES, problem, variant + ".cu")
         if os.path.exists(path):
-            with open(path) as f:
-                hashes += [h for (h,) in db.execute("SELECT hash FROM sources WHERE text=?", (f.read(),))]
+            text = expanded(os.path.realpath(path), {os.path.realpath(path)})
+            hashes += [h for (h,) in db.execute("SELECT hash FROM sources WHERE text=?", (text,))]
     return hashes
 
 

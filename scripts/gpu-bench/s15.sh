@@ -49,3 +49,26 @@ stream_s15e() {  # bench/release_policy.cu (packed) built against s15e_rowreg_x_
   bounded .gpu/bin/release_policy 400 > "$d/release_policy.log" 2>&1
   cat "$d/release_policy.log"
 }
+
+stream_s15f() {  # RMSNorm and LayerNorm bf16 32768x1024 with nothing kept beside the picks (y kept), both in
+  local d=$out/a o more lib  # PyTorch's harness in the four conditions: .gpu/kb.sqlite as is (soltune) and
+  export PATH=/usr/local/cuda/bin:$PATH  # with those two tasks cut down to their fastest configuration that
+  cp .gpu/kb.sqlite "$d/kb.sqlite"       # keeps nothing (soltune#2; bench/kb_without_best.py keep=...)
+  python3 bench/kb_without_best.py .gpu/kb.sqlite "$d/kb_t.sqlite" \
+    keep=TPR=32,RPB=8,VEC=8,UNROLL=2,STAGE=0,PERSIST=0,BPS=4,HINT=2,WIDTH=1 rmsnorm:bf16:rows=32768,cols=1024
+  python3 bench/kb_without_best.py "$d/kb_t.sqlite" "$d/kb2.sqlite" \
+    keep=TPR=32,RPB=1,VEC=8,EPT=4,STATS=0,RED=0,PERSIST=0,BPS=32,WREG=0,PIPE=0,HINT=0,WIDTH=1 layernorm:bf16:rows=32768,cols=1024
+  lib=$(export_libs "$d" "" 2)
+  for o in shared own; do
+    more="--problems rmsnorm,layernorm --dtypes bf16 --copy --interleave --order shuffle"
+    [ $o = own ] && more="$more --own-output"
+    for c in cold default; do
+      local extra=""
+      [ $c = cold ] && extra="--reset-persisting"
+      bounded python3 bench/torch_reference.py --reps 300 $more $extra --exported "$lib" \
+        --json "$d/torch_${o}_$c.json" > "$d/torch_${o}_$c.log" 2>&1
+      echo "== $o $c"; grep -E "soltune(#2)? +- torch.compile" "$d/torch_${o}_$c.log" | grep -v "^$" | head -8
+    done
+  done
+  rm -f "$d"/exp*/exported_bench "$d"/exp*/libsoltune_exported.so "$d"/kb*.sqlite
+}

@@ -23,15 +23,24 @@ std::map<std::pair<std::string, std::string>, ResultRecord> fastest_per_shape(co
   return m;
 }
 
+namespace {
+
+// The variant of `spec` named `name`, or null where today's templates have none of that name.
+const VariantSpec* variant_named(const ProblemSpec& spec, const std::string& name) {
+  for (const auto& v : spec.variants)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
 std::pair<std::vector<ResultRecord>, std::vector<ResultRecord>> split_measured_today(const KnowledgeBase& kb,
                                                                                     const ProblemSpec& spec,
                                                                                     std::vector<ResultRecord> earlier) {
   std::vector<ResultRecord> not_today, today;
   const auto gpus = kb.gpus();  // each lent card of a model is a row of its own: export groups by name
   for (auto& r : earlier) {
-    const VariantSpec* v = nullptr;
-    for (const auto& x : spec.variants)
-      if (x.name == r.variant) v = &x;
+    const VariantSpec* v = variant_named(spec, r.variant);
     bool seen = false;
     if (v) {
       const Task t{&spec, v, parse_dtype(r.dtype), parse_shape(spec, r.shape_key)};
@@ -62,9 +71,7 @@ EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const Pro
       unbuildable.insert(arch->second);
       continue;
     }
-    const VariantSpec* v = nullptr;
-    for (const auto& x : spec.variants)
-      if (x.name == r.variant) v = &x;
+    const VariantSpec* v = variant_named(spec, r.variant);
     if (!v) continue;
     std::string expr;
     try {  // a configuration today's knobs no longer describe cannot be today's kernel

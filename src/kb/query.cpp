@@ -123,16 +123,16 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
       WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype
         AND r.status = 'ok' AND r.time_us IS NOT NULL AND r.run_id != :exclude)
     WHERE pos = 1 AND NOT (source_hash = :source_hash AND gpu_name = :gpu AND shape_key = :shape_key))sql";
-  // Both queries below name the task the same way.
-  auto bind_task = [&](sqlite::Stmt& st) {
-    st.bind("problem", t.problem->name).bind("variant", t.variant->name).bind("dtype", std::string(dtype_name(t.dtype)));
-    st.bind("source_hash", source_hash).bind("exclude", exclude_run).bind("gpu", gpu_name).bind("shape_key", t.shape.key());
+  // Both queries below name the task, its source, GPU and the run to leave out the same way.
+  auto bind_seed_query = [&](sqlite::Stmt& st) {
+    kb::bind_task(st, t);
+    st.bind("source_hash", source_hash).bind("exclude", exclude_run).bind("gpu", gpu_name);
   };
   std::vector<ResultRecord> rows;
   {
     std::lock_guard lock(impl_->mu);
     auto st = impl_->db.prepare(kSql);
-    bind_task(st);
+    bind_seed_query(st);
     rows = read_results(st);
   }
   auto distance = [&](const ResultRecord& r) {
@@ -167,7 +167,7 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
     {
       std::lock_guard lock(impl_->mu);
       auto st = impl_->db.prepare(kOtherBackendSql);
-      bind_task(st);
+      bind_seed_query(st);
       st.bind("backend", backend);
       own = read_results(st);
     }

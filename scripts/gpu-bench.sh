@@ -6,7 +6,7 @@
 #   tune, landscapes                 the library and the landscapes on two GPUs (two streams side by
 #                                    side, each process seeing only its own GPU)
 #   tune1, landscapes1, last, ...    the same on one GPU, one after another (gpu-bench/s1-3.sh)
-#   s4 ... s15f                      the sessions' calls (gpu-bench/s4.sh ... s15.sh)
+#   s4 ... s15g                      the sessions' calls (gpu-bench/s4.sh ... s15.sh)
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out/a" "$out/b"
@@ -113,7 +113,7 @@ ln_bf16_ab() {  # ln_bf16_ab DIR SEED EVALS SECONDS: LayerNorm rowreg alone at b
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 for f in "$here"/gpu-bench/*.sh; do source "$f"; done
-usage() { echo "usage: $0 tune|landscapes|tune1|landscapes1|last|tests-l1norm|l1norm-tune|tune-big|final|s4..s15f" >&2; exit 2; }
+usage() { echo "usage: $0 tune|landscapes|tune1|landscapes1|last|tests-l1norm|l1norm-tune|tune-big|final|s4..s15g" >&2; exit 2; }
 
 mode=${1:-tune}
 case "$mode" in

@@ -72,3 +72,9 @@ stream_s15f() {  # RMSNorm and LayerNorm bf16 32768x1024 with nothing kept besid
   done
   rm -f "$d"/exp*/exported_bench "$d"/exp*/libsoltune_exported.so "$d"/kb*.sqlite
 }
+
+stream_s15g() {  # the GPU tests at the final code (after the review mend of kb/query.cpp and cli/export_earlier.cpp)
+  local d=$out/a
+  export PATH=/usr/local/cuda/bin:$PATH
+  gpu_tests "$d"
+}

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "core/yaml_util.hpp"
@@ -16,6 +18,20 @@ std::string strategy_names() {
   std::string names;
   for (const auto& k : kStrategies) names += (names.empty() ? "" : ", ") + k;
   return names;
+}
+
+int64_t checked_evals(int64_t evals, const SourceLoc& where) {
+  if (evals < 1) throw Error(where, "expected a positive number of evaluations, got " + std::to_string(evals));
+  return evals;
+}
+
+double checked_seconds(double seconds, const SourceLoc& where) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", seconds);
+    throw Error(where, std::string("expected a positive number of seconds, got ") + buf);
+  }
+  return seconds;
 }
 
 std::vector<Task> config_tasks(const RunConfig& c) {
@@ -87,8 +103,9 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     Shape sh;
     for (const auto& size : c.spec.sizes) {
       auto v = s.at(size);
-      sh.dims.emplace_back(size, v.integer());
-      if (sh.dims.back().second < 1) v.fail("size '" + size + "' must be positive");
+      const int64_t value = v.integer();
+      if (value < 1) v.fail("size '" + size + "' must be positive, got " + v.str());
+      sh.dims.emplace_back(size, value);
     }
     for (const auto& [k, v] : s.map_items())
       if (std::find(c.spec.sizes.begin(), c.spec.sizes.end(), k) == c.spec.sizes.end())
@@ -98,11 +115,11 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   if (c.shapes.empty()) n.at("shapes").fail("at least one shape is needed");
   auto b = n.at("budget");
   b.only_keys({"evals", "seconds"});
-  c.budget.evals = b.int_or("evals", 0);
-  c.budget.seconds = b.number_or("seconds", 0);
-  if (c.budget.evals < 0 || c.budget.seconds < 0) b.fail("budget values must not be negative");
+  // What is given must be a limit: a positive count or time (leave a key out for "no limit").
+  if (b.has("evals")) c.budget.evals = checked_evals(b.at("evals").integer(), b.at("evals").loc());
+  if (b.has("seconds")) c.budget.seconds = checked_seconds(b.at("seconds").number(), b.at("seconds").loc());
   if (c.budget.evals == 0 && c.budget.seconds == 0) b.fail("the budget needs evals or seconds (or both)");
-  c.seed = static_cast<uint64_t>(n.int_or("seed", 0));
+  c.seed = static_cast<uint64_t>(n.int_or("seed", 0, 0, INT64_MAX));
   c.kb = n.str_or("kb", "soltune-{gpu}.sqlite");
   c.backend = n.str_or("backend", "auto");
   if (c.backend != "auto" && c.backend != "cuda" && c.backend != "model")
@@ -117,8 +134,8 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     auto s = n.at("stop");
     s.only_keys({"target_sol", "stagnation", "evals", "seconds", "mode"});
     c.stop.target_sol = s.number_or("target_sol", 0);
-    c.stop.stagnation = s.int_or("stagnation", 0);
-    c.stop.evals = s.int_or("evals", 0);
+    c.stop.stagnation = s.int_or("stagnation", 0, 0, INT64_MAX);
+    c.stop.evals = s.int_or("evals", 0, 0, INT64_MAX);
     c.stop.seconds = s.number_or("seconds", 0);
     const auto mode = s.str_or("mode", "any");
     if (mode != "any" && mode != "all") s.at("mode").fail("expected any or all, got '" + mode + "'");
@@ -133,11 +150,13 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     c.search.strategy = s.str_or("strategy", c.search.strategy);
     if (!known_strategy(c.search.strategy))
       s.at("strategy").fail("unknown strategy '" + c.search.strategy + "' (expected one of " + strategy_names() + ")");
-    c.search.initial = static_cast<int>(s.int_or("initial", c.search.initial));
-    c.search.population = static_cast<int>(s.int_or("population", c.search.population));
-    c.search.batch = static_cast<int>(s.int_or("batch", c.search.batch));
-    c.search.screen = static_cast<int>(s.int_or("screen", c.search.screen));
-    c.search.initial_candidates = static_cast<int>(s.int_or("initial_candidates", c.search.initial_candidates));
+    // Bounded so that no value wraps when it becomes an int; far above anything useful.
+    constexpr int64_t kMost = 1 << 20;
+    c.search.initial = static_cast<int>(s.int_or("initial", c.search.initial, 1, kMost));
+    c.search.population = static_cast<int>(s.int_or("population", c.search.population, 1, kMost));
+    c.search.batch = static_cast<int>(s.int_or("batch", c.search.batch, 1, kMost));
+    c.search.screen = static_cast<int>(s.int_or("screen", c.search.screen, 1, kMost));
+    c.search.initial_candidates = static_cast<int>(s.int_or("initial_candidates", c.search.initial_candidates, 1, kMost));
     c.search.mutation_rate = s.number_or("mutation_rate", c.search.mutation_rate);
     c.search.crossover_rate = s.number_or("crossover_rate", c.search.crossover_rate);
     if (c.search.initial < 1 || c.search.population < 1 || c.search.batch < 1 || c.search.screen < 1 ||
@@ -152,7 +171,7 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     t.only_keys({"gate", "settle_us", "input_sets", "flush_mib"});
     if (t.has("gate")) c.timing.gate = t.at("gate").boolean();
     c.timing.settle_us = t.number_or("settle_us", c.timing.settle_us);
-    c.timing.input_sets = static_cast<int>(t.int_or("input_sets", c.timing.input_sets));
+    c.timing.input_sets = static_cast<int>(t.int_or("input_sets", c.timing.input_sets, INT32_MIN, INT32_MAX));
     if (c.timing.settle_us < 0 || c.timing.settle_us > 100000) t.at("settle_us").fail("settle_us must lie in [0, 100000]");
     if (c.timing.input_sets < 0 || c.timing.input_sets > 8)
       t.at("input_sets").fail("input_sets must lie in [0, 8] (0: one set, the default)");

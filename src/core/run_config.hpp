@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "core/task.hpp"
 
 namespace soltune {
@@ -14,6 +15,10 @@ struct Budget {
   int64_t evals = 0;   // 0 = no limit from this side
   double seconds = 0;  // 0 = no limit from this side
 };
+// A budget a user gives (config or command line) is a positive limit; anything else throws Error at
+// `where` ("file:line:col", or the option's name), naming the value. Both sources check alike.
+int64_t checked_evals(int64_t evals, const SourceLoc& where);
+double checked_seconds(double seconds, const SourceLoc& where);
 
 // The searches a config may name (search: strategy:); src/agents builds them. Baselines first, the
 // agent pool last: bench-search reports them in this order.

@@ -35,17 +35,20 @@ struct Node {
   std::vector<std::pair<std::string, Node>> map_items() const;
 
   std::string str() const;
-  int64_t integer() const;
+  int64_t integer() const;  // YAML 1.2: 010 is ten; 0o10 and 0x10 are octal and hexadecimal
+  int64_t integer(int64_t lo, int64_t hi) const;  // refused outside [lo, hi]
   double number() const;
   bool boolean() const;
   Expr expr() const;  // a scalar parsed as an expression (numbers too)
 
   std::string str_or(std::string_view key, std::string dflt) const;
   int64_t int_or(std::string_view key, int64_t dflt) const;
+  int64_t int_or(std::string_view key, int64_t dflt, int64_t lo, int64_t hi) const;
   double number_or(std::string_view key, double dflt) const;
 };
 
-// Loads a file; a syntax error names the file, line and column.
+// Loads a file of one YAML document whose keys are plain and unique; a syntax error, a second
+// document, a list or mapping as a key and a duplicate key each name the file, line and column.
 Node load_file(const std::filesystem::path& path);
 
 }  // namespace soltune::yaml

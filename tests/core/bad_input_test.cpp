@@ -37,7 +37,7 @@ class BadInput : public ::testing::Test {
           "dtypes: [f32, bf16]\n"
           "shapes:\n"
           "  - {n: 1000003}\n"
-          "budget: {evals: 16, seconds: 0}\n"
+          "budget: {evals: 16}\n"
           "seed: 1\n"
           "backend: model\n");
   }
@@ -153,7 +153,7 @@ TEST_F(BadInput, UnknownKeyInConfig) {
 }
 
 TEST_F(BadInput, UnknownKeyInConfigBudget) {
-  const int line = edit(config_, "{evals: 16,", "{evlas: 16,");
+  const int line = edit(config_, "{evals: 16}", "{evlas: 16}");
   expect_error([&] { load_run_config(config_); }, config_, line, 10, {"unknown key 'evlas'", "evals"});
 }
 
@@ -239,18 +239,86 @@ TEST_F(BadInput, ShapeWithUnknownOrBadSize) {
   expect_error([&] { load_run_config(config_); }, config_, line, 0, {"expected an integer, got '1e6'"});
 }
 
-TEST_F(BadInput, NegativeBudget) {
-  const int line = edit(config_, "budget: {evals: 16, seconds: 0}", "budget: {evals: -16, seconds: 0}");
-  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"budget", "must not be negative"});
-  edit(config_, "{evals: -16, seconds: 0}", "{evals: 16, seconds: -1}");
-  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"must not be negative"});
-  edit(config_, "{evals: 16, seconds: -1}", "{evals: 0}");
+TEST_F(BadInput, BudgetThatIsNotPositive) {
+  // A budget given is a limit: zero, negative and non-finite are refused alike (leave a key out for
+  // no limit), at the value's column.
+  const int line = edit(config_, "budget: {evals: 16}", "budget: {evals: -16}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 17, {"expected a positive number of evaluations, got -16"});
+  edit(config_, "{evals: -16}", "{evals: 0}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 17, {"expected a positive number of evaluations, got 0"});
+  edit(config_, "{evals: 0}", "{evals: 16, seconds: -1}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 30, {"expected a positive number of seconds, got -1"});
+  edit(config_, "{evals: 16, seconds: -1}", "{evals: 16, seconds: 0}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 30, {"expected a positive number of seconds, got 0"});
+  edit(config_, "{evals: 16, seconds: 0}", "{}");
   expect_error([&] { load_run_config(config_); }, config_, line, 9, {"needs evals or seconds"});
+  edit(config_, "budget: {}", "budget: {seconds: 30}");
+  EXPECT_EQ(load_run_config(config_).budget.seconds, 30);
+  EXPECT_EQ(load_run_config(config_).budget.evals, 0);  // no limit on evaluations
+}
+
+TEST_F(BadInput, IntegersReadAsYaml12) {
+  // 010 is ten (YAML 1.2), not octal eight; 0o and 0x say the base.
+  edit(config_, "{n: 1000003}", "{n: 010}");
+  EXPECT_EQ(load_run_config(config_).shapes.at(0).dims.at(0).second, 10);
+  edit(config_, "{n: 010}", "{n: 0o10}");
+  EXPECT_EQ(load_run_config(config_).shapes.at(0).dims.at(0).second, 8);
+  edit(config_, "{n: 0o10}", "{n: 0x10}");
+  EXPECT_EQ(load_run_config(config_).shapes.at(0).dims.at(0).second, 16);
+  const int line = edit(config_, "{n: 0x10}", "{n: 0o19}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"expected an integer, got '0o19'"});
+  edit(config_, "{n: 0o19}", "{n: 99999999999999999999}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"out of range"});
+}
+
+TEST_F(BadInput, IntegersThatWouldWrapAreRefused) {
+  // 2^32 + 1 must not become 1 on its way into an int.
+  const int line = edit(config_, "seed: 1\n", "seed: 1\nsearch: {batch: 4294967297}\n") + 1;
+  expect_error([&] { load_run_config(config_); }, config_, line, 17, {"batch: expected an integer from 1 to", "4294967297"});
+  edit(config_, "seed: 1\n", "seed: -3\n");
+  expect_error([&] { load_run_config(config_); }, config_, line - 1, 7, {"seed: expected an integer from 0 to"});
+}
+
+TEST_F(BadInput, KeysThatAreListsOrMappings) {
+  // yaml-cpp takes `[a, b]: 1` as a key; reading it as a name used to end in "bad conversion" with
+  // no file named.
+  int line = edit(config_, "seed: 1\n", "seed: 1\n[a, b]: 2\n") + 1;
+  expect_error([&] { load_run_config(config_); }, config_, line, 1, {"expected a key", "got a list"});
+  edit(config_, "[a, b]: 2\n", "");
+  line = edit(config_, "budget: {evals: 16}", "budget: {evals: 16, {x: 1}: 2}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"expected a key", "got a mapping"});
+  edit(config_, "budget: {evals: 16, {x: 1}: 2}", "budget: {evals: 16}");
+  line = edit(variant_yaml(), "knobs:", "? [k]\n: 1\nknobs:");
+  expect_error([&] { load(); }, variant_yaml(), line, 3, {"expected a key", "got a list"});
+}
+
+TEST_F(BadInput, DuplicateKeysAndSecondDocuments) {
+  int line = edit(config_, "seed: 1\n", "seed: 1\nseed: 2\n") + 1;
+  expect_error([&] { load_run_config(config_); }, config_, line, 1, {"duplicate key 'seed'", "first given on line"});
+  edit(config_, "seed: 2\n", "");
+  line = edit(config_, "budget: {evals: 16}", "budget: {evals: 16, evals: 8}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"duplicate key 'evals'"});
+  edit(config_, "budget: {evals: 16, evals: 8}", "budget: {evals: 16}");
+  line = edit(config_, "seed: 1\n", "seed: 1\n---\nseed: 2\n") + 2;
+  expect_error([&] { load_run_config(config_); }, config_, line, 1, {"second YAML document"});
+  edit(config_, "---\nseed: 2\n", "");
+  line = edit(problem_yaml(), "sizes: [n]", "sizes: [n]\nsizes: [n]") + 1;
+  expect_error([&] { load(); }, problem_yaml(), line, 1, {"duplicate key 'sizes'"});
+}
+
+TEST_F(BadInput, FolderGivenAsConfig) {
+  std::string msg;
+  try {
+    load_run_config(root_ / "configs");
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("configs: is a folder"), std::string::npos) << msg;
 }
 
 TEST_F(BadInput, ScreenBelowOne) {
   const int line = edit(config_, "seed: 1\n", "seed: 1\nsearch: {screen: 4, initial_candidates: 0}\n") + 1;
-  expect_error([&] { load_run_config(config_); }, config_, line, 9, {"initial_candidates", "at least 1"});
+  expect_error([&] { load_run_config(config_); }, config_, line, 41, {"initial_candidates: expected an integer from 1 to", "got 0"});
 }
 
 TEST_F(BadInput, TimingSection) {

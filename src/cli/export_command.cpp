@@ -7,7 +7,7 @@
 
 #include "cli/export_earlier.hpp"
 #include "cli/export_json.hpp"
-#include "core/atomic_file.hpp"
+#include "core/output_file.hpp"
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
 #include "codegen/compiler.hpp"
@@ -188,7 +188,7 @@ int export_command(const std::vector<std::string>& args) {
   }
   const auto text = format == "json" ? export_json(spec, specs, records, *gpus.begin())
                                      : export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");
-  write_file_atomically(out, text);
+  write_output_file(out, text);
   std::printf("wrote %s: %zu specialization(s) for %s\n", out.c_str(), specs.size(), gpus.begin()->c_str());
   for (const auto& s : specs)
     std::printf("  %s at %s: %s\n", std::string(dtype_name(s.dtype)).c_str(), s.shape.key().c_str(),

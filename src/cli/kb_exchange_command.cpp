@@ -14,7 +14,7 @@ int export_json_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune kb export-json options");
   std::string path, out;
   desc.add_options()("kb", po::value(&path), "knowledge base file (required)")(
-      "output,o", po::value(&out), "JSON file to write, atomically ('-': standard output) (required)");
+      "output,o", po::value(&out), "JSON file to write ('-': standard output) (required)");
   const auto p = parse(desc, args, "export-json", "--kb PATH -o FILE");
   if (!p) return 0;
   if (path.empty() || out.empty() || !p->positional.empty())

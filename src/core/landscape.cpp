@@ -6,7 +6,7 @@
 #include <fstream>
 #include <limits>
 
-#include "core/atomic_file.hpp"
+#include "core/output_file.hpp"
 
 namespace soltune {
 
@@ -172,7 +172,7 @@ void save_landscape(const Landscape& l, const std::filesystem::path& file) {
                {"space", {{"knobs", knobs}, {"constraints", constraints}, {"fixed", fixed}}},
                {"model", model_json(l.problem, l.variant())},
                {"legal", std::max(l.legal, l.results.size())}, {"results", results}};
-  write_file_atomically(file, j.dump(1) + "\n");
+  write_output_file(file, j.dump(1) + "\n");
 }
 
 }  // namespace soltune

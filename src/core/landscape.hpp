@@ -40,7 +40,7 @@ struct Landscape {
 // Reads a landscape; every error names the file and what was expected. A partial one (a recording
 // cut short, to be finished with `soltune landscape --resume`) is refused unless allow_partial.
 Landscape load_landscape(const std::filesystem::path& file, bool allow_partial = false);
-// Writes it (atomically: a temporary file renamed into place).
+// Writes it (core/output_file.hpp: a regular file replaced whole, never in part).
 void save_landscape(const Landscape& l, const std::filesystem::path& file);
 
 }  // namespace soltune

@@ -36,7 +36,7 @@ inline constexpr int kExportVersion = 1;
 
 // The whole knowledge base as the JSON document described above (one row per line).
 std::string export_json(const KnowledgeBase& kb);
-// export_json written to `out` atomically: a temp file next to it, renamed into place.
+// export_json written to `out` (core/output_file.hpp: a regular file replaced whole, links followed).
 void export_json_file(const KnowledgeBase& kb, const std::filesystem::path& out);
 
 struct ImportStats {

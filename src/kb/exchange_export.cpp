@@ -1,7 +1,7 @@
 // The JSON export of a knowledge base: every row of every exchanged table, from one snapshot.
 #include <sqlite3.h>
 
-#include "core/atomic_file.hpp"
+#include "core/output_file.hpp"
 #include "kb/exchange.hpp"
 #include "kb/exchange_impl.hpp"
 #include "kb/kb_impl.hpp"
@@ -44,6 +44,6 @@ std::string export_json(const KnowledgeBase& kb) {
   return out;
 }
 
-void export_json_file(const KnowledgeBase& kb, const fs::path& out) { write_file_atomically(out, export_json(kb)); }
+void export_json_file(const KnowledgeBase& kb, const fs::path& out) { write_output_file(out, export_json(kb)); }
 
 }  // namespace soltune::kb

@@ -4,6 +4,7 @@
 
 #include "cli/options.hpp"
 #include "eval/cuda_devices.hpp"
+#include "eval/gpu_lock.hpp"
 #include "eval/model_evaluator.hpp"
 #include "eval/replay_evaluator.hpp"
 #include "eval/worker_evaluator.hpp"
@@ -21,7 +22,7 @@ std::string toolchain(const DeviceInfo& d) {
 }
 
 std::unique_ptr<Evaluator> make_cuda_evaluator(const RunConfig& cfg, int device, const Compiler& c, uint64_t seed,
-                                               double timeout_cap) {
+                                               double timeout_cap, bool wait_for_gpu) {
   auto list = cuda_devices();
   if (list.devices.empty()) throw Error("no CUDA device: " + list.why_none);
   if (device < 0 || device >= static_cast<int>(list.devices.size()))
@@ -33,22 +34,25 @@ std::unique_ptr<Evaluator> make_cuda_evaluator(const RunConfig& cfg, int device,
   o.eval.seed = seed;
   o.eval.timing = cfg.timing;
   o.timeout_cap_s = timeout_cap;
+  o.lock_key = list.devices[device].uuid;
+  o.lock_label = gpu_label(device, list.devices[device]);
+  o.wait_for_gpu = wait_for_gpu;
   return std::make_unique<WorkerEvaluator>(c, o);
 }
 
 std::unique_ptr<Evaluator> make_evaluator(const std::string& backend, const RunConfig& cfg, int device,
                                           const Compiler& c, uint64_t seed, double timeout_cap,
-                                          const std::vector<Landscape>& landscapes) {
+                                          const std::vector<Landscape>& landscapes, bool wait_for_gpu) {
   if (backend == "replay") {
     if (landscapes.empty()) throw UsageError("--backend replay needs --landscape FILE (one or more)");
     std::vector<const Landscape*> ls;
     for (const auto& l : landscapes) ls.push_back(&l);
     return std::make_unique<ReplayEvaluator>(ls);
   }
-  if (backend == "cuda") return make_cuda_evaluator(cfg, device, c, seed, timeout_cap);
+  if (backend == "cuda") return make_cuda_evaluator(cfg, device, c, seed, timeout_cap, wait_for_gpu);
   if (backend == "auto") {
     auto list = cuda_devices();
-    if (!list.devices.empty()) return make_cuda_evaluator(cfg, device, c, seed, timeout_cap);
+    if (!list.devices.empty()) return make_cuda_evaluator(cfg, device, c, seed, timeout_cap, wait_for_gpu);
     std::fprintf(stderr, "soltune: %s; using the model backend: times are predictions for %s, not measurements\n",
                  list.why_none.c_str(), find_known_gpu(cfg.model_gpu)->name.c_str());
   }

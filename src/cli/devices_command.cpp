@@ -3,6 +3,7 @@
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
 #include "eval/cuda_devices.hpp"
+#include "eval/gpu_lock.hpp"
 #include "eval/worker_evaluator.hpp"
 
 namespace po = boost::program_options;
@@ -11,7 +12,8 @@ namespace soltune::cli {
 
 int devices_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune devices options");
-  desc.add_options()("help,h", "this text")("no-measure", "skip measuring bandwidth and FP32 rate");
+  desc.add_options()("help,h", "this text")("no-measure", "skip measuring bandwidth and FP32 rate")(
+      "no-wait", "fail at once when another run holds a GPU, instead of waiting for it");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "devices");
   if (vm.count("help")) {
@@ -31,6 +33,9 @@ int devices_command(const std::vector<std::string>& args) {
       // Measured in a worker process, like every GPU run: this process holds no CUDA context.
       auto o = worker_options(static_cast<int>(i));
       o.templates = ".";
+      o.lock_key = d.uuid;  // measuring is GPU work: it waits for (or refuses) a run that holds the device
+      o.lock_label = gpu_label(static_cast<int>(i), d);
+      o.wait_for_gpu = vm.count("no-wait") == 0;
       d = WorkerEvaluator(compiler, o).device();
     }
     std::printf("device %zu: %s (%s), %s\n", i, d.name.c_str(), d.arch().c_str(), d.uuid.c_str());

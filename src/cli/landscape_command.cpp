@@ -58,7 +58,8 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
       "resume", "continue the partial landscape FILE (a recording cut short): measure only what it lacks")(
       "count", "print the number of legal configurations of every task of CONFIG, and measure nothing")(
       "device", po::value(&device)->default_value(0), "CUDA device index")(
-      "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU");
+      "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
+      "no-wait", "fail at once when another run holds the GPU, instead of waiting for it");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "landscape");
   if (vm.count("help")) {
@@ -81,7 +82,7 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
     return 0;
   }
   Compiler compiler(compiler_options());
-  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap);
+  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, {}, vm.count("no-wait") == 0);
   const auto tasks = config_tasks(cfg);
   const Task& t = pick_task(tasks, variant, dtype, shape);
 

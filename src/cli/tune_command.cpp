@@ -96,6 +96,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       "device", po::value(&device)->default_value(0), "CUDA device index")(
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
       "resume", "continue the last unfinished run of this config (same seed and budget)")(
+      "no-wait", "fail at once when another run holds the GPU, instead of waiting for it")(
       "quiet,q", "print the summary only");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "tune");
@@ -125,7 +126,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
 
   Compiler compiler(compiler_options());
   if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
-  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes);
+  auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes, vm.count("no-wait") == 0);
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here
   const auto gpu = kb.gpu_id(ev->device(), ev->kind());

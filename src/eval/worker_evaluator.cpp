@@ -20,6 +20,7 @@ double candidate_time_limit_s(double t_ref_us, const CudaEvalOptions& o, double 
 
 WorkerEvaluator::WorkerEvaluator(const Compiler& c, WorkerOptions o)
     : compiler_(c), opt_(std::move(o)), cores_(std::max<std::ptrdiff_t>(1, std::thread::hardware_concurrency())) {
+  if (!opt_.lock_key.empty()) lock_ = GpuLock::acquire(opt_.lock_key, opt_.lock_label, opt_.wait_for_gpu);
   start();
 }
 

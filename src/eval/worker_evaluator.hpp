@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <semaphore>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 
 #include "core/child_process.hpp"
 #include "eval/cuda_runner.hpp"
+#include "eval/gpu_lock.hpp"
 
 namespace soltune {
 
@@ -31,6 +33,11 @@ struct WorkerOptions {
   double timeout_cap_s = 60;      // per-candidate limit never exceeds this
   double start_timeout_s = 120;   // worker start-up, ceilings included
   int max_restarts_in_a_row = 3;  // workers that die before answering anything: infrastructure
+  // The GPU is locked (eval/gpu_lock.hpp) for the evaluator's lifetime, before the first worker
+  // starts (it measures ceilings at once): one measuring run per GPU. Empty key: no lock.
+  std::string lock_key;    // the device's UUID
+  std::string lock_label;  // how messages name it: gpu_label()
+  bool wait_for_gpu = true;  // false: throw at once when another run holds the lock
 };
 
 // The time a candidate may take: generous for any kernel within 20x of the baseline per launch,
@@ -72,6 +79,7 @@ class WorkerEvaluator final : public Evaluator {
   WorkerOptions opt_;
   DeviceInfo dev_;
   std::string arch_;
+  std::optional<GpuLock> lock_;  // declared before proc_: released only after the worker has ended
   std::unique_ptr<ChildProcess> proc_;
   std::map<std::string, double> t_ref_;    // per task id, for the time limit
   std::map<std::string, double> best_us_;  // per task id: the incumbent for the early stop

@@ -2,10 +2,12 @@
 // or answers garbage: each costs one candidate (fault or timeout), the worker is restarted, and
 // every other result comes through.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "eval/gpu_lock.hpp"
 #include "eval/wire.hpp"
 #include "eval/worker_evaluator.hpp"
 
@@ -121,6 +123,72 @@ TEST_F(WorkerProtocol, SilentWorkerAtStartIsAnError) {
   auto o = options("ok", 0);
   o.command = {"sleep", "30"};
   EXPECT_THROW(WorkerEvaluator(compiler, o), Error);
+}
+
+// The GPU lock (eval/gpu_lock.hpp) in a lock folder of the test's own.
+class WorkerLock : public WorkerProtocol {
+ protected:
+  void SetUp() override {
+    std::string t = (std::filesystem::temp_directory_path() / "soltune-worker-lock-XXXXXX").string();
+    ASSERT_NE(mkdtemp(t.data()), nullptr);
+    locks_ = t;
+    ASSERT_EQ(setenv("SOLTUNE_LOCK_DIR", t.c_str(), 1), 0);
+  }
+  void TearDown() override {
+    unsetenv("SOLTUNE_LOCK_DIR");
+    std::filesystem::remove_all(locks_);
+    WorkerProtocol::TearDown();
+  }
+  WorkerOptions locked(const std::string& mode, int nth, const std::string& key) {
+    auto o = options(mode, nth);
+    o.lock_key = key;
+    o.lock_label = "GPU 0 (fake, " + key + ")";
+    o.wait_for_gpu = false;
+    return o;
+  }
+  static std::string refusal(const std::string& key) {
+    try {
+      GpuLock::acquire(key, "", false);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+  std::filesystem::path locks_;
+};
+
+TEST_F(WorkerLock, ASecondEvaluatorOnTheSameGpuFailsNamingTheHolder) {
+  WorkerEvaluator first(compiler, locked("ok", 0, "GPU-fake"));
+  try {
+    WorkerEvaluator second(compiler, locked("ok", 0, "GPU-fake"));
+    FAIL() << "two evaluators measured on one GPU at once";
+  } catch (const Error& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("GPU 0 (fake, GPU-fake) is in use by pid " + std::to_string(getpid())), std::string::npos) << why;
+    EXPECT_NE(why.find("eval_test"), std::string::npos) << "the holder's command line: " << why;
+  }
+  // The first goes on measuring.
+  EXPECT_EQ(first.evaluate(task(), configs(first.device())).front().status, Status::ok);
+}
+
+TEST_F(WorkerLock, EvaluatorsOnOtherGpusOrWithoutALockDoNotBlock) {
+  WorkerEvaluator a(compiler, locked("ok", 0, "GPU-fake"));
+  WorkerEvaluator b(compiler, locked("ok", 0, "GPU-other"));
+  WorkerEvaluator unlocked(compiler, options("ok", 0));
+  EXPECT_EQ(b.device().uuid, "GPU-fake");
+  EXPECT_EQ(unlocked.device().uuid, "GPU-fake");
+}
+
+TEST_F(WorkerLock, TheLockIsHeldAcrossWorkerRestartsAndReleasedWithTheEvaluator) {
+  {
+    WorkerEvaluator ev(compiler, locked("crash", 2, "GPU-fake"));
+    ev.baseline(task());
+    ev.evaluate(task(), configs(ev.device()));
+    EXPECT_EQ(ev.restarts(), 1);
+    EXPECT_NE(refusal("GPU-fake"), "") << "a restarted worker's evaluator still holds the GPU";
+  }
+  EXPECT_EQ(refusal("GPU-fake"), "");
+  WorkerEvaluator next(compiler, locked("ok", 0, "GPU-fake"));
 }
 
 TEST(Wire, FramesAndValuesRoundTrip) {

@@ -88,7 +88,7 @@ int export_command(const std::vector<std::string>& args) {
     throw UsageError("export needs --kb, --problem and -o\n" + to_string(desc));
   if (format != "cuh" && format != "json") throw UsageError("--format: expected cuh or json, got '" + format + "'");
   if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
-  auto kb = KnowledgeBase::open(kb_path);
+  const auto kb = KnowledgeBase::open_read_only(kb_path);
   const auto spec = load_problem(templates.empty() ? default_templates() : std::filesystem::path(templates), problem);
   // Results of the templates as they are now; of earlier texts only where they compile to the same
   // machine code as today's (an edit of comments or layout), since a result of other code says

@@ -48,7 +48,7 @@ KnowledgeBase open_existing(const std::string& path, const std::string& sub) {
   if (path.empty()) throw UsageError("kb " + sub + " needs --kb PATH");
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw Error("knowledge base '" + path + "' does not exist");
-  return KnowledgeBase::open(path);
+  return KnowledgeBase::open_read_only(path);
 }
 
 json result_json(const ResultRecord& r, bool with_log) {

@@ -33,7 +33,8 @@ struct Parsed {
 std::optional<Parsed> parse(po::options_description& desc, const std::vector<std::string>& args,
                             const std::string& sub, const std::string& synopsis);
 
-// Reading commands never create a knowledge base: a missing file is an error naming it.
+// Reading commands never create or write a knowledge base: a missing file is an error naming it, and
+// a file on a read-only medium is read.
 KnowledgeBase open_existing(const std::string& path, const std::string& sub);
 
 void print_json(const json& j);

@@ -2,6 +2,9 @@
 #include "kb/knowledge_base.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <thread>
@@ -25,6 +28,22 @@ void use_wal(sqlite::Db& db) {
   }
 }
 
+// The folder SQLite writes its journal, write-ahead log and index in, beside the file.
+fs::path folder_of(const fs::path& path) { return path.has_parent_path() ? path.parent_path() : fs::path("."); }
+
+// Why this process may not write the knowledge base ("" if it may): SQLite would otherwise open it
+// read-only without a word and fail at the first write with "unable to open database file".
+std::string why_not_writable(const fs::path& path, bool exists) {
+  const auto reason = [](int err) { return err == EROFS ? "on a read-only file system" : "not writable by this user"; };
+  if (exists && ::access(path.c_str(), W_OK) != 0)
+    return path.string() + ": the knowledge base is read-only (" + reason(errno) + ")";
+  const auto dir = folder_of(path);
+  if (::access(dir.c_str(), W_OK) != 0)
+    return path.string() + ": its folder " + dir.string() + " is read-only (" + reason(errno) +
+           "), and SQLite writes its log beside the file";
+  return "";
+}
+
 std::unique_ptr<KnowledgeBase::Impl> open_impl(const fs::path& path) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
@@ -37,6 +56,8 @@ std::unique_ptr<KnowledgeBase::Impl> open_impl(const fs::path& path) {
     fs::create_directories(path.parent_path(), ec);
     if (ec) throw Error(path.parent_path().string() + ": cannot create folder: " + ec.message());
   }
+  if (const auto why = why_not_writable(path, exists); !why.empty())
+    throw Error(why + "; this command records in it: give a writable path (--kb)");
   auto impl = std::unique_ptr<KnowledgeBase::Impl>(
       new KnowledgeBase::Impl{path, sqlite::Db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), {}});
   auto& db = impl->db;
@@ -57,6 +78,24 @@ KnowledgeBase& KnowledgeBase::operator=(KnowledgeBase&&) noexcept = default;
 KnowledgeBase::~KnowledgeBase() = default;
 
 KnowledgeBase KnowledgeBase::open(const fs::path& path) { return KnowledgeBase(open_impl(path)); }
+
+KnowledgeBase KnowledgeBase::open_read_only(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path.string() + ": no such knowledge base");
+  if (!fs::is_regular_file(path)) throw Error(path.string() + ": not a soltune knowledge base (not a file)");
+  const int version = kb::check_existing(path);
+  if (version < kb::schema_version()) {
+    // An older schema is read through the migration, which writes; a file that cannot take it is
+    // named as such rather than read wrongly.
+    if (const auto why = why_not_writable(path, true); !why.empty())
+      throw Error(why + "; its schema (version " + std::to_string(version) + ") is older than this soltune's (" +
+                  std::to_string(kb::schema_version()) + ") and must be migrated once where it can be written");
+    return open(path);
+  }
+  auto impl = std::unique_ptr<Impl>(new Impl{path, sqlite::Db(path, SQLITE_OPEN_READONLY), {}});
+  impl->db.exec("PRAGMA query_only = ON");  // a reading command never writes, even by mistake
+  return KnowledgeBase(std::move(impl));
+}
 
 const fs::path& KnowledgeBase::path() const { return impl_->path; }
 
@@ -126,8 +165,8 @@ int64_t KnowledgeBase::begin_run(const RunInfo& r, int64_t gpu_id) {
 }
 
 void KnowledgeBase::finish_run(int64_t run_id, const std::string& status) {
-  if (status != "finished" && status != "interrupted" && status != "failed")
-    throw Error("finish_run: status '" + status + "' is none of finished, interrupted, failed");
+  if (status != "finished" && status != "interrupted" && status != "stopped" && status != "failed")
+    throw Error("finish_run: status '" + status + "' is none of finished, interrupted, stopped, failed");
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;
   auto st = db.prepare(std::string("UPDATE runs SET status = :status, finished_at = ") + kb::kNowSql +
@@ -164,7 +203,7 @@ void KnowledgeBase::reopen_run(int64_t run_id) {
 std::optional<RunRecord> KnowledgeBase::last_unfinished_run(const std::string& config_path) const {
   std::optional<RunRecord> last;
   for (auto& r : runs())
-    if (r.info.config_path == config_path && (r.status == "running" || r.status == "interrupted")) last = std::move(r);
+    if (r.info.config_path == config_path && (r.status == "running" || r.status == "interrupted" || r.status == "stopped")) last = std::move(r);
   return last;
 }
 

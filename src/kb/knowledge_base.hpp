@@ -25,7 +25,12 @@ class KnowledgeBase {
   // Opens or creates (with missing parent folders). A file that is not SQLite, an SQLite file of
   // another application, or one with a newer schema throws Error naming the path and the reason,
   // and is left byte for byte unchanged. An older schema is migrated.
+  // A file or folder this process may not write is refused here, naming which, not at the first write.
   static KnowledgeBase open(const std::filesystem::path& path);
+  // For commands that only read (kb list, best, show, export-json; export): never creates or writes,
+  // and reads files on read-only media. A missing file throws Error naming it. (An older schema is
+  // migrated as open() does where the file can be written, and refused where it cannot.)
+  static KnowledgeBase open_read_only(const std::filesystem::path& path);
 
   KnowledgeBase(KnowledgeBase&&) noexcept;
   KnowledgeBase& operator=(KnowledgeBase&&) noexcept;
@@ -37,10 +42,13 @@ class KnowledgeBase {
   // facts (limits, versions, ceilings) are updated to the latest seen.
   int64_t gpu_id(const DeviceInfo& d, TimeKind kind);
   int64_t begin_run(const RunInfo& r, int64_t gpu_id);
-  void finish_run(int64_t run_id, const std::string& status);  // finished, interrupted, failed
+  // finished; interrupted (Ctrl-C); stopped (an error of the machine, e.g. a full disk: resumable);
+  // failed (the run itself is wrong, e.g. a template whose every candidate fails to compile).
+  void finish_run(int64_t run_id, const std::string& status);
   // Marks an unfinished run as running again (soltune tune --resume).
   void reopen_run(int64_t run_id);
-  // The latest run of this config file that did not finish (running after a crash, or interrupted).
+  // The latest run of this config file that did not finish (running after a crash, interrupted, or
+  // stopped by an error).
   std::optional<RunRecord> last_unfinished_run(const std::string& config_path) const;
 
   // Template sources by hash, so an export needs nothing but the knowledge base. Storing a known

@@ -2,15 +2,61 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <limits>
 
 #include "core/error.hpp"
 
 namespace soltune::sqlite {
 
+namespace {
+
+// "file:" URI of a path, for the immutable parameter: the characters a URI gives meaning to escaped.
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (unsigned char ch : path) {
+    if (ch == '%' || ch == '?' || ch == '#' || ch < 0x20 || ch >= 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", ch);
+      uri += buf;
+    } else {
+      uri += static_cast<char>(ch);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+bool has_unmerged_log(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path + "-wal", ec);
+  return !ec && size > 0;
+}
+
+}  // namespace
+
 Db::Db(const std::filesystem::path& path, int flags) : path_(path.string()) {
+  open(path_, flags);
+  if ((flags & SQLITE_OPEN_READONLY) == 0) return;
+  // A file in WAL mode is read through its -shm index, which SQLite creates beside it. On a read-only
+  // medium (or in a folder this user may not write) it cannot, and every statement fails with
+  // SQLITE_CANTOPEN; the file is then read as immutable, which needs no index. That is exact only
+  // when no write-ahead log holds commits the file lacks: otherwise the error says so.
+  sqlite3_stmt* st = nullptr;
+  const int rc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master", -1, &st, nullptr);
+  const int step = rc == SQLITE_OK ? sqlite3_step(st) : rc;
+  sqlite3_finalize(st);
+  if ((step & 0xff) != SQLITE_CANTOPEN) return;
+  sqlite3_close_v2(db_);  // no destructor runs for a throwing constructor
+  db_ = nullptr;
+  if (has_unmerged_log(path_))
+    throw Error(path_ + ": cannot read: its folder is read-only and its write-ahead log (" + path_ +
+                "-wal) holds commits the file lacks; copy the file and its -wal to a writable folder to read them");
+  open(file_uri(path_), flags | SQLITE_OPEN_URI);
+}
+
+void Db::open(const std::string& name, int flags) {
   // SQLITE_OPEN_NOMUTEX is not used: the default (serialized) mode is the safe one.
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // A failed open may still hand back a handle carrying the message; it must be closed.
     const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

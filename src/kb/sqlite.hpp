@@ -24,7 +24,8 @@ class Db {
   // (a commit, a checkpoint, a migration) before giving up.
   static constexpr int kBusyTimeoutMs = 10000;
 
-  // flags: SQLITE_OPEN_* values (READONLY, or READWRITE | CREATE).
+  // flags: SQLITE_OPEN_* values (READONLY, or READWRITE | CREATE). READONLY also reads a file on a
+  // read-only medium (as immutable, where SQLite cannot make its WAL index beside it).
   Db(const std::filesystem::path& path, int flags);
   ~Db();
   Db(const Db&) = delete;
@@ -42,6 +43,8 @@ class Db {
   [[noreturn]] void fail(const std::string& what, std::string_view sql = {}) const;
 
  private:
+  void open(const std::string& name, int flags);  // name: the path, or a file: URI
+
   sqlite3* db_ = nullptr;
   std::string path_;
 };

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   }
   args.erase(args.begin());
   try {
-    if (cmd == "tune") return soltune::cli::tune_command(args, line);
+    if (cmd == "tune") return soltune::cli::tune_command(args, line, argv[0]);
     if (cmd == "export") return soltune::cli::export_command(args);
     if (cmd == "devices") return soltune::cli::devices_command(args);
     if (cmd == "landscape") return soltune::cli::landscape_command(args, line);

@@ -22,6 +22,9 @@ boost::program_options::variables_map parse_options(const boost::program_options
                                                     std::vector<std::string>& positional, const std::string& command);
 std::string to_string(const boost::program_options::options_description& desc);
 
+// A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
+std::string shell_quote(const std::string& word);
+
 // How to start a GPU worker: this very program, `soltune worker`.
 WorkerOptions worker_options(int device);
 

@@ -46,8 +46,8 @@ class RunObserver final : public TaskObserver {
     if (auto it = recorded_checkpoints.find(t.id()); it != recorded_checkpoints.end() && it->second.first == evaluated) {
       if (it->second.second == state) ++checkpoints_matched;
       else
-        std::fprintf(stderr, "soltune: warning: %s: the resumed search differs from its checkpoint after %lld evaluations "
-                     "(templates or soltune changed since?)\n", t.id().c_str(), static_cast<long long>(evaluated));
+        progress_.warning(t.id() + ": the resumed search differs from its checkpoint after " + std::to_string(evaluated) +
+                          " evaluations (templates or soltune changed since?)");
     }
     kb_.save_checkpoint(run_, t.id(), evaluated, state);
   }
@@ -74,9 +74,18 @@ class RunObserver final : public TaskObserver {
   Progress& progress_;
 };
 
+// The command that continues this run as printed: the same program, config and options, and --resume.
+std::string resume_command(const std::string& program, const std::vector<std::string>& args) {
+  std::string s = shell_quote(program) + " tune";
+  const std::string resume = "--resume";
+  for (const auto& a : args)
+    if (a.size() < 3 || resume.rfind(a, 0) != 0) s += " " + shell_quote(a);  // also an abbreviated --resume
+  return s + " " + resume;
+}
+
 }  // namespace
 
-int tune_command(const std::vector<std::string>& args, const std::string& command_line) {
+int tune_command(const std::vector<std::string>& args, const std::string& command_line, const std::string& program) {
   po::options_description desc("soltune tune CONFIG options");
   std::string backend, kb_override, strategy;
   std::vector<std::string> landscape_files;
@@ -119,10 +128,19 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   for (const auto& f : landscape_files) landscapes.push_back(load_landscape(f));
   if (backend == "replay" && kb_override.empty())
     throw UsageError("--backend replay needs --kb FILE: replayed results are kept apart from real measurements");
-  if (evals >= 0) cfg.budget.evals = evals;
-  if (seconds >= 0) cfg.budget.seconds = seconds;
-  if (seed >= 0) cfg.seed = static_cast<uint64_t>(seed);
-  if (cfg.budget.evals == 0 && cfg.budget.seconds == 0) throw UsageError("the budget is empty: give --evals or --seconds");
+  // The same limits as the config's budget, refused the same way (as usage errors here).
+  try {
+    if (vm.count("evals")) cfg.budget.evals = checked_evals(evals, SourceLoc{"--evals"});
+    if (vm.count("seconds")) cfg.budget.seconds = checked_seconds(seconds, SourceLoc{"--seconds"});
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("seed")) {
+    if (seed < 0) throw UsageError("--seed: expected a non-negative integer, got " + std::to_string(seed));
+    cfg.seed = static_cast<uint64_t>(seed);
+  }
 
   Compiler compiler(compiler_options());
   if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
@@ -157,8 +175,8 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   for (const auto& v : cfg.spec.variants) kb.store_source(content_hash(v.source), v.source);
 
   ResumeEvaluator resumed(*ev, recorded);  // answers recorded configurations; a plain pass-through otherwise
-  Progress progress(*ev, vm.count("quiet") == 0);
-  progress.header(cfg, path);
+  Progress progress(*ev, Progress::mode_for_stdout(vm.count("quiet") > 0));
+  progress.header(cfg, path, budget);
   RunObserver obs(kb, run, progress);
   if (vm.count("resume")) obs.recorded_checkpoints = kb.checkpoints(run);
   Dispatcher dispatcher(cfg, resumed, obs);
@@ -204,9 +222,16 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       }
       return keys;
     });
-  } catch (...) {
-    kb.finish_run(run, "failed");
-    throw;
+  } catch (const std::exception& e) {
+    // An error of the machine (a full disk, a lost GPU, a broken worker), not of a candidate: what
+    // the run recorded is kept, and --resume continues it once the cause is fixed. Marking it may
+    // fail for the same cause; it then stays "running", which --resume continues too.
+    try {
+      kb.finish_run(run, "stopped");
+    } catch (const std::exception&) {
+    }
+    throw Error(std::string(e.what()) + "\nsoltune: the run stopped; what it recorded is kept in " + path.string() +
+                ". Once the cause is fixed, continue it with:\n  " + resume_command(program, args));
   }
   if (!obs.recorded_checkpoints.empty())
     std::printf("resume: %d of %zu recorded task checkpoint(s) matched the replayed search exactly\n",
@@ -214,7 +239,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   if (stop.load()) {
     kb.finish_run(run, "interrupted");
     progress.summary(reports);
-    std::fprintf(stderr, "soltune: interrupted; continue with: soltune tune %s --resume\n", cfg.path.string().c_str());
+    std::fprintf(stderr, "soltune: interrupted; continue with: %s\n", resume_command(program, args).c_str());
     return 130;
   }
   // A template that does not compile at all is an error, not a result: a task whose every
@@ -238,6 +263,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
                  broken->task.variant->source_path.string().c_str(), broken->task.id().c_str(), head.c_str());
     return 1;
   }
+  progress.next_steps(program, path, cfg.problem);
   return 0;
 }
 

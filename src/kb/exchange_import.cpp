@@ -160,7 +160,7 @@ void merge_gpus(sqlite::Db& db, const TableDef& t, const std::vector<Column>& co
 
 bool terminal(const std::string& status) { return status == "finished" || status == "failed"; }
 
-// Runs by natural key; a run the target still has as running or interrupted takes the file's
+// Runs by natural key; a run the target still has as running, interrupted or stopped takes the file's
 // status when the file has it finished or failed.
 void merge_runs(sqlite::Db& db, const TableDef& t, const std::vector<Column>& cols, const Document& doc, IdMap& ids,
                 ImportStats::Table& stats) {

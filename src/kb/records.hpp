@@ -23,7 +23,7 @@ struct RunInfo {
 struct RunRecord {
   int64_t id = 0, gpu_id = 0;
   RunInfo info;
-  std::string status;  // running, finished, interrupted, failed
+  std::string status;  // running, finished, interrupted, stopped, failed
   std::string started_at, finished_at;  // ISO-8601 UTC; finished_at "" while running
 };
 

@@ -52,6 +52,11 @@ class Resume : public ::testing::Test {
     return std::to_string(std::system((cmd + "> '" + log.string() + "' 2>&1").c_str()));
   }
   static std::string read_all(const fs::path& p) { return test::read_file(p); }
+  static std::string shell_word(const std::string& w) {
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
   static size_t count(const fs::path& kb) {
     if (!fs::exists(kb)) return 0;
     const auto store = KnowledgeBase::open(kb);
@@ -137,6 +142,75 @@ TEST_F(Resume, InterruptMarksTheRunAndResumeFinishesIt) {
   EXPECT_EQ(sequence(b).size(), static_cast<size_t>(kEvals));
   // Nothing left to resume: a clear error, not a new run.
   EXPECT_NE(run_to_end(args(b, true)), "0");
+}
+
+// The line Ctrl-C prints, run as printed (by a shell, from the same folder), finishes the run: it
+// repeats the knowledge base, the budget, the seed and the backend, quoted where a shell needs it.
+TEST_F(Resume, TheInterruptHintRepeatsEveryOptionTheResumeNeeds) {
+  const auto kb = dir_ / "it's a kb" / "b.sqlite";
+  fs::create_directories(kb.parent_path());
+  const auto err = dir_ / "stderr.txt";
+  {
+    std::string cmd = "cd '" + dir_.string() + "' && exec";
+    for (const auto& a : args(kb, false)) cmd += " " + shell_word(a);
+    ChildProcess p({"/bin/sh", "-c", cmd + " 2>'" + err.string() + "'"});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (count(kb) < 5 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    ASSERT_EQ(::kill(p.pid(), SIGINT), 0);
+    EXPECT_EQ(p.exit_text(60), "exit code 130");
+  }
+  const std::string text = read_all(err);
+  const std::string lead = "interrupted; continue with: ";
+  const auto at = text.find(lead);
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string hint = text.substr(at + lead.size(), text.find('\n', at) - at - lead.size());
+  for (const char* part : {"--kb", "--evals 40", "--seed 5", "--backend model", "--resume"})
+    EXPECT_NE(hint.find(part), std::string::npos) << part << " missing from: " << hint;
+  const std::string log = (dir_ / "resumed.txt").string();
+  ASSERT_EQ(std::system(("cd '" + dir_.string() + "' && " + hint + " > '" + log + "' 2>&1").c_str()), 0)
+      << hint << "\n" << read_all(log);
+  EXPECT_EQ(sequence(kb).size(), static_cast<size_t>(kEvals));
+  EXPECT_NE(hint.find("it'\\''s a kb/b.sqlite"), std::string::npos) << "the knowledge base, quoted: " << hint;
+}
+
+// A run that stops on an error of the machine (here a full file system of the test's own) keeps
+// what it recorded, is marked stopped, and says how to continue; continued once there is room, it
+// records what one uninterrupted run does.
+TEST_F(Resume, ARunStoppedByAFullDiskResumesToTheUninterruptedRun) {
+  const auto a = dir_ / "a.sqlite";
+  ASSERT_EQ(run_to_end(args(a, false)), "0");
+  const auto disk = dir_ / "disk";
+  fs::create_directories(disk);
+  const auto kb = disk / "kb.sqlite";
+  std::string tune;
+  for (const auto& w : args(kb, false)) tune += " " + shell_word(w);
+  // In a mount namespace of its own (root: unshare -m; otherwise in a user namespace), so that the
+  // mount ends with the shell. The hint is taken from the error's last line and run as printed.
+  const std::string script =
+      "mount -t tmpfs -o size=200k tmpfs " + shell_word(disk.string()) + " || exit 99\n" + tune +
+      " 2> " + shell_word((dir_ / "err1.txt").string()) + "\necho \"first exit $?\"\n"
+      "mount -o remount,size=8m " + shell_word(disk.string()) + "\n"
+      "hint=$(tail -n 1 " + shell_word((dir_ / "err1.txt").string()) + ")\n"
+      "eval \"$hint\" > /dev/null 2>&1\necho \"second exit $?\"\n"
+      "cp " + shell_word(kb.string()) + " " + shell_word((dir_ / "copy.sqlite").string()) + "\n";
+  const auto script_file = dir_ / "script.sh";
+  test::write_file(script_file, script);
+  const auto out = dir_ / "out.txt";
+  const std::string unshare = geteuid() == 0 ? "unshare -m" : "unshare -rm";
+  std::system((unshare + " sh " + shell_word(script_file.string()) + " > " + shell_word(out.string()) + " 2>&1").c_str());
+  const std::string said = read_all(out);
+  if (said.find("first exit") == std::string::npos)
+    GTEST_SKIP() << "cannot mount a small file system here (" << unshare << "): " << said;
+  const std::string err = read_all(dir_ / "err1.txt");
+  EXPECT_NE(said.find("first exit 1"), std::string::npos) << said << err;
+  EXPECT_NE(err.find("disk is full"), std::string::npos) << err;
+  EXPECT_NE(err.find("the run stopped; what it recorded is kept"), std::string::npos) << err;
+  EXPECT_NE(said.find("second exit 0"), std::string::npos) << said << err;
+  EXPECT_EQ(sequence(dir_ / "copy.sqlite"), sequence(a));
+  const auto store = KnowledgeBase::open(dir_ / "copy.sqlite");
+  ASSERT_EQ(store.runs().size(), 1u);
+  EXPECT_EQ(store.runs()[0].status, "finished");
 }
 
 }  // namespace

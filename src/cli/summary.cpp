@@ -1,0 +1,110 @@
+// The end of `soltune tune`: the best of every task in at most 120 columns (the configuration on a
+// line of its own), what the run cost, and where its results went.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/options.hpp"
+#include "cli/progress.hpp"
+
+namespace soltune::cli {
+namespace {
+
+constexpr size_t kWidth = 120;
+
+std::string median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v[v.size() / 2]);
+  return buf;
+}
+
+}  // namespace
+
+void Progress::summary(const std::vector<TaskReport>& reports) {
+  if (block_) block_->clear();
+  std::printf("\nsummary%s on %s:\n", ev_.kind() == TimeKind::predicted ? " (predicted)" : "", ev_.device().name.c_str());
+  // %BW: the best's bandwidth over the copy bandwidth the ceilings give (measured on this device
+  // in this run where it has one): what memory-bound targets are judged by.
+  const double copy = ev_.device().ceilings().mem_bw;
+  // The figures take 72 columns; the task's id takes what is left, else a line of its own.
+  constexpr size_t kFigures = 72;
+  size_t id_width = 4;
+  for (const auto& r : reports) id_width = std::max(id_width, r.task.id().size());
+  id_width = std::min(id_width, kWidth - kFigures);
+  std::printf("%-*s %9s %6s %5s %10s %9s %6s %6s %6s\n", static_cast<int>(id_width), "task", "time us", "GB/s", "%BW",
+              "T_ref us", "T_SOL us", "SOL", "SOL-EB", "evals");
+  for (const auto& r : reports) {
+    const auto& o = r.outcome;
+    const auto id = r.task.id();
+    if (id.size() > id_width) std::printf("%s\n", id.c_str());
+    const char* first = id.size() > id_width ? "" : id.c_str();
+    if (!o.best) {
+      std::printf("%-*s %9s %6s %5s %10.1f %9.1f %6s %6s %6lld\n", static_cast<int>(id_width), first, "-", "-", "-",
+                  o.baseline.t_ref_us, o.baseline.t_sol_us, "-", "-", static_cast<long long>(o.evaluated));
+      std::printf("  no valid configuration (%lld failed)\n", static_cast<long long>(o.failed));
+      continue;
+    }
+    const double t = o.best->time.median_us;
+    const double gbs = o.baseline.bytes / (t * 1e-6) / 1e9;
+    std::printf("%-*s %9.1f %6.0f %5.1f %10.1f %9.1f %6.3f %6.3f %6lld\n", static_cast<int>(id_width), first, t, gbs,
+                copy > 0 ? 100 * gbs * 1e9 / copy : 0.0, o.baseline.t_ref_us, o.baseline.t_sol_us, o.best_sol.score,
+                o.best_sol.execbench, static_cast<long long>(o.evaluated));
+    const std::string found = " (found by " + (o.best->proposer.empty() ? std::string("?") : o.best->proposer) + ")";
+    std::fputs(wrap("  " + o.best->key + found, kWidth, 4).c_str(), stdout);
+  }
+  for (const auto& r : reports)
+    if (!r.outcome.stopped_by.empty())
+      std::fputs(wrap(r.task.id() + " stopped early: " + r.outcome.stopped_by +
+                          "; its unused evaluations went to the tasks after it", kWidth, 2).c_str(), stdout);
+  char buf[512];
+  if (!wall_ms_.empty()) {
+    std::snprintf(buf, sizeof buf, "evaluation overhead: median %s ms per measured candidate on the GPU side, of which %s "
+                  "ms outside its timed runs (checks, L2 flushes, input draws, transfers); %zu candidates",
+                  median_of(wall_ms_).c_str(), median_of(overhead_ms_).c_str(), wall_ms_.size());
+    std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
+    double worker = 0, kernels = 0;
+    for (size_t i = 0; i < wall_ms_.size(); ++i) {
+      worker += wall_ms_[i];
+      kernels += wall_ms_[i] - overhead_ms_[i];
+    }
+    const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    std::snprintf(buf, sizeof buf, "GPU use over the run's %.1f s: worker busy with candidates %.0f%%, in timed kernel "
+                  "runs %.0f%%", total / 1000, 100 * worker / total, 100 * kernels / total);
+    std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
+  }
+  if (!compile_ms_.empty() || cache_hits_ > 0) {
+    // What the CPU side cost: where the GPU waits, compiles are the usual reason.
+    std::sort(compile_ms_.begin(), compile_ms_.end());
+    if (compile_ms_.empty())
+      std::snprintf(buf, sizeof buf, "compiles: none in this run, %lld from the on-disk cache",
+                    static_cast<long long>(cache_hits_));
+    else
+      std::snprintf(buf, sizeof buf, "compiles: %zu in this run (median %.0f ms, longest %.0f ms), %lld from the on-disk "
+                    "cache", compile_ms_.size(), compile_ms_[compile_ms_.size() / 2], compile_ms_.back(),
+                    static_cast<long long>(cache_hits_));
+    std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
+  }
+  if (const auto use = ev_.gpu_use()) {
+    std::snprintf(buf, sizeof buf, "GPU busy %.1f%% of the wall time after the first compile batch (%.1f of %.1f s: "
+                  "candidates, baselines, re-timing)", 100 * use->fraction(), use->busy_s, use->wall_s);
+    std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
+  }
+  // Which agent found each task's best, and how the bandit shared the proposals.
+  for (const auto& r : reports)
+    if (!r.outcome.search_report.empty())
+      std::fputs(wrap(r.task.id() + ": " + r.outcome.search_report, kWidth, 2).c_str(), stdout);
+  std::fflush(stdout);
+}
+
+void Progress::next_steps(const std::string& program, const std::filesystem::path& kb, const std::string& problem) {
+  const std::string p = shell_quote(program), k = shell_quote(kb.string());
+  std::printf("\nresults: %lld new in %s\n", static_cast<long long>(results_recorded_), kb.string().c_str());
+  std::printf("next:\n  %s kb best --kb %s --problem %s\n", p.c_str(), k.c_str(), problem.c_str());
+  std::printf("  %s export --kb %s --problem %s -o %s.cuh%s\n", p.c_str(), k.c_str(), problem.c_str(), problem.c_str(),
+              ev_.kind() == TimeKind::predicted ? " --allow-predicted" : "");
+  if (ev_.kind() == TimeKind::predicted)
+    std::printf("  (the times are predictions: on a GPU, tune with --backend cuda before using the kernels)\n");
+  std::fflush(stdout);
+}
+
+}  // namespace soltune::cli

@@ -24,7 +24,7 @@ std::string toolchain(const DeviceInfo& d) {
 std::unique_ptr<Evaluator> make_cuda_evaluator(const RunConfig& cfg, int device, const Compiler& c, uint64_t seed,
                                                double timeout_cap, bool wait_for_gpu) {
   auto list = cuda_devices();
-  if (list.devices.empty()) throw Error("no CUDA device: " + list.why_none);
+  if (list.devices.empty()) throw Error(list.why_none);
   if (device < 0 || device >= static_cast<int>(list.devices.size()))
     throw Error("--device " + std::to_string(device) + ": there are " + std::to_string(list.devices.size()) +
                 " CUDA device(s)");

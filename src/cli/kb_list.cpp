@@ -125,6 +125,17 @@ int best_command(const std::vector<std::string>& args) {
     throw UsageError("kb best needs --kb and --problem\n" + to_string(desc));
   const auto kb = open_existing(path, "best");
   const auto best = kb.best(problem, gpu);
+  std::string known;
+  bool has_problem = false;
+  for (const auto& s : kb::problem_summaries(kb)) {
+    known += (known.empty() ? "" : ", ") + s.problem;
+    has_problem = has_problem || s.problem == problem;
+  }
+  // A problem the file does not hold is an error (a misspelt name must not read as "no results
+  // yet"); one it holds with nothing ok on the GPUs asked for is an empty answer.
+  if (!has_problem)
+    throw Error(path + ": no results for problem '" + problem + "' (problems there: " + (known.empty() ? "none" : known) +
+                ")");
   if (p->vm.count("json")) {
     json j;
     j["kb"] = path;
@@ -136,11 +147,8 @@ int best_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (best.empty()) {
-    std::string known;
-    for (const auto& s : kb::problem_summaries(kb)) known += (known.empty() ? "" : ", ") + s.problem;
-    std::printf("no ok result for problem '%s'%s in %s (problems there: %s)\n", problem.c_str(),
-                gpu.empty() ? "" : (" on a GPU matching '" + gpu + "'").c_str(), path.c_str(),
-                known.empty() ? "none" : known.c_str());
+    std::printf("no ok result for problem '%s'%s in %s\n", problem.c_str(),
+                gpu.empty() ? "" : (" on a GPU matching '" + gpu + "'").c_str(), path.c_str());
     return 0;
   }
   std::printf("best results for %s in %s:\n", problem.c_str(), path.c_str());

@@ -59,7 +59,8 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
       "count", "print the number of legal configurations of every task of CONFIG, and measure nothing")(
       "device", po::value(&device)->default_value(0), "CUDA device index")(
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
-      "no-wait", "fail at once when another run holds the GPU, instead of waiting for it");
+      "no-wait", "fail at once when another run holds the GPU, instead of waiting for it")(
+      "force", "replace a landscape FILE already holds (a recording is hours of GPU time: refused otherwise)");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "landscape");
   if (vm.count("help")) {
@@ -80,6 +81,20 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
       std::printf("%-56s %8zu legal of %.0f\n", t.id().c_str(), space.all_legal().size(), space.cardinality());
     }
     return 0;
+  }
+  // A recording already at FILE is continued (--resume) or replaced (--force), never overwritten by
+  // default: decided before any GPU work.
+  if (!vm.count("resume") && !vm.count("force") && std::filesystem::exists(out)) {
+    std::string what = "a file";
+    try {
+      const auto old = load_landscape(out, true);
+      what = std::string(old.complete() ? "a complete" : "a partial") + " landscape of " + old.task_id + " (" +
+             std::to_string(old.results.size()) + " of " + std::to_string(old.legal) + " measured on " + old.gpu + ")";
+    } catch (const Error&) {
+      // Not a landscape: any file is kept all the same.
+    }
+    throw UsageError(out + " already holds " + what + ": --resume continues a partial one, --force replaces it, "
+                     "or give another -o");
   }
   Compiler compiler(compiler_options());
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, {}, vm.count("no-wait") == 0);

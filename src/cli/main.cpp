@@ -21,12 +21,12 @@ const char* kUsage = R"(usage: soltune <command> [options]
 commands:
   tune CONFIG     tune the kernels a config names (configs/*.yaml) and record every result
                   [--backend auto|cuda|model|replay] [--landscape FILE...] [--evals N] [--seconds S] [--seed N] [--kb PATH]
-                  [--strategy NAME] [--device I] [--timeout-cap S] [--resume] [--quiet]
+                  [--strategy NAME] [--device I] [--timeout-cap S] [--resume] [--no-wait] [--quiet]
   export          write the tuned kernels of a problem as a self-contained CUDA header (or JSON)
                   --kb PATH --problem NAME -o FILE [--format cuh|json] [--gpu NAME] [--templates DIR]
-  devices         list CUDA devices with their limits and ceilings
+  devices         list CUDA devices with their limits and ceilings [--no-measure] [--no-wait]
   landscape CONFIG  measure every legal configuration of one task (exhaustive) -> a landscape file
-                  -o FILE [--variant V] [--dtype D] [--shape KEY]
+                  -o FILE [--variant V] [--dtype D] [--shape KEY] [--resume | --force] [--count] [--no-wait]
   bench-search    compare search strategies on recorded landscapes (replay, no GPU)
                   --landscape FILE... [--seeds N] [--strategies LIST] [--json]
   kb SUBCOMMAND   look into, carry and clean up results: list, best, show, export-json, import-json, gc

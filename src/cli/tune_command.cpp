@@ -186,6 +186,14 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     for (const auto& l : landscapes) recorded_tasks.insert(l.task_id);
     dispatcher.include_only([recorded_tasks](const Task& t) { return recorded_tasks.count(t.id()) > 0; });
     if (dispatcher.tasks().empty()) throw Error("--backend replay: no task of " + cfg.path.string() + " has a landscape");
+    std::string skipped;
+    size_t n_skipped = 0;
+    for (const auto& t : config_tasks(cfg))
+      if (!recorded_tasks.count(t.id())) skipped += (n_skipped++ < 8 ? "\n  " + t.id() : "");
+    if (n_skipped > 8) skipped += "\n  ... and " + std::to_string(n_skipped - 8) + " more";
+    if (n_skipped)
+      std::fprintf(stderr, "soltune: warning: --backend replay: %zu task(s) of %s have no landscape and are skipped:%s\n",
+                   n_skipped, cfg.path.string().c_str(), skipped.c_str());
   }
   std::vector<TaskReport> reports;
   static std::atomic<bool> stop{false};

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/output_file.hpp"
+#include "core/space.hpp"
 
 namespace soltune {
 
@@ -140,7 +141,14 @@ Landscape load_landscape(const std::filesystem::path& file, bool allow_partial) 
     if (j.contains("model")) read_model(j.at("model"), file, l.problem, v);
     l.problem.variants.push_back(std::move(v));
     for (const auto& [key, r] : j.at("results").items()) l.results.emplace(key, result_from(r, key));
-    l.legal = j.value("legal", l.results.size());  // files from before partial recordings were whole
+    if (j.contains("legal")) {
+      l.legal = j.at("legal").get<size_t>();
+    } else {
+      // Files from before partial recordings say nothing of it: the space they hold tells how many
+      // configurations a whole recording has, so that a file cut short is not taken as whole.
+      const Space space(l.problem.variants.front(), l.fixed);
+      l.legal = space.enumerate_legal(l.results.size() + 1).size();
+    }
   } catch (const json::exception& e) {
     throw Error(where + "malformed landscape: " + e.what());
   }

@@ -1,6 +1,7 @@
 #include "eval/cuda_devices.hpp"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <cstdio>
@@ -9,6 +10,15 @@
 
 namespace soltune {
 namespace {
+
+// The driver's user-space library, which the statically linked runtime loads the same way.
+bool driver_library_present() {
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!h) return false;
+  dlclose(h);
+  return true;
+}
 
 std::string uuid_text(const cudaUUID_t& u) {
   std::string s = "GPU-";
@@ -62,7 +72,12 @@ DeviceList cuda_devices() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    out.why_none = "no CUDA device: " + cuda_error_text(e);
+    // Without the driver's library the runtime answers "driver version is insufficient", which
+    // reads as an old driver; say what is the case.
+    if (e == cudaErrorInsufficientDriver && !driver_library_present())
+      out.why_none = "no NVIDIA driver (libcuda.so.1 not found)";
+    else
+      out.why_none = "no CUDA device: " + cuda_error_text(e);
     (void)cudaGetLastError();
     return out;
   }

@@ -43,7 +43,7 @@ inline std::filesystem::path copy_problem(const std::string& problem, const std:
   const auto root = std::filesystem::temp_directory_path() / ("soltune-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root);
-  for (const std::string dir : {problem, std::string("common")})
+  for (const auto& dir : {problem, std::string("common")})
     std::filesystem::copy(source_dir() / "templates" / dir, root / dir, std::filesystem::copy_options::recursive);
   return root;
 }

@@ -1,0 +1,136 @@
+// Bad input at the command line gets a clear message, the right exit code, and nothing lost:
+// parse failures (file:line:column, exit 1), budgets (refused alike from the file and the options),
+// a problem the knowledge base does not hold, tasks a replay cannot serve, and landscapes that
+// must not be overwritten or taken as whole when they are not.
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+#include "cli_fixture.hpp"
+
+namespace soltune {
+namespace {
+
+class Messages : public Cli {
+ protected:
+  // A gelu config in tmp_ with the shipped templates; `extra` is appended.
+  fs::path config(const std::string& extra = "", const std::string& budget = "budget: {evals: 4}\n") const {
+    const auto cfg = tmp_ / "c.yaml";
+    write(cfg, "problem: gelu\ndtypes: [f32]\nshapes: [{n: 100000}]\n" + budget + "backend: model\ntemplates: " +
+                   (kSource / "templates").string() + "\n" + extra);
+    return cfg;
+  }
+};
+
+TEST_F(Messages, ParseFailuresNameFileLineAndColumnAndExitWithOne) {
+  // A key that is a list, in a config and in a template: once "internal error ... bad conversion".
+  auto r = soltune("tune " + q(config("[a, b]: 1\n")) + " --kb " + q(kb_));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("c.yaml:7:1: expected a key (a plain name), got a list"), std::string::npos) << r;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r;
+
+  fs::copy(kSource / "templates", tmp_ / "templates", fs::copy_options::recursive);
+  const auto variant = tmp_ / "templates" / "gelu" / "vectorized.yaml";
+  write(variant, "{x: 1}: 2\n" + read(variant));
+  fs::create_directories(tmp_ / "configs");
+  write(tmp_ / "configs" / "c2.yaml", "problem: gelu\nshapes: [{n: 100000}]\nbudget: {evals: 4}\n");
+  r = soltune("tune configs/c2.yaml --kb " + q(kb_));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("vectorized.yaml:1:1: expected a key (a plain name), got a mapping"), std::string::npos) << r;
+
+  r = soltune("tune " + q(kSource / "configs"));  // a folder
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("configs: is a folder, not a YAML file"), std::string::npos) << r;
+  EXPECT_FALSE(fs::exists(kb_));
+}
+
+TEST_F(Messages, BudgetsThatAreNotPositiveAreRefusedFromOptionsAndFilesAlike) {
+  const auto cfg = config();
+  for (const std::string opt : {"--evals -1", "--evals 0", "--seconds -5", "--seconds 0"}) {
+    const auto r = soltune("tune " + q(cfg) + " --kb " + q(kb_) + " " + opt);
+    EXPECT_EQ(r.code, 2) << opt << "\n" << r;
+    const std::string name = opt.substr(0, opt.find(' '));
+    EXPECT_NE(r.err.find(name + ": expected a positive number of"), std::string::npos) << r;
+    EXPECT_NE(r.err.find("got " + opt.substr(opt.find(' ') + 1)), std::string::npos) << r;
+  }
+  for (const std::string budget : {"budget: {evals: 0}\n", "budget: {seconds: -5}\n"}) {
+    const auto r = soltune("tune " + q(config("", budget)) + " --kb " + q(kb_));
+    EXPECT_EQ(r.code, 1) << budget << r;
+    EXPECT_NE(r.err.find("c.yaml:4:"), std::string::npos) << r;
+    EXPECT_NE(r.err.find(": expected a positive number of"), std::string::npos) << r;
+  }
+  EXPECT_FALSE(fs::exists(kb_)) << "a refused run must not create its knowledge base";
+  const auto r = soltune("tune " + q(config()) + " --kb " + q(kb_) + " --seed -2");
+  EXPECT_EQ(r.code, 2) << r;
+}
+
+TEST_F(Messages, BestOfAProblemTheKnowledgeBaseDoesNotHoldIsAnError) {
+  ASSERT_EQ(tune_gelu(4).code, 0);
+  for (const std::string json : {"", " --json"}) {
+    const auto r = soltune("kb best --kb " + q(kb_) + " --problem nosuch" + json);
+    EXPECT_EQ(r.code, 1) << r;
+    EXPECT_NE(r.err.find("no results for problem 'nosuch'"), std::string::npos) << r;
+    EXPECT_NE(r.err.find("problems there: gelu"), std::string::npos) << r;
+  }
+  // A problem it holds, with nothing on the GPUs asked for: an empty answer, not an error.
+  const auto r = soltune("kb best --kb " + q(kb_) + " --problem gelu --gpu nosuchgpu");
+  EXPECT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.out.find("no ok result for problem 'gelu' on a GPU matching 'nosuchgpu'"), std::string::npos) << r;
+  EXPECT_EQ(soltune("kb best --kb " + q(kb_) + " --problem gelu").code, 0);
+}
+
+TEST_F(Messages, AReplayNamesTheTasksItCannotServe) {
+  // configs/gelu.yaml has four tasks; the shipped recording serves one.
+  const auto r = soltune("tune " + q(kSource / "configs" / "gelu.yaml") + " --backend replay --landscape " +
+                         q(kSource / "tests" / "data" / "gelu_f32_landscape.json") + " --kb " + q(kb_) + " --evals 8");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("3 task(s) of"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("have no landscape and are skipped"), std::string::npos) << r;
+  for (const char* id : {"gelu/vectorized/f32/n=1000003", "gelu/vectorized/bf16/n=268435456", "gelu/vectorized/bf16/n=1000003"})
+    EXPECT_NE(r.err.find("\n  " + std::string(id)), std::string::npos) << id << "\n" << r;
+}
+
+TEST_F(Messages, ALandscapeIsNeitherOverwrittenNorTakenAsWholeWhenCut) {
+  // A space of four configurations, recorded with the model backend.
+  const auto cfg = config("variants: [vectorized]\n");
+  fs::copy(kSource / "templates", tmp_ / "templates", fs::copy_options::recursive);
+  auto yaml = read(tmp_ / "templates" / "gelu" / "vectorized.yaml");
+  yaml = std::regex_replace(yaml, std::regex("BLOCK: \\{values: \\[[^\\]]*\\]"), "BLOCK: {values: [128, 256]");
+  yaml = std::regex_replace(yaml, std::regex("EPT: \\{values: \\[[^\\]]*\\]"), "EPT: {values: [1, 2]");
+  for (const char* k : {"VEC", "GRID_STRIDE", "FAST_TANH", "CACHE_HINT"})
+    yaml = std::regex_replace(yaml, std::regex(std::string(k) + ": \\{values: \\[[^\\]]*\\]"),
+                              std::string(k) + (std::string(k) == "VEC" ? ": {values: [4]" : ": {values: [0]"));
+  yaml = std::regex_replace(yaml, std::regex("BLOCKS_PER_SM: \\{values: \\[[^\\]]*\\]"), "BLOCKS_PER_SM: {values: [1]");
+  write(tmp_ / "templates" / "gelu" / "vectorized.yaml", yaml);
+  write(cfg, std::regex_replace(read(cfg), std::regex("templates: .*"), "templates: templates"));
+  const auto out = tmp_ / "l.json";
+  auto r = soltune("landscape " + q(cfg) + " --backend model -o " + q(out));
+  ASSERT_EQ(r.code, 0) << r;
+  const std::string recorded = read(out);
+
+  // Again without --resume: refused before any work, the recording kept byte for byte.
+  r = soltune("landscape " + q(cfg) + " --backend model -o " + q(out));
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("already holds a complete landscape of gelu/vectorized/f32/n=100000 (4 of 4"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("--force replaces it"), std::string::npos) << r;
+  EXPECT_EQ(read(out), recorded);
+  EXPECT_EQ(soltune("landscape " + q(cfg) + " --backend model -o " + q(out) + " --force").code, 0);
+
+  // Cut short and without "legal" (as files from before partial recordings): not taken as whole.
+  auto j = nlohmann::json::parse(recorded);
+  j.erase("legal");
+  j["results"].erase(j["results"].begin());
+  write(out, j.dump(1));
+  r = soltune("tune " + q(cfg) + " --backend replay --landscape " + q(out) + " --kb " + q(tmp_ / "replay.sqlite"));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("a partial landscape (3 of 4 legal configurations measured)"), std::string::npos) << r;
+  // Whole and without "legal": still whole.
+  j = nlohmann::json::parse(recorded);
+  j.erase("legal");
+  write(out, j.dump(1));
+  r = soltune("tune " + q(cfg) + " --backend replay --landscape " + q(out) + " --kb " + q(tmp_ / "replay.sqlite"));
+  EXPECT_EQ(r.code, 0) << r;
+}
+
+}  // namespace
+}  // namespace soltune

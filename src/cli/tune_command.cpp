@@ -106,7 +106,8 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
       "resume", "continue the last unfinished run of this config (same seed and budget)")(
       "no-wait", "fail at once when another run holds the GPU, instead of waiting for it")(
-      "quiet,q", "print the summary only");
+      "quiet,q", "print the summary only")(
+      "check", "load and check the config and its templates, list the tasks, and tune nothing");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "tune");
   if (vm.count("help")) {
@@ -142,6 +143,17 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     cfg.seed = static_cast<uint64_t>(seed);
   }
 
+  if (vm.count("check")) {
+    // Everything a run reads before it measures, without a device or a knowledge base.
+    const auto tasks = config_tasks(cfg);
+    std::printf("%s: problem %s, %zu task(s), budget %s%s; loads and checks\n", cfg.path.string().c_str(),
+                cfg.problem.c_str(), tasks.size(),
+                cfg.budget.evals > 0 ? (std::to_string(cfg.budget.evals) + " evaluations").c_str() : "no evaluation limit",
+                cfg.budget.seconds > 0 ? (", " + std::to_string(static_cast<long long>(cfg.budget.seconds)) + " s").c_str()
+                                       : "");
+    for (const auto& t : tasks) std::printf("  %s\n", t.id().c_str());
+    return 0;
+  }
   Compiler compiler(compiler_options());
   if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes, vm.count("no-wait") == 0);

@@ -147,14 +147,15 @@ void Progress::baseline(const Task& t, const TaskBaseline& b) {
     last_baseline_description_ = t.problem->baseline_description;
     text += "baseline (T_ref): " + t.problem->baseline_description + "\n";
   }
-  if (!b.note.empty() && b.note != last_baseline_note_) {
-    last_baseline_note_ = b.note;
-    text += "  " + b.note + "\n";
-  }
   char buf[256];
   std::snprintf(buf, sizeof buf, "task %s: T_ref %.1f us, T_SOL %.1f us%s", t.id().c_str(), b.t_ref_us, b.t_sol_us,
                 label(ev_));
-  print_event(text + buf);
+  text += buf;
+  if (!b.note.empty() && b.note != last_baseline_note_) {  // below the task it belongs to
+    last_baseline_note_ = b.note;
+    text += "\n  " + b.note;
+  }
+  print_event(text);
 }
 
 void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {

@@ -112,15 +112,8 @@ int cases_per_file() {
 class YamlFuzz : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "soltune-fuzz-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    root_ = t;
     fs::copy(SOLTUNE_SOURCE_DIR "/templates", root_ / "templates", fs::copy_options::recursive);
     fs::copy(SOLTUNE_SOURCE_DIR "/configs", root_ / "configs", fs::copy_options::recursive);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
   }
 
   // Loads with `load` after writing a mutation of `file`; restores the file after. `what`: the case.
@@ -151,7 +144,8 @@ class YamlFuzz : public ::testing::Test {
     ASSERT_TRUE(test::write_file(file, original));
   }
 
-  fs::path root_;
+  test::TempDir dir_{"fuzz"};
+  const fs::path& root_ = dir_.path();
 };
 
 TEST_F(YamlFuzz, MutatedConfigsLoadOrNameTheFile) {

@@ -146,9 +146,6 @@ Run sh(const std::string& cmd, const fs::path& dir, int timeout_s = 300) {
 class Docs : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "soltune-docs-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    scratch_ = t;
     for (const char* dir : {"configs", "templates", "tests/data"}) {
       fs::create_directories(scratch_ / dir);
       fs::copy(kSource / dir, scratch_ / dir, fs::copy_options::recursive);
@@ -162,11 +159,6 @@ class Docs : public ::testing::Test {
     setenv("SOLTUNE_CACHE_DIR", (scratch_ / "cache").c_str(), 1);
     setenv("CUDA_VISIBLE_DEVICES", "", 1);  // the model backend, also on a machine with a GPU
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(scratch_, ec);
-  }
-
   // `soltune SUB --help` (SUB may be "kb list"): its text, or "" when there is no such command.
   std::string help(const std::string& sub) {
     if (auto it = helps_.find(sub); it != helps_.end()) return it->second;
@@ -237,7 +229,8 @@ class Docs : public ::testing::Test {
     }
   }
 
-  fs::path scratch_;
+  test::TempDir dir_{"docs"};
+  const fs::path& scratch_ = dir_.path();
   std::map<std::string, std::string> helps_;
 };
 

@@ -30,15 +30,10 @@ using namespace std::chrono_literals;
 class GpuLockTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "soltune-lock-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    tmp_ = t;
     ASSERT_EQ(setenv("SOLTUNE_LOCK_DIR", (tmp_ / "locks").c_str(), 1), 0);
   }
   void TearDown() override {
     unsetenv("SOLTUNE_LOCK_DIR");
-    std::error_code ec;
-    fs::remove_all(tmp_, ec);
   }
 
   // A no-wait acquire: the error's text when it is refused, "" when it got the lock (released at once).
@@ -69,7 +64,8 @@ class GpuLockTest : public ::testing::Test {
     return ok ? pid : -1;
   }
 
-  fs::path tmp_;
+  test::TempDir dir_{"lock"};
+  const fs::path& tmp_ = dir_.path();
 };
 
 TEST_F(GpuLockTest, SecondLockOnTheSameGpuFailsNamingTheHolder) {

@@ -1,7 +1,10 @@
 #pragma once
 // File helpers the tests share: a whole file as bytes, and a file written whole.
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 
@@ -20,5 +23,26 @@ inline bool write_file(const std::filesystem::path& p, const std::string& text) 
   out << text;
   return out.good();
 }
+
+// A fresh folder in the temp folder ("soltune-TAG-XXXXXX"), removed with all it holds when the
+// object goes: one per test fixture.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    std::string t = (std::filesystem::temp_directory_path() / ("soltune-" + tag + "-XXXXXX")).string();
+    if (mkdtemp(t.data()) == nullptr) throw std::runtime_error("mkdtemp " + t + " failed");
+    path_ = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 }  // namespace soltune::test

@@ -4,7 +4,6 @@
 
 #include "cli/options.hpp"
 #include "eval/cuda_devices.hpp"
-#include "eval/gpu_lock.hpp"
 #include "eval/model_evaluator.hpp"
 #include "eval/replay_evaluator.hpp"
 #include "eval/worker_evaluator.hpp"
@@ -28,15 +27,12 @@ std::unique_ptr<Evaluator> make_cuda_evaluator(const RunConfig& cfg, int device,
   if (device < 0 || device >= static_cast<int>(list.devices.size()))
     throw Error("--device " + std::to_string(device) + ": there are " + std::to_string(list.devices.size()) +
                 " CUDA device(s)");
-  WorkerOptions o = worker_options(device);
+  WorkerOptions o = worker_options(device, list.devices[device], wait_for_gpu);
   o.templates = cfg.templates_dir;
   o.arch = cfg.arch;
   o.eval.seed = seed;
   o.eval.timing = cfg.timing;
   o.timeout_cap_s = timeout_cap;
-  o.lock_key = list.devices[device].uuid;
-  o.lock_label = gpu_label(device, list.devices[device]);
-  o.wait_for_gpu = wait_for_gpu;
   return std::make_unique<WorkerEvaluator>(c, o);
 }
 

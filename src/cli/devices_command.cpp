@@ -3,7 +3,6 @@
 #include "cli/options.hpp"
 #include "cli/tune_command.hpp"
 #include "eval/cuda_devices.hpp"
-#include "eval/gpu_lock.hpp"
 #include "eval/worker_evaluator.hpp"
 
 namespace po = boost::program_options;
@@ -31,11 +30,9 @@ int devices_command(const std::vector<std::string>& args) {
     DeviceInfo d = list.devices[i];
     if (!vm.count("no-measure")) {
       // Measured in a worker process, like every GPU run: this process holds no CUDA context.
-      auto o = worker_options(static_cast<int>(i));
+      // Measuring is GPU work: it waits for (or refuses) a run that holds the device.
+      auto o = worker_options(static_cast<int>(i), d, vm.count("no-wait") == 0);
       o.templates = ".";
-      o.lock_key = d.uuid;  // measuring is GPU work: it waits for (or refuses) a run that holds the device
-      o.lock_label = gpu_label(static_cast<int>(i), d);
-      o.wait_for_gpu = vm.count("no-wait") == 0;
       d = WorkerEvaluator(compiler, o).device();
     }
     std::printf("device %zu: %s (%s), %s\n", i, d.name.c_str(), d.arch().c_str(), d.uuid.c_str());

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "eval/gpu_lock.hpp"
+
 namespace po = boost::program_options;
 
 namespace soltune::cli {
@@ -25,10 +27,13 @@ po::variables_map parse_options(const po::options_description& desc, const std::
   return vm;
 }
 
-WorkerOptions worker_options(int device) {
+WorkerOptions worker_options(int device, const DeviceInfo& d, bool wait_for_gpu) {
   WorkerOptions o;
   o.command = {"/proc/self/exe", "worker"};
   o.device = device;
+  o.lock_key = d.uuid;
+  o.lock_label = gpu_label(device, d);
+  o.wait_for_gpu = wait_for_gpu;
   return o;
 }
 

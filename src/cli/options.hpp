@@ -25,8 +25,9 @@ std::string to_string(const boost::program_options::options_description& desc);
 // A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
 std::string shell_quote(const std::string& word);
 
-// How to start a GPU worker: this very program, `soltune worker`.
-WorkerOptions worker_options(int device);
+// How to start a GPU worker on device `device` (described by `d`): this very program, `soltune
+// worker`, holding the device's lock (waiting for another run that holds it, or refused at once).
+WorkerOptions worker_options(int device, const DeviceInfo& d, bool wait_for_gpu);
 
 // default_compiler_options() with a 60 s limit per compile (env SOLTUNE_COMPILE_TIMEOUT: seconds,
 // 0 disables), each compile in `soltune nvrtc-worker`. Throws UsageError on a malformed value.

@@ -130,10 +130,7 @@ void Progress::header(const RunConfig& cfg, const std::filesystem::path& kb, con
   std::printf(", %.1f TFLOP/s FP32", c.fp32 / 1e12);
   if (d.measured)
     std::printf("; datasheet %.0f GB/s, %.1f TFLOP/s", d.datasheet.mem_bw / 1e9, d.datasheet.fp32 / 1e12);
-  std::string limits;
-  if (budget.evals > 0) limits = std::to_string(budget.evals) + " evaluations";
-  if (budget.seconds > 0) limits += (limits.empty() ? "" : ", ") + format("%.0f s", budget.seconds);
-  std::printf("\nknowledge base: %s\nbudget: %s; seed %llu\n", kb.string().c_str(), limits.c_str(),
+  std::printf("\nknowledge base: %s\nbudget: %s; seed %llu\n", kb.string().c_str(), budget.describe().c_str(),
               static_cast<unsigned long long>(cfg.seed));
   std::fflush(stdout);
 }

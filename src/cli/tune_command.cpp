@@ -133,8 +133,6 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   try {
     if (vm.count("evals")) cfg.budget.evals = checked_evals(evals, SourceLoc{"--evals"});
     if (vm.count("seconds")) cfg.budget.seconds = checked_seconds(seconds, SourceLoc{"--seconds"});
-  } catch (const UsageError&) {
-    throw;
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -146,11 +144,8 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   if (vm.count("check")) {
     // Everything a run reads before it measures, without a device or a knowledge base.
     const auto tasks = config_tasks(cfg);
-    std::printf("%s: problem %s, %zu task(s), budget %s%s; loads and checks\n", cfg.path.string().c_str(),
-                cfg.problem.c_str(), tasks.size(),
-                cfg.budget.evals > 0 ? (std::to_string(cfg.budget.evals) + " evaluations").c_str() : "no evaluation limit",
-                cfg.budget.seconds > 0 ? (", " + std::to_string(static_cast<long long>(cfg.budget.seconds)) + " s").c_str()
-                                       : "");
+    std::printf("%s: problem %s, %zu task(s), budget %s; loads and checks\n", cfg.path.string().c_str(),
+                cfg.problem.c_str(), tasks.size(), cfg.budget.describe().c_str());
     for (const auto& t : tasks) std::printf("  %s\n", t.id().c_str());
     return 0;
   }

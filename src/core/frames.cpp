@@ -1,27 +1,11 @@
 #include "core/frames.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/fd_io.hpp"
 
 namespace soltune::wire {
-namespace {
-
-bool read_all(int fd, char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t got = ::read(fd, p, n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    n -= static_cast<size_t>(got);
-  }
-  return true;
-}
-
-}  // namespace
 
 std::string frame(const std::string& payload) {
   char head[kHeader + 1];
@@ -51,14 +35,7 @@ bool read_frame(int fd, std::string& payload) {
 
 bool write_frame(int fd, const std::string& payload) {
   const auto bytes = frame(payload);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
+  return write_all(fd, bytes.data(), bytes.size());
 }
 
 }  // namespace soltune::wire

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/fd_io.hpp"
 
 namespace soltune {
 namespace fs = std::filesystem;
@@ -18,23 +19,11 @@ namespace {
   throw Error(out.string() + ": " + what + ": " + std::strerror(err));
 }
 
-// Writes all of `text` to fd; false (errno set) on the first failure.
-bool write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // A FIFO or a character device: opened and written as `>` in a shell would, never replaced.
 void write_into(const fs::path& out, const fs::path& target, const std::string& text) {
   const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) fail(out, "cannot open for writing", errno);
-  const bool ok = write_all(fd, text);
+  const bool ok = write_all(fd, text.data(), text.size());
   const int err = errno;
   if (::close(fd) != 0 && ok) fail(out, "cannot write", errno);
   if (!ok) fail(out, "cannot write", err);
@@ -49,7 +38,7 @@ void replace_whole(const fs::path& out, const fs::path& target, const struct sta
                               std::to_string(counter++));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // the umask applies
   if (fd < 0) fail(out, "cannot write (" + tmp.string() + ")", errno);
-  bool ok = write_all(fd, text);
+  bool ok = write_all(fd, text.data(), text.size());
   int err = errno;
   if (ok && old) {
     if (::fchmod(fd, old->st_mode & 07777) != 0) {

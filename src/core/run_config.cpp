@@ -20,6 +20,17 @@ std::string strategy_names() {
   return names;
 }
 
+std::string Budget::describe() const {
+  std::string s;
+  if (evals > 0) s = std::to_string(evals) + " evaluations";
+  if (seconds > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+    s += (s.empty() ? "" : ", ") + std::string(buf);
+  }
+  return s;
+}
+
 int64_t checked_evals(int64_t evals, const SourceLoc& where) {
   if (evals < 1) throw Error(where, "expected a positive number of evaluations, got " + std::to_string(evals));
   return evals;

@@ -14,6 +14,7 @@ namespace soltune {
 struct Budget {
   int64_t evals = 0;   // 0 = no limit from this side
   double seconds = 0;  // 0 = no limit from this side
+  std::string describe() const;  // "320 evaluations, 900 s", "900 s"
 };
 // A budget a user gives (config or command line) is a positive limit; anything else throws Error at
 // `where` ("file:line:col", or the option's name), naming the value. Both sources check alike.

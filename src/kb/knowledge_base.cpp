@@ -203,7 +203,9 @@ void KnowledgeBase::reopen_run(int64_t run_id) {
 std::optional<RunRecord> KnowledgeBase::last_unfinished_run(const std::string& config_path) const {
   std::optional<RunRecord> last;
   for (auto& r : runs())
-    if (r.info.config_path == config_path && (r.status == "running" || r.status == "interrupted" || r.status == "stopped")) last = std::move(r);
+    if (r.info.config_path == config_path &&
+        (r.status == "running" || r.status == "interrupted" || r.status == "stopped"))
+      last = std::move(r);
   return last;
 }
 

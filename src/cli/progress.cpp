@@ -127,7 +127,7 @@ void Progress::header(const RunConfig& cfg, const std::filesystem::path& kb, con
               ev_.kind() == TimeKind::predicted ? ": every time below is a model prediction, not a measurement" : "");
   std::printf("ceilings (%s): %.0f GB/s", c.source.c_str(), c.mem_bw / 1e9);
   if (c.read_bw > 0) std::printf(" (read %.0f, T_SOL's bandwidth %.0f)", c.read_bw / 1e9, c.sol_bw() / 1e9);
-  std::printf(", %.1f TFLOP/s FP32", c.fp32 / 1e12);
+  std::printf(", %.1f TFLOP/s FP32, %.0f TFLOP/s 16-bit tensor", c.fp32 / 1e12, c.tensor_16 / 1e12);
   if (d.measured)
     std::printf("; datasheet %.0f GB/s, %.1f TFLOP/s", d.datasheet.mem_bw / 1e9, d.datasheet.fp32 / 1e12);
   std::printf("\nknowledge base: %s\nbudget: %s; seed %llu\n", kb.string().c_str(), budget.describe().c_str(),
@@ -145,8 +145,11 @@ void Progress::baseline(const Task& t, const TaskBaseline& b) {
     text += "baseline (T_ref): " + t.problem->baseline_description + "\n";
   }
   char buf[256];
-  std::snprintf(buf, sizeof buf, "task %s: T_ref %.1f us, T_SOL %.1f us%s", t.id().c_str(), b.t_ref_us, b.t_sol_us,
-                label(ev_));
+  // A problem whose FLOPs count against a tensor ceiling says so: a SIMT kernel's SOL is then far below 1.
+  const auto unit = t.problem->compute_unit(t.dtype);
+  const std::string at = unit == ComputeUnit::fp32 ? "" : " (FLOPs at the " + std::string(compute_unit_name(unit)) + " rate)";
+  std::snprintf(buf, sizeof buf, "task %s: T_ref %.1f us, T_SOL %.1f us%s%s", t.id().c_str(), b.t_ref_us, b.t_sol_us,
+                at.c_str(), label(ev_));
   text += buf;
   if (!b.note.empty() && b.note != last_baseline_note_) {  // below the task it belongs to
     last_baseline_note_ = b.note;

@@ -4,20 +4,34 @@
 // model backend (and, on a real device, reported beside the measured ceilings).
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
 namespace soltune {
 
+// The compute ceiling a problem's FLOPs are counted against (problem.yaml `compute:`, per dtype):
+// whatever unit a kernel uses, its distance from the hardware's limit is measured against the
+// fastest unit that can compute the problem at that precision.
+enum class ComputeUnit { fp32, tensor_16, tensor_8 };
+std::string_view compute_unit_name(ComputeUnit u);  // "fp32", "tensor_16", "tensor_8"
+ComputeUnit parse_compute_unit(std::string_view s);  // throws Error naming the choices
+
 struct Ceilings {
-  double mem_bw = 0;       // bytes/s, read + write (the copy: issue 3's ceiling, %BW's reference)
+  double mem_bw = 0;       // bytes/s, read + write (the copy: the copy's rate, %BW's reference)
   double fp32 = 0;         // FLOP/s, FMA = 2
-  double tensor_16 = 0;    // FLOP/s, dense f16/bf16 tensor cores
-  std::string source;      // "datasheet" or "measured"
+  double tensor_16 = 0;    // FLOP/s, dense f16/bf16 tensor cores, f32 accumulation: the figure T_SOL uses
+  std::string source;      // "datasheet" or what was measured
   double read_bw = 0;      // bytes/s, reading only; 0: not measured
+  double tensor_8 = 0;     // FLOP/s, dense 8-bit float tensor cores; 0: the device has none
+  // What the tensor probes reached (0: not measured). T_SOL takes the better of probe and datasheet:
+  // a probe below the datasheet did not reach the limit, one above it ran at a higher clock.
+  double tensor_16_probe = 0, tensor_8_probe = 0;
   // The bandwidth T_SOL is computed from: no kernel moves bytes faster than the better of the copy
   // and the read (a reduction, which writes nearly nothing, outruns the copy by about 5%).
   double sol_bw() const { return read_bw > mem_bw ? read_bw : mem_bw; }
+  // FLOP/s of a unit. Without 8-bit tensor cores, 8-bit data is computed at best at the 16-bit rate.
+  double rate(ComputeUnit u) const;
 };
 
 struct DeviceInfo {

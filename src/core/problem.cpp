@@ -92,7 +92,7 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
   if (temp)
     n.only_keys({"name", "dtype", "shape"});
   else
-    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value"});
+    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value", "magnitude"});
   ArgSpec a;
   a.loc = n.loc();
   a.name = n.at("name").str();
@@ -118,6 +118,10 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
       else n.at("role").fail("expected role 'in', 'out' or 'workspace', got '" + role + "'");
       if (a.role == Role::in) a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
       if (a.role == Role::workspace && n.has("init")) n.at("init").fail("a workspace starts zeroed: it takes no init");
+      if (n.has("magnitude")) {
+        if (a.role != Role::out) n.at("magnitude").fail("magnitude applies to outputs only");
+        a.magnitude = n.at("magnitude").boolean();
+      }
       if (n.has("edge_inits")) {
         if (a.role != Role::in) n.at("edge_inits").fail("edge_inits applies to inputs only");
         for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
@@ -131,7 +135,7 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
     }
     a.shape = exprs(n.at("shape"), allowed, "shape");
   } else {
-    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits"))
+    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("magnitude"))
       n.fail("a scalar takes only name, kind, dtype and value");
     a.value = n.at("value").expr();
     a.value.check_names(size_names, "scalar value");
@@ -188,16 +192,50 @@ void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool
   }
 }
 
+// The reference's arguments: the problem's, plus `<out>.magnitude` exactly once for each output
+// that declares a magnitude (and for no other).
+void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
+  std::vector<std::string> plain;
+  for (const auto& a : p.reference.args) {
+    const auto dot = a.rfind(".magnitude");
+    if (dot == std::string::npos || dot + 10 != a.size()) {
+      plain.push_back(a);
+      continue;
+    }
+    const ArgSpec* out = p.find_arg(a.substr(0, dot));
+    if (!out || !out->magnitude)
+      throw Error(loc, "reference argument '" + a + "': no output '" + a.substr(0, dot) + "' declares 'magnitude: true'");
+  }
+  check_args(plain, p, false, loc);
+  for (const auto& a : p.args)
+    if (a.magnitude && std::count(p.reference.args.begin(), p.reference.args.end(), a.name + ".magnitude") != 1)
+      throw Error(loc, "output '" + a.name + "' declares a magnitude: the reference's args must name '" + a.name +
+                           ".magnitude' once (a double per element of " + a.name + ")");
+}
+
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
   n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model",
-               "presets", "notes"});
+               "presets", "notes", "dtypes"});
   VariantSpec v;
   v.yaml_path = yaml_path;
   v.name = yaml_path.stem().string();
   v.description = n.str_or("description", "");
   v.source_path = yaml_path.parent_path() / n.str_or("source", v.name + ".cu");
   v.source = read_text(v.source_path, n.loc());
+  if (n.has("dtypes")) {
+    for (const auto& d : n.at("dtypes").seq()) {
+      try {
+        const DType t = parse_dtype(d.str());
+        if (std::find(p.dtypes.begin(), p.dtypes.end(), t) == p.dtypes.end())
+          throw Error("dtype " + d.str() + " is not among problem " + p.name + "'s dtypes");
+        v.dtypes.push_back(t);
+      } catch (const Error& e) {
+        d.fail(e.what());
+      }
+    }
+    if (v.dtypes.empty()) n.at("dtypes").fail("a variant's dtypes list is empty (leave it out to serve every dtype)");
+  }
 
   Names base{"dtype_bytes"};
   for (const auto& s : p.sizes) base.insert(s);
@@ -241,7 +279,14 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   check_args(v.launch.args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
   if (n.has("model")) {
     auto m = n.at("model");
-    m.only_keys({"bytes_in_flight_per_thread", "registers_per_thread"});
+    m.only_keys({"bytes_in_flight_per_thread", "registers_per_thread", "compute"});
+    if (m.has("compute")) {
+      try {
+        v.model_unit = parse_compute_unit(m.at("compute").str());
+      } catch (const Error& e) {
+        m.at("compute").fail(e.what());
+      }
+    }
     if (m.has("bytes_in_flight_per_thread")) {
       v.inflight_bytes = m.at("bytes_in_flight_per_thread").expr();
       v.inflight_bytes.check_names(all, "bytes_in_flight_per_thread");
@@ -305,6 +350,13 @@ const VariantSpec& ProblemSpec::variant(const std::string& vname) const {
   throw Error("problem '" + name + "' has no variant '" + vname + "' (variants: " + names + ")");
 }
 
+bool VariantSpec::serves(DType t) const { return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); }
+
+ComputeUnit ProblemSpec::compute_unit(DType t) const {
+  const auto it = compute.find(t);
+  return it == compute.end() ? ComputeUnit::fp32 : it->second;
+}
+
 const ArgSpec* ProblemSpec::find_arg(const std::string& aname) const {
   for (const auto& a : args)
     if (a.name == aname) return &a;
@@ -330,7 +382,8 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
                 templates_dir.string() + ": " + (known.empty() ? "none" : known) + ")");
   }
   auto n = yaml::load_file(file);
-  n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "tolerance", "reference", "baseline"});
+  n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "compute", "tolerance", "reference",
+               "baseline"});
   ProblemSpec p;
   p.dir = dir;
   p.name = n.at("name").str();
@@ -358,8 +411,20 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   p.flops.check_names(size_dt, "flops");
   p.bytes = n.at("bytes").expr();
   p.bytes.check_names(size_dt, "bytes");
+  if (n.has("compute"))
+    for (const auto& [dt, un] : n.at("compute").map_items()) {
+      DType t;
+      try {
+        t = parse_dtype(dt);
+        if (std::find(p.dtypes.begin(), p.dtypes.end(), t) == p.dtypes.end())
+          throw Error("dtype " + dt + " is not among the problem's dtypes");
+        p.compute[t] = parse_compute_unit(un.str());
+      } catch (const Error& e) {
+        un.fail(e.what());
+      }
+    }
   for (const auto& [dt, tn] : n.at("tolerance").map_items()) {
-    tn.only_keys({"atol", "rtol", "rel_l2", "min_match"});
+    tn.only_keys({"atol", "rtol", "rel_l2", "min_match", "mtol"});
     DType t;
     try {
       t = parse_dtype(dt);
@@ -370,6 +435,12 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
                                tn.number_or("min_match", 1.0)};
     if (!(p.tolerance[t].min_match > 0 && p.tolerance[t].min_match <= 1))
       tn.at("min_match").fail("min_match must lie in (0, 1]");
+    if (tn.has("mtol")) {
+      if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return a.magnitude; }))
+        tn.at("mtol").fail("mtol scales the magnitude of an output, and no output declares 'magnitude: true'");
+      p.tolerance[t].mtol = tn.at("mtol").expr();
+      p.tolerance[t].mtol.check_names(size_dt, "mtol");
+    }
   }
   for (auto t : p.dtypes)
     if (!p.tolerance.count(t)) n.at("tolerance").fail("no tolerance for dtype " + std::string(dtype_name(t)));
@@ -385,7 +456,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     if (p.reference.args.empty())
       for (const auto& a : p.args) p.reference.args.push_back(a.name);
     parse_template_args(p.reference, {}, r.loc());
-    check_args(p.reference.args, p, false, r.loc());
+    check_reference_args(p, r.has("args") ? r.at("args").loc() : r.loc());
   }
   {
     auto b = n.at("baseline");

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/device.hpp"
 #include "core/dtype.hpp"
 #include "core/expr.hpp"
 
@@ -34,6 +35,11 @@ struct ArgSpec {
   Role role = Role::in;
   InitSpec init;              // buffers with role in
   std::vector<InitSpec> edge_inits;  // extra correctness rounds: values near the dtype's edges, where relevant
+  // Outputs of a reduction: the reference also writes, per element, the magnitude of what it summed
+  // (for C = A B, (|A| |B|)_ij) into `<name>.magnitude`, a double array its args name. The
+  // per-element band then grows with it (Tolerance::mtol): a sum's rounding error scales with the
+  // magnitudes of its terms, not with the result, which cancellation can make small.
+  bool magnitude = false;
   Expr value;                 // scalars
   SourceLoc loc;
 
@@ -85,19 +91,26 @@ struct VariantSpec {
   std::vector<Expr> constraints;
   Expr inflight_bytes;           // model hint: bytes one thread keeps in flight (optional)
   Expr registers;                // model hint: registers per thread, estimated before compiling (optional)
+  ComputeUnit model_unit = ComputeUnit::fp32;  // model hint: the unit its arithmetic runs on
   std::vector<Preset> presets;   // optional
   std::vector<VariantNote> notes;  // optional
+  std::vector<DType> dtypes;     // the problem's dtypes it serves (empty: all of them)
   std::filesystem::path yaml_path;
+  bool serves(DType t) const;
 };
 
-// Per element: |out - ref| <= atol + rtol * |ref|. Over the output: ||out - ref|| / ||ref|| <= rel_l2,
-// the precision check: an f32 problem computed in bf16 fails it even inside a loose per-element band.
-// min_match: the fraction of elements that must lie within the per-element band (1 unless the
-// problem says otherwise); NaN, Inf and unwritten elements fail whatever it is.
+// Per element: |out - ref| <= atol + rtol * |ref| + mtol * mag, where mag is the reference's
+// magnitude of an output declared with one (ArgSpec::magnitude; 0 otherwise) and mtol an expression
+// over the sizes (a sum's rounding bound grows with its length). Over the output:
+// ||out - ref|| / ||ref|| <= rel_l2, the precision check: an f32 problem computed in bf16 fails it
+// even inside a loose per-element band. min_match: the fraction of elements that must lie within
+// the per-element band (1 unless the problem says otherwise); NaN and unwritten elements fail
+// whatever it is, and so does Inf unless the reference itself rounds to it in the output's dtype.
 struct Tolerance {
   double atol = 0, rtol = 0;
   double rel_l2 = 1;
   double min_match = 1;
+  Expr mtol;  // empty: 0
 };
 
 struct ProblemSpec {
@@ -108,6 +121,8 @@ struct ProblemSpec {
   std::vector<ArgSpec> args;
   std::map<DType, Tolerance> tolerance;
   Expr flops, bytes;
+  std::map<DType, ComputeUnit> compute;  // `compute:`; dtypes it leaves out count against fp32
+  ComputeUnit compute_unit(DType t) const;
 
   std::string reference_source;  // computes each out buffer as double
   LaunchSpec reference;

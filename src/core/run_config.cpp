@@ -50,7 +50,8 @@ std::vector<Task> config_tasks(const RunConfig& c) {
   for (const auto& v : c.spec.variants) {
     if (!c.variants.empty() && std::find(c.variants.begin(), c.variants.end(), v.name) == c.variants.end()) continue;
     for (auto dt : c.dtypes)
-      for (const auto& sh : c.shapes) out.push_back(Task{&c.spec, &v, dt, sh});
+      if (v.serves(dt))
+        for (const auto& sh : c.shapes) out.push_back(Task{&c.spec, &v, dt, sh});
   }
   return out;
 }
@@ -110,6 +111,15 @@ RunConfig load_run_config(const std::filesystem::path& path) {
       c.dtypes.push_back(t);
     }
   if (c.dtypes.empty()) c.dtypes = c.spec.dtypes;
+  // A variant named in the config must serve one of its dtypes, or it would silently do nothing.
+  for (const auto& name : c.variants) {
+    const auto& v = c.spec.variant(name);
+    if (std::none_of(c.dtypes.begin(), c.dtypes.end(), [&](DType t) { return v.serves(t); })) {
+      std::string served;
+      for (auto t : v.dtypes) served += (served.empty() ? "" : ", ") + std::string(dtype_name(t));
+      n.at("variants").fail("variant '" + name + "' serves " + served + ", none of the config's dtypes");
+    }
+  }
   for (const auto& s : n.at("shapes").seq()) {
     Shape sh;
     for (const auto& size : c.spec.sizes) {

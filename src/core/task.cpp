@@ -59,6 +59,9 @@ Bindings Task::fixed(const DeviceInfo& d) const {
 
 double Task::flops() const { return problem->flops.eval(sizes()); }
 double Task::bytes() const { return problem->bytes.eval(sizes()); }
+double Task::t_sol_us(const Ceilings& c) const {
+  return soltune::t_sol_us(flops(), bytes(), c.rate(problem->compute_unit(dtype)), c.sol_bw());
+}
 
 Geometry eval_geometry(const LaunchSpec& l, const Bindings& b) {
   Geometry g;

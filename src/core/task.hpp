@@ -37,6 +37,9 @@ struct Task {
   Bindings fixed(const DeviceInfo& d) const;
   double flops() const;
   double bytes() const;
+  // Speed of light on a device: the FLOPs at the rate of the problem's compute ceiling for this
+  // dtype, or the bytes at the better of the copy and read bandwidths, whichever takes longer.
+  double t_sol_us(const Ceilings& c) const;
 };
 
 // Device symbol values for expressions (sms, cc, smem_optin, l2_bytes).

@@ -1,9 +1,11 @@
 #include "eval/builtin_kernels.hpp"
 
+#include "core/tolerance.hpp"
+
 namespace soltune {
 
 const std::string& builtin_kernels_source() {
-  static const std::string src = R"CUDA(
+  static const std::string src = std::string(band_rule_text()) + R"CUDA(
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -50,9 +52,18 @@ template <typename T> __device__ inline bool all_ones(T v) {
   return true;
 }
 
+// The largest finite value of each storage type: an Inf is right where the band reaches past it.
+template <typename T> __device__ inline double max_finite();
+template <> __device__ inline double max_finite<float>() { return 3.4028234663852886e38; }
+template <> __device__ inline double max_finite<__nv_bfloat16>() { return 3.3895313892515355e38; }
+template <> __device__ inline double max_finite<__half>() { return 65504.0; }
+template <> __device__ inline double max_finite<double>() { return 1.7976931348623157e308; }
+
 // The output was poisoned with 0xFF bytes (a NaN no arithmetic produces) before the candidate ran.
+// mag: the reference's magnitude per element, or null (SOLTUNE_BAND_WIDTH is src/core/tolerance.hpp's).
 template <typename T>
-__global__ void soltune_compare(const T* out, const double* ref, long long n, double atol, double rtol, CompareStats* s) {
+__global__ void soltune_compare(const T* out, const double* ref, const double* mag, long long n, double atol, double rtol,
+                                double mtol, CompareStats* s) {
   unsigned long long mism = 0, nonfin = 0, unwr = 0, cnt = 0;
   double max_abs = 0, max_rel = 0, sq_err = 0, sq_ref = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -61,9 +72,11 @@ __global__ void soltune_compare(const T* out, const double* ref, long long n, do
     ++cnt;
     if (all_ones(o)) { ++unwr; ++mism; continue; }
     const double v = to_double(o);
+    const double width = SOLTUNE_BAND_WIDTH(r, mag ? mag[i] : 0.0, atol, rtol, mtol);
+    if (isinf(v) && fabs(r) + width > max_finite<T>() && signbit(v) == signbit(r)) continue;
     if (!isfinite(v)) { ++nonfin; ++mism; continue; }
     const double err = fabs(v - r);
-    if (!(err <= atol + rtol * fabs(r))) ++mism;
+    if (!(err <= width)) ++mism;
     max_abs = fmax(max_abs, err);
     if (fabs(r) > atol) max_rel = fmax(max_rel, err / fabs(r));
     sq_err += err * err;
@@ -225,6 +238,71 @@ __global__ void soltune_fma_probe(float* out, int iters, float a, float b) {
 }
 )CUDA";
   return src;
+}
+
+const std::string& wgmma_probe_source() {
+  // The accumulator operand lists of an m64n256 wgmma: 128 f32 registers per thread.
+  static const std::string src = [] {
+    std::string regs, ops;
+    for (int i = 0; i < 128; ++i) {
+      regs += (i ? ", %" : "%") + std::to_string(i);
+      ops += (i ? ", \"+f\"(d[" : "\"+f\"(d[") + std::to_string(i) + "])";
+    }
+    const auto wgmma = [&](const std::string& shape_types, const std::string& tail) {
+      return "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\nwgmma.mma_async.sync.aligned." + shape_types +
+             " {" + regs + "}, %128, %129, p, 1, 1" + tail + ";\\n}\\n\" : " + ops +
+             " : \"l\"(da + 2 * k), \"l\"(db + 2 * k));\n";
+    };
+    return R"CUDA(
+// The 16- and 8-bit tensor ceilings on sm_90a: wgmma, which mma.sync cannot reach on Hopper. Each
+// block holds three warpgroups, each a chain of m64n256 wgmmas on its own f32 accumulators, A and B
+// K-major in 128B-swizzled shared memory holding small finite values of every format (zeros would
+// draw less power and flatter the clock). MODE 0: f16 and 1: bf16 (k16), 2: fp8 e4m3 (k32).
+template <int MODE>
+__global__ void __launch_bounds__(384, 1) soltune_wgmma_probe(float* out, int iters) {
+  __shared__ __align__(1024) unsigned int smem[(64 + 256) * 128 / 4];
+  for (int i = threadIdx.x; i < (64 + 256) * 128 / 4; i += blockDim.x) {
+    const unsigned int h = (static_cast<unsigned int>(i) * 2654435761u) ^ (static_cast<unsigned int>(i) >> 3);
+    smem[i] = (h & 0x3F3F3F3Fu) | 0x20202020u;  // every byte in [0x20, 0x3F]: finite, below 2
+  }
+  __syncthreads();
+  const unsigned int base = static_cast<unsigned int>(__cvta_generic_to_shared(smem));
+  // Shared-memory matrix descriptors: address / 16, stride between 8-row groups 1024 B, 128B swizzle.
+  auto desc = [](unsigned int addr) {
+    return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+  };
+  const unsigned long long da = desc(base), db = desc(base + 64 * 128);
+  float d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+  for (int it = 0; it < iters; ++it) {
+    // Before each group: the accumulators were last written by a wgmma of the group still in flight.
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {  // four k steps of 32 bytes along the 128-byte rows
+      if (MODE == 0)
+        )CUDA" + wgmma("m64n256k16.f32.f16.f16", ", 0, 0") + R"CUDA(
+      else if (MODE == 1)
+        )CUDA" + wgmma("m64n256k16.f32.bf16.bf16", ", 0, 0") + R"CUDA(
+      else
+        )CUDA" + wgmma("m64n256k32.f32.e4m3.e4m3", "") + R"CUDA(
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 128; ++i) s += d[i];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+)CUDA";
+  }();
+  return src;
+}
+
+std::vector<std::string> wgmma_probe_name_expressions() {
+  return {"soltune_wgmma_probe<0>", "soltune_wgmma_probe<1>", "soltune_wgmma_probe<2>"};
 }
 
 std::vector<std::string> builtin_name_expressions() {

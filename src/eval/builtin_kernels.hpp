@@ -19,5 +19,8 @@ const std::string& builtin_kernels_source();
 // Name expressions the evaluator asks NVRTC for: fill and compare for each storage dtype, the
 // flush, the gate, the probes.
 std::vector<std::string> builtin_name_expressions();
+// The wgmma tensor-ceiling probes, compiled apart for sm_90a (wgmma exists only there).
+const std::string& wgmma_probe_source();
+std::vector<std::string> wgmma_probe_name_expressions();
 
 }  // namespace soltune

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "eval/candidates.hpp"
+#include "eval/ceiling_probes.hpp"
 #include "eval/cuda_devices.hpp"
 
 namespace soltune {
@@ -48,7 +49,7 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
   b.kind = TimeKind::measured;
   b.flops = t.flops();
   b.bytes = t.bytes();
-  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().sol_bw());
+  b.t_sol_us = t.t_sol_us(dev_.ceilings());
   // The baseline is checked too: a baseline that skips work would flatter every candidate.
   st.draw_inputs(0);
   st.run_reference(0);
@@ -213,101 +214,6 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
   return out;
 }
 
-namespace {
-
-// Median of `reps` timed runs of `launch` (after two untimed ones), in milliseconds. Ungated (see
-// timing_loop.hpp): the probes run for milliseconds, so the few microseconds the CPU takes to
-// queue the launch after the start event are noise, and the median drops a repetition that a
-// descheduled CPU stretched.
-template <typename F>
-double median_ms(int reps, F launch) {
-  Event e0, e1;
-  std::vector<double> ms;
-  for (int i = 0; i < reps + 2; ++i) {
-    SOLTUNE_CUDA(cudaEventRecord(e0.get()));
-    launch();
-    SOLTUNE_CUDA(cudaEventRecord(e1.get()));
-    SOLTUNE_CUDA(cudaEventSynchronize(e1.get()));
-    float t = 0;
-    SOLTUNE_CUDA(cudaEventElapsedTime(&t, e0.get(), e1.get()));
-    if (i >= 2) ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-}  // namespace
-
-void CudaRunner::measure_ceilings() {
-  // Bandwidth: the better of a 16-byte copy kernel and cudaMemcpy over 2 GiB (bytes read + written,
-  // far beyond L2); FP32: an FMA probe. The ceilings T_SOL is computed from; the datasheet stays beside.
-  const auto r = compiler_.compile(CompileRequest{builtin_kernels_source(), "soltune_builtins.cu", builtin_name_expressions(), arch_, {}});
-  if (!r.ok) throw Error("soltune's builtin kernels do not compile:\n" + r.log);
-  LoadedModule m;
-  std::string log;
-  if (LoadedModule::load(r, m, log) != cudaSuccess) throw Error(log);
-
-  // 2 GiB each way where memory allows: large enough that launch and tail costs vanish.
-  const size_t bytes = std::min(size_t(2) << 30, static_cast<size_t>(dev_.mem_bytes / 8)) / 256 * 256;
-  DeviceBuffer a(bytes), b(bytes);
-  SOLTUNE_CUDA(cudaMemset(a.get(), 1, bytes));
-  const double memcpy_ms = median_ms(20, [&] { SOLTUNE_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice)); });
-  void* src = a.get();
-  void* dst = b.get();
-  long long words = static_cast<long long>(bytes / 16);
-  void* copy_args[] = {&src, &dst, &words};
-  Geometry cg;
-  cg.grid = {static_cast<int64_t>(dev_.sms) * 8, 1, 1};
-  cg.block = {256, 1, 1};
-  Geometry flat;
-  flat.grid = {(words + 127) / 128, 1, 1};
-  flat.block = {128, 1, 1};
-  const double copy_ms =
-      std::min(median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_copy_probe"), cg, copy_args, nullptr)); }),
-               median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_copy_probe_flat"), flat, copy_args, nullptr)); }));
-  // Reading only: the same 2 GiB, the better of the read probe and the L2 flush's kernel.
-  void* sink = b.get();  // written only if the buffer's xor hits a magic value: never with memset 1
-  void* read_args[] = {&src, &words, &sink};
-  const double read_ms =
-      std::min(median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_read_probe"), cg, read_args, nullptr)); }),
-               median_ms(20, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_flush_read"), cg, read_args, nullptr)); }));
-
-  const unsigned blocks = static_cast<unsigned>(dev_.sms) * 8, threads = 256;
-  DeviceBuffer out(size_t(blocks) * threads * sizeof(float));
-  void* p = out.get();
-  int iters = 8192;
-  float fa = 0.999f, fb = 1e-3f;
-  void* fma_args[] = {&p, &iters, &fa, &fb};
-  Geometry g;
-  g.grid = {blocks, 1, 1};
-  g.block = {threads, 1, 1};
-  const double fma_ms = median_ms(6, [&] { SOLTUNE_CUDA(launch_kernel(m.at("soltune_fma_probe"), g, fma_args, nullptr)); });
-
-  int mma_iters = 256;
-  void* mma_args[] = {&p, &mma_iters};
-  auto mma_rate_of = [&](const char* probe, double flops_per_mma) {
-    const double ms = median_ms(6, [&] { SOLTUNE_CUDA(launch_kernel(m.at(probe), g, mma_args, nullptr)); });
-    return flops_per_mma * 4 * mma_iters * (double(blocks) * threads / 32) / (ms * 1e-3);
-  };
-  const double mma_rate = mma_rate_of("soltune_mma_probe<1>", 4096);
-  const double f16_rate = mma_rate_of("soltune_mma_probe<0>", 4096);
-  const double fp8_rate = dev_.cc() >= 89 ? mma_rate_of("soltune_mma_probe<2>", 8192) : 0;
-
-  Ceilings c;
-  c.mem_bw = 2.0 * static_cast<double>(bytes) / (std::min(memcpy_ms, copy_ms) * 1e-3);
-  c.read_bw = static_cast<double>(bytes) / (read_ms * 1e-3);
-  c.fp32 = 2.0 * 8 * iters * double(blocks) * threads / (fma_ms * 1e-3);
-  // T_SOL must never be too fast to reach: the mma.sync probe is a floor (wgmma goes higher), so
-  // the tensor ceiling stays the datasheet's unless the probe beats it.
-  c.tensor_16 = std::max(mma_rate, dev_.datasheet.tensor_16);
-  char src_text[440];
-  std::snprintf(src_text, sizeof src_text,
-                "measured: copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s (best kept), read %.0f GB/s, FP32 FMA; mma.sync "
-                "probes bf16 %.0f, f16 %.0f, fp8 %.0f TFLOP/s (the tensor ceiling stays the datasheet's)",
-                2.0 * static_cast<double>(bytes) / (copy_ms * 1e6), 2.0 * static_cast<double>(bytes) / (memcpy_ms * 1e6),
-                c.read_bw / 1e9, mma_rate / 1e12, f16_rate / 1e12, fp8_rate / 1e12);
-  c.source = src_text;
-  dev_.measured = c;
-}
+void CudaRunner::measure_ceilings() { dev_.measured = measure_device_ceilings(dev_, compiler_, arch_); }
 
 }  // namespace soltune

@@ -38,6 +38,7 @@ struct ArgSlot {
   size_t guard = 0;                // bytes of guard zone on each side (outputs and temps)
   void* data() const { return static_cast<char*>(sets[0].get()) + guard; }
   DeviceBuffer ref;                // outputs only: the reference's double-precision result
+  DeviceBuffer mag;                // outputs that declare one: the reference's magnitude per element
   alignas(8) unsigned char scalar[8] = {};
 };
 

@@ -18,7 +18,7 @@ constexpr double kImbalance = 0.10;
 }  // namespace
 
 Prediction predict_time(double flops, double bytes, double inflight, const Resources& r, const Geometry& g,
-                        const DeviceInfo& d) {
+                        const DeviceInfo& d, ComputeUnit unit) {
   Prediction p;
   p.blocks_per_sm = occupancy_blocks_per_sm(r, g, d);
   const double slots = static_cast<double>(std::max(1, p.blocks_per_sm)) * d.sms;
@@ -45,7 +45,8 @@ Prediction predict_time(double flops, double bytes, double inflight, const Resou
   // persistent kernels ran a median 5-12% behind the same work launched as many waves.
   const double balance = 1 + kImbalance / std::max(1.0, blocks / slots);
   const double t_mem = (bytes + spill_bytes) / p.bandwidth * tail * balance;
-  const double t_fp = d.ceilings().fp32 > 0 ? flops / d.ceilings().fp32 : 0;
+  const double rate = d.ceilings().rate(unit);
+  const double t_fp = rate > 0 ? flops / rate : 0;
   p.why = t_fp > t_mem ? "compute" : (x < 4 ? "memory latency (too few bytes in flight)" : "memory bandwidth");
   p.t_us = std::max(t_mem, t_fp) * 1e6 + kLaunchUs;
   return p;
@@ -55,7 +56,7 @@ Prediction predict_config(const Task& t, const Bindings& b, const Resources& r, 
   const double bytes = t.bytes();
   const double inflight = t.variant->inflight_bytes.empty() ? bytes / static_cast<double>(g.threads())
                                                             : t.variant->inflight_bytes.eval(b);
-  return predict_time(t.flops(), bytes, inflight, r, g, d);
+  return predict_time(t.flops(), bytes, inflight, r, g, d, t.variant->model_unit);
 }
 
 ModelEvaluator::ModelEvaluator(DeviceInfo d, const Compiler& c, std::string arch)
@@ -66,7 +67,7 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
   b.kind = TimeKind::predicted;
   b.flops = t.flops();
   b.bytes = t.bytes();
-  b.t_sol_us = t_sol_us(b.flops, b.bytes, dev_.ceilings().fp32, dev_.ceilings().sol_bw());
+  b.t_sol_us = t.t_sol_us(dev_.ceilings());
   const auto bind = t.fixed(dev_);
   const auto compiled = compiler_.compile_all(support_requests(t, bind, arch_));
   require_compiled(compiled[0], t.problem->name + "'s reference");

@@ -19,9 +19,10 @@ struct Prediction {
 //   resident threads = min(grid, occupancy x SMs) x block;  bytes in flight = resident threads x
 //   bytes_in_flight_per_thread x (resident threads / what the SMs hold);  x = bytes in flight /
 //   (achievable peak x latency);  bandwidth = achievable peak x x / (1 + x);
-//   t = max(bytes / bandwidth x tail-wave factor x (1 + imbalance / waves), FLOPs / peak FP32) + launch.
+//   t = max(bytes / bandwidth x tail-wave factor x (1 + imbalance / waves), FLOPs / peak) + launch,
+//   the peak of the unit the variant computes on (its `model: compute:`, FP32 unless it says).
 Prediction predict_time(double flops, double bytes, double inflight_per_thread, const Resources& r,
-                        const Geometry& g, const DeviceInfo& d);
+                        const Geometry& g, const DeviceInfo& d, ComputeUnit unit = ComputeUnit::fp32);
 // The same for one configuration of a task: bytes in flight from the variant's hint (else the bytes
 // per thread), evaluated with the configuration's bindings.
 Prediction predict_config(const Task& t, const Bindings& b, const Resources& r, const Geometry& g, const DeviceInfo& d);

@@ -12,11 +12,18 @@ YAML::Node encode_ceilings(const Ceilings& c) {
   n["tensor_16"] = c.tensor_16;
   n["source"] = c.source;
   n["read_bw"] = c.read_bw;
+  n["tensor_8"] = c.tensor_8;
+  n["tensor_16_probe"] = c.tensor_16_probe;
+  n["tensor_8_probe"] = c.tensor_8_probe;
   return n;
 }
 Ceilings decode_ceilings(const YAML::Node& n) {
-  return Ceilings{n["mem_bw"].as<double>(), n["fp32"].as<double>(), n["tensor_16"].as<double>(), n["source"].as<std::string>(),
-                  n["read_bw"].as<double>()};
+  Ceilings c{n["mem_bw"].as<double>(), n["fp32"].as<double>(), n["tensor_16"].as<double>(), n["source"].as<std::string>(),
+             n["read_bw"].as<double>()};
+  c.tensor_8 = n["tensor_8"].as<double>();
+  c.tensor_16_probe = n["tensor_16_probe"].as<double>();
+  c.tensor_8_probe = n["tensor_8_probe"].as<double>();
+  return c;
 }
 YAML::Node encode_timing(const Timing& t) {
   YAML::Node n;

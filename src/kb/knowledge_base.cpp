@@ -109,7 +109,8 @@ int64_t KnowledgeBase::gpu_id(const DeviceInfo& d, TimeKind kind) {
       "smem_per_block_optin", "regs_per_sm", "regs_per_block", "max_threads_per_sm", "max_threads_per_block",
       "max_blocks_per_sm", "warp_size", "clock_khz", "driver_version", "runtime_version", "nvrtc_version",
       "datasheet_mem_bw", "datasheet_fp32", "datasheet_tensor_16", "has_measured", "measured_mem_bw",
-      "measured_fp32", "measured_tensor_16", "measured_read_bw"};
+      "measured_fp32", "measured_tensor_16", "measured_read_bw", "datasheet_tensor_8", "measured_tensor_8",
+      "measured_tensor_16_probe", "measured_tensor_8_probe"};
   std::string cols, params, updates;
   for (const std::string c : kFacts) {
     cols += ", " + c;
@@ -134,7 +135,9 @@ int64_t KnowledgeBase::gpu_id(const DeviceInfo& d, TimeKind kind) {
   ins.bind("datasheet_tensor_16", d.datasheet.tensor_16);
   ins.bind("has_measured", d.measured.has_value());
   ins.bind("measured_mem_bw", m.mem_bw).bind("measured_fp32", m.fp32).bind("measured_tensor_16", m.tensor_16);
-  ins.bind("measured_read_bw", m.read_bw);
+  ins.bind("measured_read_bw", m.read_bw).bind("datasheet_tensor_8", d.datasheet.tensor_8);
+  ins.bind("measured_tensor_8", m.tensor_8).bind("measured_tensor_16_probe", m.tensor_16_probe);
+  ins.bind("measured_tensor_8_probe", m.tensor_8_probe);
   ins.run();
   int64_t id = 0;
   {

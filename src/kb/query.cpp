@@ -283,11 +283,18 @@ std::vector<GpuRecord> KnowledgeBase::gpus() const {
     d.driver_version = st.i32("driver_version");
     d.runtime_version = st.i32("runtime_version");
     d.nvrtc_version = st.i32("nvrtc_version");
+    // Columns added after a file was written read back as NULL (NaN): not measured.
+    auto real0 = [&](const char* c) { return std::isnan(st.real(c)) ? 0.0 : st.real(c); };
     d.datasheet = {st.real("datasheet_mem_bw"), st.real("datasheet_fp32"), st.real("datasheet_tensor_16"),
                    "datasheet"};
-    if (st.i64("has_measured") != 0)
+    d.datasheet.tensor_8 = real0("datasheet_tensor_8");
+    if (st.i64("has_measured") != 0) {
       d.measured = Ceilings{st.real("measured_mem_bw"), st.real("measured_fp32"), st.real("measured_tensor_16"),
-                            "measured", std::isnan(st.real("measured_read_bw")) ? 0.0 : st.real("measured_read_bw")};
+                            "measured", real0("measured_read_bw")};
+      d.measured->tensor_8 = real0("measured_tensor_8");
+      d.measured->tensor_16_probe = real0("measured_tensor_16_probe");
+      d.measured->tensor_8_probe = real0("measured_tensor_8_probe");
+    }
     g.first_seen_at = st.text("first_seen_at");
     g.last_seen_at = st.text("last_seen_at");
     out.push_back(std::move(g));

@@ -2,11 +2,14 @@
 // output element walks its row of A and column of B straight from global memory (the caches do
 // what they can), accumulating in f32.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 __device__ inline float ld(const float* p, long long i) { return p[i]; }
 __device__ inline float ld(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
+__device__ inline float ld(const __half* p, long long i) { return __half2float(p[i]); }
 __device__ inline void st(float* p, long long i, float v) { p[i] = v; }
 __device__ inline void st(__nv_bfloat16* p, long long i, float v) { p[i] = __float2bfloat16_rn(v); }
+__device__ inline void st(__half* p, long long i, float v) { p[i] = __float2half_rn(v); }
 
 template <typename T>
 __global__ void matmul_naive(const T* a, const T* b, T* c, long long m, long long n, long long k) {

@@ -6,6 +6,7 @@
 // registers; 1-3 stages with cp.async). Every edge is bounds-checked: any m, n, k works, and vector
 // loads fall back to single elements where a row is not aligned for them.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 namespace matmul_detail {
 
@@ -60,9 +61,11 @@ __device__ __forceinline__ void st_global(T* p, const Pack<T, N>& x) {
 
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
 template <typename T> __device__ __forceinline__ T from_f(float v);
 template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
 
 // Widest access (elements, at most 16 bytes) for a run of N elements that starts at a multiple of N
 // in a shared-memory array whose rows are LD elements apart.

@@ -21,5 +21,17 @@ TEST(BuiltinKernels, CompileForSm80AndSm90) {
   }
 }
 
+// The wgmma probes exist for sm_90a only. ptxas must not have serialised their wgmmas (notes C7517
+// and C7519 in the log): the probe would then measure the compiler's waits, not the tensor cores.
+TEST(BuiltinKernels, WgmmaProbesCompileForSm90aUnserialised) {
+  const Compiler c(default_compiler_options());
+  const auto r = c.compile(CompileRequest{wgmma_probe_source(), "soltune_wgmma_probe.cu", wgmma_probe_name_expressions(), "sm_90a", {}});
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_EQ(r.kernels.size(), 3u);
+  for (const auto& k : r.kernels) EXPECT_EQ(k.res.spill_stores, 0) << k.name_expression;
+  EXPECT_EQ(r.log.find("C7517"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("C7519"), std::string::npos) << r.log;
+}
+
 }  // namespace
 }  // namespace soltune

@@ -197,6 +197,9 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   EXPECT_THROW(wire::frame_length("0000000000000005"), Error);
   auto d = *find_known_gpu("H100");
   d.measured = Ceilings{4.2e12, 6e13, 9e14, "measured", 4.4e12};
+  d.measured->tensor_8 = 1.9e15;
+  d.measured->tensor_16_probe = 8.8e14;
+  d.measured->tensor_8_probe = 1.7e15;
   const auto back = wire::decode_device(wire::parse(wire::emit(wire::encode(d))));
   EXPECT_EQ(back.name, d.name);
   EXPECT_EQ(back.sms, d.sms);
@@ -205,6 +208,9 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   EXPECT_DOUBLE_EQ(back.measured->mem_bw, 4.2e12);
   EXPECT_DOUBLE_EQ(back.measured->read_bw, 4.4e12);
   EXPECT_DOUBLE_EQ(back.measured->sol_bw(), 4.4e12);  // T_SOL's bandwidth: the better of copy and read
+  EXPECT_DOUBLE_EQ(back.measured->tensor_8, 1.9e15);
+  EXPECT_DOUBLE_EQ(back.measured->tensor_16_probe, 8.8e14);
+  EXPECT_DOUBLE_EQ(back.measured->tensor_8_probe, 1.7e15);
   EvalResult e;
   e.status = Status::wrong_answer;
   e.log = "multi\nline: log";

@@ -43,7 +43,10 @@ class KbFixture : public ::testing::Test {
     real_.driver_version = 13000;
     real_.runtime_version = 12080;
     real_.nvrtc_version = 12080;
-    real_.measured = Ceilings{4.1e12, 60e12, 900e12, "measured"};
+    real_.measured = Ceilings{4.1e12, 60e12, 1010e12, "measured"};
+    real_.measured->tensor_8 = 1978.9e12;
+    real_.measured->tensor_16_probe = 1010e12;
+    real_.measured->tensor_8_probe = 1900e12;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

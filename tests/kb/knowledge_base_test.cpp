@@ -93,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "7");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "8");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -107,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "7");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -314,9 +314,10 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   // Turn the file back into a version-1 knowledge base, as an older soltune wrote it.
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;"
-                   "ALTER TABLE gpus DROP COLUMN measured_read_bw; PRAGMA user_version = 1;");
+                   "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
+                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "7");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -342,9 +343,10 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
     model.backend = "model";
     store.record(store.begin_run(model, store.gpu_id(model_, TimeKind::predicted)), t, "hash-1", result("B=32", 50, Status::ok, TimeKind::predicted), {});
   }
-  raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; PRAGMA user_version = 5;");
+  raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
+                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "7");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");
@@ -437,6 +439,12 @@ TEST_F(kb, ReopenKeepsEverything) {
   EXPECT_EQ(d.measured->mem_bw, 4.1e12);
   EXPECT_EQ(d.measured->fp32, 60e12);
   EXPECT_EQ(d.measured->source, "measured");
+  // The tensor ceilings T_SOL uses, and what the probes reached beside the datasheet's.
+  EXPECT_EQ(d.datasheet.tensor_8, real_.datasheet.tensor_8);
+  EXPECT_EQ(d.measured->tensor_16, 1010e12);
+  EXPECT_EQ(d.measured->tensor_8, 1978.9e12);
+  EXPECT_EQ(d.measured->tensor_16_probe, 1010e12);
+  EXPECT_EQ(d.measured->tensor_8_probe, 1900e12);
 
   const auto bases = store.baselines(run);
   ASSERT_EQ(bases.size(), 1u);

@@ -1,0 +1,199 @@
+// The correctness check of a contraction (templates/matmul's tolerance), on GEMMs simulated on the
+// host with the arithmetic a kernel would use: every right way of summing passes at any k up to
+// 16384 and in every input distribution the checking rounds draw; the usual wrong kernels fail.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "core/problem.hpp"
+#include "core/task.hpp"
+#include "core/tolerance.hpp"
+
+namespace soltune {
+namespace {
+
+// Round to nearest even with `bits` significand bits; below `min_normal`, a fixed spacing (subnormals).
+double round_to(double x, int bits, double min_normal, double max_finite) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  int e = 0;
+  std::frexp(std::max(std::fabs(x), min_normal), &e);
+  const double scale = std::ldexp(1.0, bits - e);
+  const double r = std::nearbyint(x * scale) / scale;
+  return std::fabs(r) > max_finite ? std::copysign(INFINITY, r) : r;
+}
+double to_bf16(double x) { return round_to(x, 8, 0x1p-126, 3.3895313892515355e38); }
+double to_f16(double x) { return round_to(x, 11, 0x1p-14, 65504.0); }
+double to_tf32(double x) { return round_to(x, 11, 0x1p-126, 3.4e38); }
+// Toward zero with 24 bits: a tensor core's adder, which truncates where f32 FMA rounds.
+double truncate_f32(double x) {
+  if (x == 0) return x;
+  int e = 0;
+  std::frexp(x, &e);
+  const double scale = std::ldexp(1.0, 24 - e);
+  return std::trunc(x * scale) / scale;
+}
+
+struct Gemm {
+  int m = 12, n = 12, k = 0;
+  std::vector<double> a, b;  // already rounded to the dtype, as the device stores them
+};
+
+// The three distributions every correctness run draws (cuda_task_state.cpp's draw_inputs):
+// normal(0, 1) as declared, eight times wider, and shifted down by twice the spread.
+Gemm draw(int k, int dist, DType dt, uint64_t seed) {
+  Gemm g;
+  g.k = k;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(dist == 2 ? -2.0 : 0.0, dist == 1 ? 8.0 : 1.0);
+  auto store = [&](double v) { return dt == DType::bf16 ? to_bf16(v) : dt == DType::f16 ? to_f16(v) : double(float(v)); };
+  for (int i = 0; i < g.m * k; ++i) g.a.push_back(store(nd(rng)));
+  for (int i = 0; i < k * g.n; ++i) g.b.push_back(store(nd(rng)));
+  return g;
+}
+
+using Kernel = std::function<double(const Gemm&, int i, int j)>;  // the f32 accumulator of C[i][j]
+
+struct Checked {
+  Accuracy acc;
+  std::string why;
+};
+
+Checked check(const Gemm& g, DType dt, const Kernel& kernel, bool skip_last_column = false) {
+  static const ProblemSpec p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul");
+  std::vector<double> out, ref, mag;
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) {
+      double r = 0, s = 0;
+      for (int q = 0; q < g.k; ++q) {
+        r += g.a[i * g.k + q] * g.b[q * g.n + j];
+        s += std::fabs(g.a[i * g.k + q] * g.b[q * g.n + j]);
+      }
+      ref.push_back(r);
+      mag.push_back(s);
+      const double c = kernel(g, i, j);
+      const double stored = dt == DType::bf16 ? to_bf16(c) : dt == DType::f16 ? to_f16(c) : c;
+      out.push_back(skip_last_column && j == g.n - 1 ? NAN : stored);  // unwritten: the poison
+    }
+  const Task t{&p, &p.variants.front(), dt, Shape{{{"m", g.m}, {"n", g.n}, {"k", g.k}}}};
+  const double max_finite = dt == DType::f16 ? 65504.0 : 3.3895313892515355e38;
+  Checked c{compare_on_host(out, ref, mag, p.tolerance.at(dt), t.sizes(), max_finite), ""};
+  c.why = c.acc.summary();
+  return c;
+}
+
+// f32 FMA in k order, as a SIMT kernel (and mma.sync's f32 accumulators between k steps) does.
+double fma_order(const Gemm& g, int i, int j) {
+  float acc = 0;
+  for (int q = 0; q < g.k; ++q) acc = std::fma(float(g.a[i * g.k + q]), float(g.b[q * g.n + j]), acc);
+  return acc;
+}
+// Blocks of 16 products summed exactly, added to the accumulator with truncation: a tensor core.
+double tensor_core(const Gemm& g, int i, int j) {
+  double acc = 0;
+  for (int q0 = 0; q0 < g.k; q0 += 16) {
+    double s = acc;
+    for (int q = q0; q < std::min(g.k, q0 + 16); ++q) s += g.a[i * g.k + q] * g.b[q * g.n + j];
+    acc = truncate_f32(s);
+  }
+  return acc;
+}
+// Split-K: four f32 partial sums over quarters of k, added at the end.
+double split_k(const Gemm& g, int i, int j) {
+  float total = 0;
+  for (int part = 0; part < 4; ++part) {
+    float acc = 0;
+    for (int q = part * g.k / 4; q < (part + 1) * g.k / 4; ++q)
+      acc = std::fma(float(g.a[i * g.k + q]), float(g.b[q * g.n + j]), acc);
+    total += acc;
+  }
+  return total;
+}
+
+const DType kAll[] = {DType::f32, DType::bf16, DType::f16};
+
+TEST(ContractionCheck, EveryRightWayOfSummingPassesAtAnyKAndWidth) {
+  for (int k : {16, 999, 4096, 16384})
+    for (int dist = 0; dist < 3; ++dist)
+      for (DType dt : kAll)
+        for (const auto& [name, kernel] : std::vector<std::pair<const char*, Kernel>>{
+                 {"fma", fma_order}, {"tensor core", tensor_core}, {"split-k", split_k}}) {
+          const auto g = draw(k, dist, dt, 1000 * k + 10 * dist + static_cast<int>(dt));
+          const auto c = check(g, dt, kernel);
+          EXPECT_TRUE(c.acc.pass) << name << " " << dtype_name(dt) << " k=" << k << " dist " << dist << ": " << c.why;
+        }
+}
+
+TEST(ContractionCheck, WrongGemmsFail) {
+  const int k = 8192;
+  for (int dist = 0; dist < 3; ++dist)
+    for (DType dt : kAll) {
+      const auto g = draw(k, dist, dt, 77 + dist);
+      const std::string at = std::string(dtype_name(dt)) + " dist " + std::to_string(dist);
+      // Accumulating in bf16 instead of f32.
+      auto bf16_acc = [](const Gemm& g, int i, int j) {
+        double acc = 0;
+        for (int q = 0; q < g.k; ++q) acc = to_bf16(acc + g.a[i * g.k + q] * g.b[q * g.n + j]);
+        return acc;
+      };
+      EXPECT_FALSE(check(g, dt, bf16_acc).acc.pass) << "bf16 accumulation, " << at;
+      // One k-tile of 32 dropped.
+      auto dropped = [](const Gemm& g, int i, int j) {
+        float acc = 0;
+        for (int q = 0; q < g.k; ++q)
+          if (q / 32 != 100) acc = std::fma(float(g.a[i * g.k + q]), float(g.b[q * g.n + j]), acc);
+        return double(acc);
+      };
+      EXPECT_FALSE(check(g, dt, dropped).acc.pass) << "dropped k-tile, " << at;
+      // The last column left unwritten (a skipped tail).
+      EXPECT_FALSE(check(g, dt, fma_order, true).acc.pass) << "skipped column, " << at;
+    }
+}
+
+TEST(ContractionCheck, AKTailSkippedFails) {
+  // k = 8200: a kernel that runs only whole tiles of 32 drops the last 8 products.
+  for (int dist = 0; dist < 3; ++dist)
+    for (DType dt : kAll) {
+      const auto g = draw(8200, dist, dt, 5 + dist);
+      auto tiles_only = [](const Gemm& g, int i, int j) {
+        float acc = 0;
+        for (int q = 0; q < g.k / 32 * 32; ++q) acc = std::fma(float(g.a[i * g.k + q]), float(g.b[q * g.n + j]), acc);
+        return double(acc);
+      };
+      EXPECT_FALSE(check(g, dt, tiles_only).acc.pass) << dtype_name(dt) << " dist " << dist;
+    }
+}
+
+TEST(ContractionCheck, Tf32InputsFailAnF32Gemm) {
+  // Caught by the precision check in the zero-mean rounds. In the shifted round every product is
+  // positive and the inputs' rounding errors average out of the sum (rel L2 about 5e-6): that round
+  // cannot tell, and the evaluator fails a candidate on any round.
+  for (int k : {1024, 8192})
+    for (int dist = 0; dist < 2; ++dist) {
+      const auto g = draw(k, dist, DType::f32, 9 + dist);
+      auto tf32 = [](const Gemm& g, int i, int j) {
+        float acc = 0;
+        for (int q = 0; q < g.k; ++q)
+          acc = std::fma(float(to_tf32(g.a[i * g.k + q])), float(to_tf32(g.b[q * g.n + j])), acc);
+        return double(acc);
+      };
+      const auto c = check(g, DType::f32, tf32);
+      EXPECT_FALSE(c.acc.pass) << "k=" << k << " dist " << dist << ": " << c.why;
+      EXPECT_FALSE(c.acc.precision_ok) << "TF32 is caught as lower precision than declared";
+    }
+}
+
+TEST(ContractionCheck, AnInfIsRightOnlyWhereTheReferenceRoundsPastTheLargestValue) {
+  static const ProblemSpec p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul");
+  Tolerance tol = p.tolerance.at(DType::f16);
+  const Bindings k16{{"k", 16384}};
+  // mtol * mag = (2 * 16384 + 4) * 2^-24 * 65600 = 128.1: the band around 65600 reaches past 65504.
+  EXPECT_TRUE(compare_on_host({INFINITY}, {65600}, {65600}, tol, k16, 65504).pass);
+  EXPECT_FALSE(compare_on_host({-INFINITY}, {65600}, {65600}, tol, k16, 65504).pass);  // the wrong side
+  EXPECT_FALSE(compare_on_host({INFINITY}, {1000}, {65600}, tol, k16, 65504).pass);    // far inside
+  EXPECT_FALSE(compare_on_host({NAN}, {65600}, {65600}, tol, k16, 65504).pass);        // NaN never
+}
+
+}  // namespace
+}  // namespace soltune

@@ -1,0 +1,92 @@
+// GPU tests (label gpu): the contraction-aware check of templates/matmul on real kernels at k = 8192
+// and 16384. A plain f32-accumulating GEMM passes in every dtype; the usual wrong GEMMs (bf16
+// accumulation, a dropped k-tile, a skipped k tail, an unwritten column, TF32 inputs where f32 is
+// declared) are each wrong_answer.
+#include <gtest/gtest.h>
+
+#include "eval/worker_evaluator.hpp"
+#include "gpu_fixture.hpp"
+
+namespace soltune {
+namespace {
+
+struct GemmKernel {
+  const char* name;
+  const char* body;  // a, b, c, m, n, k, row, col in scope; f() reads any T as float, put() stores
+  bool right;
+};
+
+const GemmKernel kKernels[] = {
+    {"plain", "float acc = 0; for (long long q = 0; q < k; ++q) acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc);"
+              " put(c + row * n + col, acc);", true},
+    {"bf16acc", "__nv_bfloat16 acc = __float2bfloat16(0.0f); for (long long q = 0; q < k; ++q)"
+                " acc = __float2bfloat16(__bfloat162float(acc) + f(a[row * k + q]) * f(b[q * n + col]));"
+                " put(c + row * n + col, __bfloat162float(acc));", false},
+    {"dropk", "float acc = 0; for (long long q = 0; q < k; ++q) if (q / 32 != 100)"
+              " acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc); put(c + row * n + col, acc);", false},
+    {"tailk", "float acc = 0; for (long long q = 0; q < k / 32 * 32; ++q) acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc);"
+              " put(c + row * n + col, acc);", false},
+    {"skipcol", "float acc = 0; for (long long q = 0; q < k; ++q) acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc);"
+                " if (col != n - 1) put(c + row * n + col, acc);", false},
+    {"tf32", "float acc = 0; for (long long q = 0; q < k; ++q) acc = fmaf(tf32(f(a[row * k + q])), tf32(f(b[q * n + col])), acc);"
+             " put(c + row * n + col, acc);", false},
+};
+
+std::filesystem::path gemm_problem() {
+  const auto root = test::copy_problem("matmul", "gemmcheck");
+  for (const auto& g : kKernels) {
+    test::write_file(root / "matmul" / (std::string(g.name) + ".cu"),
+                     std::string("#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+                                 "__device__ inline float f(float v) { return v; }\n"
+                                 "__device__ inline float f(__nv_bfloat16 v) { return __bfloat162float(v); }\n"
+                                 "__device__ inline float f(__half v) { return __half2float(v); }\n"
+                                 "__device__ inline void put(float* p, float v) { *p = v; }\n"
+                                 "__device__ inline void put(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }\n"
+                                 "__device__ inline void put(__half* p, float v) { *p = __float2half_rn(v); }\n"
+                                 "__device__ inline float tf32(float v) { unsigned u; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(v)); return __uint_as_float(u); }\n"
+                                 "template <typename T, int B>\n__global__ void gemm(const T* a, const T* b, T* c, long long m, long long n, long long k) {\n"
+                                 "  const long long col = blockIdx.x * 16LL + threadIdx.x, row = blockIdx.y * 16LL + threadIdx.y;\n"
+                                 "  if (row >= m || col >= n) return;\n  ") +
+                         g.body + "\n}\n");
+    test::write_file(root / "matmul" / (std::string(g.name) + ".yaml"),
+                     "kernel: gemm\ntemplate_args: [T, B]\nknobs: {B: [16]}\n"
+                     "launch: {grid: [\"cdiv(n, 16)\", \"cdiv(m, 16)\"], block: [16, 16]}\n");
+  }
+  return root;
+}
+
+TEST(MatmulCheckGpu, RightGemmsPassAndWrongOnesFailAtLargeK) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto root = gemm_problem();
+  const auto p = load_problem(root, "matmul");
+  const Compiler compiler(default_compiler_options());
+  WorkerOptions o;
+  o.command = {test::soltune_binary(), "worker"};
+  o.templates = root;
+  o.eval.target_ms = 2;
+  o.eval.min_reps = 3;
+  o.eval.max_reps = 5;
+  o.eval.measure_ceilings = false;
+  o.eval.slow_factor = 1e9;
+  o.timeout_cap_s = 60;
+  WorkerEvaluator ev(compiler, o);
+  for (DType dt : {DType::f32, DType::bf16, DType::f16})
+    for (int64_t k : {int64_t{8192}, int64_t{8200}, int64_t{16384}})
+      for (const auto& g : kKernels) {
+        if (std::string(g.name) == "tf32" && dt != DType::f32) continue;  // TF32 rounding of 16-bit inputs is exact
+        if (std::string(g.name) == "tailk" && k % 32 == 0) continue;      // nothing to skip
+        if (!g.right && k == 16384) continue;
+        const Task t{&p, &p.variant(g.name), dt, Shape{{{"m", 256}, {"n", 192}, {"k", k}}}};
+        ev.baseline(t);
+        const auto r = ev.evaluate(t, {Config{{16}}});
+        ASSERT_EQ(r.size(), 1u);
+        if (g.right)
+          EXPECT_EQ(r[0].status, Status::ok) << t.id() << ": " << r[0].log;
+        else
+          EXPECT_EQ(r[0].status, Status::wrong_answer) << t.id() << ": " << r[0].log;
+      }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+}  // namespace
+}  // namespace soltune

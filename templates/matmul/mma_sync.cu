@@ -1,0 +1,314 @@
+// C = A * B on tensor cores through mma.sync (sm_80 and newer), 16-bit inputs (bf16 or f16), f32
+// accumulation, C stored in the input type. A block computes a BM x BN tile of C; its WM x WN warps
+// each own a (BM / WM) x (BN / WN) tile of it, held in registers as m16n8 accumulators. k is walked
+// in BK-wide slices through a STAGES-deep ring of shared-memory buffers filled by cp.async, so the
+// next STAGES - 1 slices load while one is multiplied. Operands reach the tensor cores through
+// ldmatrix (.trans for B, which is row-major, i.e. k-major per column), double-buffered across the
+// k16 steps of a slice. Shared memory is XOR-swizzled in 16-byte chunks: neither the cp.async
+// stores nor the ldmatrix reads conflict on banks. The epilogue stages each warp's tile through
+// shared memory (as the output type) and writes whole 16-byte runs of rows.
+// Any m, n, k works: a k-row of A (n-row of B) that is not 16-byte aligned falls back to element
+// loads, tails are zero-filled, and every store is guarded.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace mma_sync_detail {
+
+// The mma.sync flavour for the input type.
+template <typename T> struct Mma;
+template <> struct Mma<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  static __device__ __forceinline__ unsigned pack(float lo, float hi) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    unsigned r;
+    memcpy(&r, &v, 4);
+    return r;
+  }
+};
+template <> struct Mma<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  static __device__ __forceinline__ unsigned pack(float lo, float hi) {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    unsigned r;
+    memcpy(&r, &v, 4);
+    return r;
+  }
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, bypassing L1; SRC_BYTES 0 writes zeros and reads nothing.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, unsigned src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Four 8x8 b16 matrices; lanes 8i..8i+7 give the row addresses of matrix i.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
+                                                  unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+// Byte offset of 16-byte chunk c of row r in a tile of CPR chunks per row. Eight consecutive rows
+// at one chunk (an ldmatrix, an accumulator row group) land in eight different 16-byte bank groups,
+// and each 128-byte run of chunks is a permutation of itself (cp.async stores, row reads). Rows of
+// fewer than 8 chunks share a 128-byte line, so the XOR comes from the line index then.
+template <int CPR>
+__device__ __forceinline__ unsigned swizzle(int r, int c) {
+  static_assert(CPR >= 2 && (CPR & (CPR - 1)) == 0, "chunks per row: a power of two, at least 2");
+  if constexpr (CPR >= 8)
+    return static_cast<unsigned>(r * CPR + (c ^ (r & 7))) * 16u;
+  else
+    return static_cast<unsigned>(r * CPR + (c ^ ((r / (8 / CPR)) & (CPR - 1)))) * 16u;
+}
+
+__device__ __forceinline__ unsigned dynamic_smem_bytes() {
+  unsigned r;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
+// The kernel's body, compiled twice: FAST (both operands by 16-byte cp.async, no fallback code in
+// the loop) and the general one, which picks per operand at run time.
+template <bool FAST, typename T, int BM, int BN, int BK, int WM, int WN, int STAGES>
+__device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+                                              long long m, long long n, long long k) {
+  constexpr int NT = WM * WN * 32;
+  constexpr int WTM = BM / WM, WTN = BN / WN;  // warp tile
+  constexpr int FM = WTM / 16, FN = WTN / 8;   // m16n8 accumulator tiles per warp
+  constexpr int KK = BK / 16;                  // k16 steps per slice
+  constexpr int CPR_A = BK / 8, CPR_B = BN / 8, CPR_C = WTN / 8;  // 16-byte chunks per row
+  constexpr int A_CH = BM * CPR_A / NT, B_CH = BK * CPR_B / NT;   // chunks each thread loads per slice
+  constexpr unsigned A_BYTES = BM * BK * 2, STAGE_BYTES = (BM + BN) * BK * 2;
+  static_assert(sizeof(T) == 2, "16-bit inputs");
+  static_assert(NT >= 32 && NT <= 1024, "threads per block: 32..1024");
+  static_assert(BM % (16 * WM) == 0 && BN % (16 * WN) == 0, "warp tiles: multiples of 16 x 16");
+  static_assert(BK % 32 == 0, "BK: a multiple of 32 (the fragment double buffer spans two k16 steps)");
+  static_assert(A_CH * NT == BM * CPR_A && B_CH * NT == BK * CPR_B && A_CH > 0 && B_CH > 0,
+                "each thread must load whole chunks of both tiles");
+  static_assert(NT % CPR_A == 0 && NT % CPR_B == 0, "a thread keeps one chunk column per operand");
+  static_assert(STAGES >= 2, "at least two stages");
+
+  extern __shared__ __align__(128) unsigned char matmul_smem[];
+  const unsigned smem0 = smem_addr(matmul_smem);
+  if (dynamic_smem_bytes() < (STAGES * STAGE_BYTES > BM * BN * 2 ? STAGES * STAGE_BYTES : BM * BN * 2)) __trap();
+
+  const long long tiles_n = (n + BN - 1) / BN;
+  const long long tm = blockIdx.x / tiles_n, tn = blockIdx.x % tiles_n;
+  const long long m0 = tm * BM, n0 = tn * BN;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp / WN, wn = warp % WN;
+  const int kt_count = static_cast<int>((k + BK - 1) / BK);
+
+  // 16-byte cp.async needs every row start aligned: row length a multiple of 8, base aligned.
+  const bool a_fast = k % 8 == 0 && reinterpret_cast<unsigned long long>(a) % 16 == 0;
+  const bool b_fast = n % 8 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
+  const bool c_fast = n % 8 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0;
+
+  // This thread's copy chunks: A rows a_r0 + i * A_RSTEP at chunk a_c, B rows b_r0 + i * B_RSTEP at
+  // chunk b_c; their element offsets at slice 0 and the strides between them.
+  constexpr int A_RSTEP = NT / CPR_A, B_RSTEP = NT / CPR_B;
+  const int a_r0 = tid / CPR_A, a_c = tid % CPR_A;
+  const int b_r0 = tid / CPR_B, b_c = tid % CPR_B;
+  const long long a_off = (m0 + a_r0) * k + a_c * 8, a_step = A_RSTEP * k;
+  const long long b_off = static_cast<long long>(b_r0) * n + n0 + b_c * 8, b_step = B_RSTEP * n;
+  unsigned a_rows = 0;  // bit i: A row i of this thread lies inside the matrix
+#pragma unroll
+  for (int i = 0; i < A_CH; ++i) a_rows |= (m0 + a_r0 + i * A_RSTEP < m ? 1u : 0u) << i;
+  const long long b_cols_ll = n - (n0 + b_c * 8);  // elements of this thread's B chunk inside the matrix
+  const int b_cols = b_cols_ll < 0 ? 0 : b_cols_ll > 8 ? 8 : static_cast<int>(b_cols_ll);
+  const unsigned short* const a16 = reinterpret_cast<const unsigned short*>(a);
+  const unsigned short* const b16 = reinterpret_cast<const unsigned short*>(b);
+
+  // The element-wise fallback: 8 elements from p, those at index >= avail zero.
+  auto gather_store = [](unsigned dst, const unsigned short* p, int avail) {
+    unsigned w[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned lo = 2 * e < avail ? p[2 * e] : 0u;
+      const unsigned hi = 2 * e + 1 < avail ? p[2 * e + 1] : 0u;
+      w[e] = lo | hi << 16;
+    }
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]), "r"(w[1]), "r"(w[2]),
+                 "r"(w[3])
+                 : "memory");
+  };
+
+  // Fragments of one k16 step: lane l addresses row l % 16, chunk l / 16 of a 16x16 block (A: m x k;
+  // B: k x n, transposed by ldmatrix into the col operand).
+  unsigned af[2][FM][4], bf[2][FN][2];
+  auto load_frags = [&](int buf, int s, int kk) {
+    const unsigned sa = smem0 + s * STAGE_BYTES, sb = sa + A_BYTES;
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+      ldmatrix_x4(af[buf][i], sa + swizzle<CPR_A>(wm * WTM + i * 16 + (lane & 15), kk * 2 + (lane >> 4)));
+#pragma unroll
+    for (int j = 0; j < FN / 2; ++j)
+      ldmatrix_x4_trans(bf[buf][2 * j][0], bf[buf][2 * j][1], bf[buf][2 * j + 1][0], bf[buf][2 * j + 1][1],
+                        sb + swizzle<CPR_B>(kk * 16 + (lane & 15), wn * (WTN / 8) + 2 * j + (lane >> 4)));
+  };
+
+  float acc[FM][FN][4];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+
+  // Serpentine over the n tiles, so consecutive mma share an operand register set.
+  auto mma_step = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int jj = 0; jj < FN; ++jj) {
+        const int j = i % 2 ? FN - 1 - jj : jj;
+        Mma<T>::run(acc[i][j], af[buf][i], bf[buf][j]);
+      }
+  };
+
+  // Part `part` (0 .. KK-1) of slice kt's copies into stage s: chunks i with i * KK / CH == part,
+  // so that the copies spread over the k16 steps. Chunks outside the matrix (or past the last
+  // slice) are zeros: they add nothing.
+  auto copy_part = [&](int kt, int s, int part) {
+    const unsigned sa = smem0 + s * STAGE_BYTES, sb = sa + A_BYTES;
+    const long long k0 = static_cast<long long>(kt) * BK, kl = k - k0;
+    const int kleft = kl <= 0 ? 0 : kl < BK ? static_cast<int>(kl) : BK;  // k values of the slice in range
+    const T* pa = a + (a_off + k0);
+#pragma unroll
+    for (int i = 0; i < A_CH; ++i) {
+      if (i * KK / A_CH != part) continue;
+      const unsigned dst = sa + swizzle<CPR_A>(a_r0 + i * A_RSTEP, a_c);
+      const bool ok = (a_rows >> i & 1) && a_c * 8 < kleft;
+      const T* src = pa + i * a_step;
+      if (FAST || a_fast)
+        cp_async16(dst, ok ? src : a, ok ? 16u : 0u);
+      else
+        gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : a16, ok ? kleft - a_c * 8 : 0);
+    }
+    const T* pb = b + (b_off + k0 * n);
+#pragma unroll
+    for (int i = 0; i < B_CH; ++i) {
+      if (i * KK / B_CH != part) continue;
+      const unsigned dst = sb + swizzle<CPR_B>(b_r0 + i * B_RSTEP, b_c);
+      const bool ok = b_r0 + i * B_RSTEP < kleft && b_cols > 0;
+      const T* src = pb + i * b_step;
+      if (FAST || b_fast)
+        cp_async16(dst, ok ? src : b, ok ? 16u : 0u);
+      else
+        gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : b16, ok ? b_cols : 0);
+    }
+  };
+
+  // Slices 0 .. STAGES-2 in flight before the loop; one commit group per slice (empty past the
+  // end), so that waiting for all but STAGES-2 groups always means "slice kt+1 has landed".
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+#pragma unroll
+    for (int part = 0; part < KK; ++part) copy_part(s, s, part);
+    cp_async_commit();
+  }
+  cp_async_wait<STAGES - 2>();
+  __syncthreads();
+
+  int rs = 0, ws = STAGES - 1;  // stage read, stage written
+  load_frags(0, 0, 0);
+  for (int kt = 0; kt < kt_count; ++kt) {
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      // Slice kt + STAGES - 1 goes to the stage slice kt - 1 used: every warp finished reading it
+      // before the last barrier.
+      copy_part(kt + STAGES - 1, ws, kk);
+      if (kk == KK - 1) {
+        cp_async_commit();
+        ws = ws + 1 == STAGES ? 0 : ws + 1;
+        // Slice kt+1 has landed for everyone, and every warp has read its last fragment of slice kt.
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        rs = rs + 1 == STAGES ? 0 : rs + 1;
+      }
+      load_frags((kk + 1) % 2, rs, (kk + 1) % KK);
+      mma_step(kk % 2);
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the pipeline's buffers become the epilogue's
+
+  // Epilogue: each warp writes its tile as T into its own part of shared memory (accumulator rows
+  // g and g+8 of each m16n8 tile, two columns per lane), then stores whole 16-byte row runs.
+  const unsigned se = smem0 + warp * (WTM * WTN * 2);
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned v = Mma<T>::pack(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        const unsigned addr = se + swizzle<CPR_C>(i * 16 + h * 8 + (lane >> 2), j) + (lane & 3) * 4;
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+      }
+  __syncwarp();
+  const long long wr0 = m0 + wm * WTM, wc0 = n0 + wn * WTN;
+#pragma unroll
+  for (int it = 0; it < WTM * CPR_C / 32; ++it) {
+    const int v = lane + it * 32, r = v / CPR_C, ch = v % CPR_C;
+    const long long gr = wr0 + r, gc = wc0 + ch * 8;
+    if (gr >= m || gc >= n) continue;
+    unsigned w[4];
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "r"(se + swizzle<CPR_C>(r, ch))
+                 : "memory");
+    if (c_fast && gc + 8 <= n) {
+      asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(c + gr * n + gc), "r"(w[0]), "r"(w[1]),
+                   "r"(w[2]), "r"(w[3])
+                   : "memory");
+    } else {
+      unsigned short* const p = reinterpret_cast<unsigned short*>(c + gr * n + gc);
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        if (gc + e < n) p[e] = static_cast<unsigned short>(w[e / 2] >> (16 * (e % 2)));
+    }
+  }
+}
+
+}  // namespace mma_sync_detail
+
+// BM x BN x BK: block tile. WM x WN: warps, each a (BM / WM) x (BN / WN) tile of C. STAGES: shared-
+// memory buffers in the cp.async ring. MINB: blocks per SM the registers are budgeted for.
+template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MINB>
+__global__ void __launch_bounds__(WM * WN * 32, MINB)
+    matmul_mma_sync(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long m, long long n,
+                    long long k) {
+  using namespace mma_sync_detail;
+  if (k % 8 == 0 && n % 8 == 0 && reinterpret_cast<unsigned long long>(a) % 16 == 0 &&
+      reinterpret_cast<unsigned long long>(b) % 16 == 0)
+    mma_sync_body<true, T, BM, BN, BK, WM, WN, STAGES>(a, b, c, m, n, k);
+  else
+    mma_sync_body<false, T, BM, BN, BK, WM, WN, STAGES>(a, b, c, m, n, k);
+}

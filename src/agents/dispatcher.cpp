@@ -37,7 +37,16 @@ Dispatcher::Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs) :
 std::vector<Task> Dispatcher::tasks() const {
   std::vector<Task> out;
   for (const auto& t : config_tasks(cfg_))
-    if (!include_ || include_(t)) out.push_back(t);
+    if ((!include_ || include_(t)) && why_variant_cannot_run(*t.variant, ev_.device()).empty()) out.push_back(t);
+  return out;
+}
+
+std::vector<std::string> Dispatcher::unavailable_variants() const {
+  std::vector<std::string> out;
+  for (const auto& v : cfg_.spec.variants)
+    if (auto why = why_variant_cannot_run(v, ev_.device()); !why.empty() &&
+        (cfg_.variants.empty() || std::find(cfg_.variants.begin(), cfg_.variants.end(), v.name) != cfg_.variants.end()))
+      out.push_back(why);
   return out;
 }
 

@@ -29,7 +29,10 @@ double task_weight(const TaskOutcome& o, double recent_gain);
 class Dispatcher {
  public:
   Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs);
-  std::vector<Task> tasks() const;  // deterministic order: variant, dtype, shape (those included)
+  // Deterministic order: variant, dtype, shape (those included, and runnable on the device).
+  std::vector<Task> tasks() const;
+  // Why each of the config's variants that cannot run on the device is left out (its arch).
+  std::vector<std::string> unavailable_variants() const;
   // Runs only the tasks for which include(task) holds (the replay backend: tasks with a landscape).
   void include_only(std::function<bool(const Task&)> include) { include_ = std::move(include); }
   // known(task): canonical keys already evaluated for the task (never proposed again).

@@ -40,8 +40,10 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
   std::vector<CompileRequest> requests;
   for (const auto& s : specs) {
     const auto b = specialization_bindings(*s.variant, s.config.values, s.shape.dims);
+    // A variant built for an architecture-specific target (sm_90a) keeps it: the plan's cc test
+    // (binary_cc) is the same, and only such a cubin holds its wgmma code.
     requests.push_back(CompileRequest{s.variant->source, s.variant->source_path.filename().string(),
-                                      {name_expression(s.variant->launch, s.dtype, b)}, arch, {}});
+                                      {name_expression(s.variant->launch, s.dtype, b)}, variant_arch(*s.variant, arch), {}});
   }
   const Compiler compiler(default_compiler_options());
   const auto built = compiler.compile_all(requests);
@@ -55,7 +57,8 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
     s.binary_cc = gpu.cc_major * 10 + gpu.cc_minor;
     const int now = c.kernels.front().res.registers, then = records[i].res.registers;
     char line[200];
-    std::snprintf(line, sizeof line, "binary: %s cubin by NVRTC %d.%d, %d registers (the timed build: %s)", arch.c_str(),
+    std::snprintf(line, sizeof line, "binary: %s cubin by NVRTC %d.%d, %d registers (the timed build: %s)",
+                  requests[i].arch.c_str(),
                   Compiler::nvrtc_version() / 1000, Compiler::nvrtc_version() % 1000 / 10, now,
                   then > 0 ? std::to_string(then).c_str() : "not recorded");
     s.comment.push_back(line);

@@ -36,6 +36,7 @@ int list_command(const std::vector<std::string>& args) {
       r["started_at"] = s.run.started_at;
       r["finished_at"] = or_null(s.run.finished_at);
       r["results"] = s.results;
+      r["notes"] = s.run.notes;
       r["by_status"] = json::object();
       for (const auto& [st, n] : s.by_status) r["by_status"][st] = n;
       j["runs"].push_back(std::move(r));
@@ -84,6 +85,8 @@ int list_command(const std::vector<std::string>& args) {
                    std::to_string(ok == s.by_status.end() ? 0 : ok->second)});
     }
     print_table(t);
+    for (const auto& s : runs)
+      if (!s.run.notes.empty()) std::printf("run %lld: %s\n", static_cast<long long>(s.run.id), s.run.notes.c_str());
   }
   if (!problems.empty()) {
     std::printf("\nproblems:\n");

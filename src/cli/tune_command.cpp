@@ -187,6 +187,11 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   RunObserver obs(kb, run, progress);
   if (vm.count("resume")) obs.recorded_checkpoints = kb.checkpoints(run);
   Dispatcher dispatcher(cfg, resumed, obs);
+  // A variant built for another GPU's architecture is left out, said so, and noted in the run.
+  for (const auto& why : dispatcher.unavailable_variants()) {
+    std::fprintf(stderr, "soltune: warning: %s: its tasks are skipped\n", why.c_str());
+    kb.add_run_note(run, why + ": its tasks are skipped");
+  }
   if (backend == "replay") {
     // Only the tasks a landscape records can be replayed; the others are named and skipped.
     std::set<std::string> recorded_tasks;

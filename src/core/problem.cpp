@@ -216,13 +216,20 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
   n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model",
-               "presets", "notes", "dtypes"});
+               "presets", "notes", "dtypes", "arch"});
   VariantSpec v;
   v.yaml_path = yaml_path;
   v.name = yaml_path.stem().string();
   v.description = n.str_or("description", "");
   v.source_path = yaml_path.parent_path() / n.str_or("source", v.name + ".cu");
   v.source = read_text(v.source_path, n.loc());
+  if (n.has("arch")) {
+    static const std::regex specific(R"(sm_[1-9][0-9]+a)");
+    v.arch = n.at("arch").str();
+    if (!std::regex_match(v.arch, specific))
+      n.at("arch").fail("expected an architecture-specific target such as sm_90a, got '" + v.arch +
+                        "' (a minimum compute capability is a constraint: cc >= 80)");
+  }
   if (n.has("dtypes")) {
     for (const auto& d : n.at("dtypes").seq()) {
       try {

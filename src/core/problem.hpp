@@ -95,6 +95,9 @@ struct VariantSpec {
   std::vector<Preset> presets;   // optional
   std::vector<VariantNote> notes;  // optional
   std::vector<DType> dtypes;     // the problem's dtypes it serves (empty: all of them)
+  // An architecture-specific target ("sm_90a": wgmma, setmaxnreg): candidates compile for it and
+  // run only on devices of exactly that compute capability. Empty: the device's own architecture.
+  std::string arch;
   std::filesystem::path yaml_path;
   bool serves(DType t) const;
 };

@@ -37,6 +37,16 @@ std::string Task::id() const {
   return problem->name + "/" + variant->name + "/" + std::string(dtype_name(dtype)) + "/" + shape.key();
 }
 
+std::string why_variant_cannot_run(const VariantSpec& v, const DeviceInfo& d) {
+  if (v.arch.empty()) return "";
+  const int cc = std::stoi(v.arch.substr(3, v.arch.size() - 4));
+  if (cc == d.cc()) return "";
+  return "variant '" + v.name + "' is built for " + v.arch + ", which runs only on compute capability " +
+         std::to_string(cc / 10) + "." + std::to_string(cc % 10) + "; " + d.name + " is " + d.arch();
+}
+
+std::string variant_arch(const VariantSpec& v, const std::string& run_arch) { return v.arch.empty() ? run_arch : v.arch; }
+
 void bind_device(Bindings& b, const DeviceInfo& d) {
   b["sms"] = d.sms;
   b["cc"] = d.cc();

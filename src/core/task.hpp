@@ -42,6 +42,11 @@ struct Task {
   double t_sol_us(const Ceilings& c) const;
 };
 
+// Why a variant cannot run on a device (its `arch` is another compute capability's), or "".
+std::string why_variant_cannot_run(const VariantSpec& v, const DeviceInfo& d);
+// The NVRTC target of a variant's candidates: its own `arch`, or the run's.
+std::string variant_arch(const VariantSpec& v, const std::string& run_arch);
+
 // Device symbol values for expressions (sms, cc, smem_optin, l2_bytes).
 void bind_device(Bindings& b, const DeviceInfo& d);
 // Evaluates a launch's geometry for the bindings; throws Error on a non-positive dimension.

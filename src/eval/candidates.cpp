@@ -10,11 +10,13 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
                                   const std::vector<Config>& configs) {
   CandidateBatch b;
   const Space space(*t.variant, t.fixed(d));
+  const std::string device_why = why_variant_cannot_run(*t.variant, d);
+  const std::string target = variant_arch(*t.variant, arch);
   for (const auto& cfg : configs) {
     Candidate c;
     c.result.config = cfg;
     c.result.key = space.key(cfg);
-    if (auto why = space.why_illegal(cfg); !why.empty()) {
+    if (auto why = device_why.empty() ? space.why_illegal(cfg) : device_why; !why.empty()) {
       c.result.status = Status::illegal;
       c.result.log = why;
       b.candidates.push_back(std::move(c));
@@ -31,7 +33,7 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
     }
     c.name_expr = name_expression(t.variant->launch, t.dtype, c.bindings);
     c.request = static_cast<int>(b.requests.size());
-    b.requests.push_back(CompileRequest{t.variant->source, t.variant->source_path.filename().string(), {c.name_expr}, arch, {}});
+    b.requests.push_back(CompileRequest{t.variant->source, t.variant->source_path.filename().string(), {c.name_expr}, target, {}});
     b.candidates.push_back(std::move(c));
   }
   return b;

@@ -195,6 +195,14 @@ std::map<std::string, std::pair<int64_t, std::string>> KnowledgeBase::checkpoint
   return out;
 }
 
+void KnowledgeBase::add_run_note(int64_t run_id, const std::string& line) {
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare(
+      "UPDATE runs SET notes = CASE WHEN notes = '' THEN :line ELSE notes || char(10) || :line END "
+      "WHERE id = :id AND instr(char(10) || notes || char(10), char(10) || :line || char(10)) = 0");
+  st.bind("id", run_id).bind("line", line).run();
+}
+
 void KnowledgeBase::reopen_run(int64_t run_id) {
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;

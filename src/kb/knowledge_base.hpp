@@ -45,6 +45,9 @@ class KnowledgeBase {
   // finished; interrupted (Ctrl-C); stopped (an error of the machine, e.g. a full disk: resumable);
   // failed (the run itself is wrong, e.g. a template whose every candidate fails to compile).
   void finish_run(int64_t run_id, const std::string& status);
+  // Adds a line to the run's notes (e.g. a variant the device cannot run, left out); a line it
+  // holds already is not repeated (a resumed run notes the same again).
+  void add_run_note(int64_t run_id, const std::string& line);
   // Marks an unfinished run as running again (soltune tune --resume).
   void reopen_run(int64_t run_id);
   // The latest run of this config file that did not finish (running after a crash, interrupted, or

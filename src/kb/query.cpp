@@ -249,6 +249,7 @@ std::vector<RunRecord> KnowledgeBase::runs() const {
     r.status = st.text("status");
     r.started_at = st.text("started_at");
     r.finished_at = st.text("finished_at");  // NULL reads as ""
+    r.notes = st.text("notes");
     out.push_back(std::move(r));
   }
   return out;

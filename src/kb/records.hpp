@@ -25,6 +25,7 @@ struct RunRecord {
   RunInfo info;
   std::string status;  // running, finished, interrupted, stopped, failed
   std::string started_at, finished_at;  // ISO-8601 UTC; finished_at "" while running
+  std::string notes;                    // what the run left out and why, one line each
 };
 
 struct GpuRecord {

@@ -175,7 +175,9 @@ const std::vector<std::string>& migrations() {
       std::string("UPDATE runs SET backend = '") + kOldTimingBackend + "' WHERE backend = 'cuda';\n",
       // v7: the read bandwidth a GPU was measured at (T_SOL's bandwidth is the better of it and the copy's).
       "ALTER TABLE gpus ADD COLUMN measured_read_bw REAL;\n",
-      // v8: the 8-bit tensor ceiling, and what the tensor probes reached beside the figures used.
+      // v8: the 8-bit tensor ceiling, and what the tensor probes reached beside the figures used; a
+      // run's notes (what it left out and why, one per line).
+      "ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '';\n"
       "ALTER TABLE gpus ADD COLUMN datasheet_tensor_8 REAL;\n"
       "ALTER TABLE gpus ADD COLUMN measured_tensor_8 REAL;\n"
       "ALTER TABLE gpus ADD COLUMN measured_tensor_16_probe REAL;\n"

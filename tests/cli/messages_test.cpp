@@ -134,3 +134,36 @@ TEST_F(Messages, ALandscapeIsNeitherOverwrittenNorTakenAsWholeWhenCut) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// A variant built for sm_90a (wgmma) beside a portable one: on an A100 it is left out with the
+// reason, on stderr and in the run's notes, and the run goes on with the other variant.
+TEST_F(Messages, AVariantForAnotherArchitectureIsSkippedWithTheReason) {
+  const auto templates = tmp_ / "templates";
+  fs::create_directories(templates);
+  fs::copy(kSource / "templates" / "gelu", templates / "gelu", fs::copy_options::recursive);
+  write(templates / "gelu" / "hopper.yaml", read(templates / "gelu" / "vectorized.yaml") +
+                                               "source: vectorized.cu\narch: sm_90a\n");
+  for (const char* gpu : {"A100", "H200"}) {
+    const auto cfg = tmp_ / (std::string(gpu) + ".yaml");
+    write(cfg, "problem: gelu\ndtypes: [f32]\nshapes: [{n: 1000003}]\nbudget: {evals: 8}\nseed: 5\nmodel_gpu: " +
+                   std::string(gpu) + "\ntemplates: " + templates.string() + "\n");
+    const auto r = soltune("tune " + q(cfg) + " --backend model --kb " + q(kb_) + " -q");
+    ASSERT_EQ(r.code, 0) << r;
+    const std::string why = "variant 'hopper' is built for sm_90a, which runs only on compute capability 9.0";
+    if (std::string(gpu) == "A100") {
+      EXPECT_NE(r.err.find(why + "; NVIDIA A100-SXM4-80GB is sm_80: its tasks are skipped"), std::string::npos) << r;
+      EXPECT_EQ(r.out.find("gelu/hopper/"), std::string::npos) << r;
+      const auto list = soltune("kb list --kb " + q(kb_));
+      EXPECT_NE(list.out.find("run 1: " + why), std::string::npos) << list;
+    } else {
+      EXPECT_EQ(r.err.find(why), std::string::npos) << r;
+      EXPECT_NE(r.out.find("gelu/hopper/f32/n=1000003"), std::string::npos) << r;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace soltune

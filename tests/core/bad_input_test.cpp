@@ -387,3 +387,41 @@ TEST_F(BadInput, MissingSourceFile) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+TEST_F(BadInput, VariantArchMustBeArchitectureSpecific) {
+  const auto text = read(variant_yaml());
+  write(variant_yaml(), "arch: sm_90\n" + text);
+  expect_error([&] { load(); }, variant_yaml(), 1, 7, {"expected an architecture-specific target such as sm_90a", "cc >= 80"});
+  write(variant_yaml(), "arch: sm_90a\n" + text);
+  EXPECT_EQ(load().variant("vectorized").arch, "sm_90a");
+}
+
+TEST_F(BadInput, VariantDtypesMustBeTheProblems) {
+  const auto text = read(variant_yaml());
+  write(variant_yaml(), "dtypes: [f16]\n" + text);
+  expect_error([&] { load(); }, variant_yaml(), 1, 10, {"dtype f16 is not among problem gelu's dtypes"});
+  write(variant_yaml(), "dtypes: [bf16]\n" + text);
+  // A config that names the variant for dtypes it does not serve is refused; otherwise its tasks
+  // are those of the dtypes it serves.
+  write(config_, read(config_) + "variants: [vectorized]\n");
+  const auto cfg = load_run_config(config_);
+  const auto tasks = config_tasks(cfg);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].dtype, DType::bf16);
+  write(config_, "problem: gelu\ndtypes: [f32]\nvariants: [vectorized]\nshapes: [{n: 8}]\nbudget: {evals: 1}\n");
+  expect_error([&] { load_run_config(config_); }, config_, 3, 11, {"variant 'vectorized' serves bf16, none of the config's dtypes"});
+}
+
+TEST_F(BadInput, MagnitudesAreDeclaredOnOutputsAndNamedByTheReference) {
+  edit(problem_yaml(), "role: out}", "role: out, magnitude: true}");
+  const int ref = edit(problem_yaml(), "reference:\n", "reference:\n");  // the error names its first key
+  expect_error([&] { load(); }, problem_yaml(), ref + 1, 3, {"the reference's args must name 'y.magnitude' once"});
+  const int line = edit(problem_yaml(), "role: in, init:", "role: in, magnitude: true, init:");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"magnitude applies to outputs only"});
+}
+
+}  // namespace
+}  // namespace soltune

@@ -315,7 +315,8 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;"
                    "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
-                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; PRAGMA user_version = 1;");
+                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
+                   "ALTER TABLE runs DROP COLUMN notes; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
   EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
   const auto rs = store.results(run);
@@ -344,7 +345,8 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
     store.record(store.begin_run(model, store.gpu_id(model_, TimeKind::predicted)), t, "hash-1", result("B=32", 50, Status::ok, TimeKind::predicted), {});
   }
   raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
-                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; PRAGMA user_version = 5;");
+                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
+                   "ALTER TABLE runs DROP COLUMN notes; PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
   EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
   const auto runs = store.runs();

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <set>
 
+#include "core/tensor_map.hpp"
+
 namespace soltune::cli {
 namespace {
 
@@ -26,6 +28,18 @@ std::string base64(const std::string& bytes) {
 nlohmann::json texts(const std::vector<Expr>& es) {
   auto a = nlohmann::json::array();
   for (const auto& e : es) a.push_back(e.text());
+  return a;
+}
+
+// A map's strides in elements, for dims 1 and up: the declared ones, else row-major over its dims.
+nlohmann::json strides(const TensorMapSpec& m) {
+  if (!m.strides.empty()) return texts(m.strides);
+  auto a = nlohmann::json::array();
+  std::string row;
+  for (size_t i = 1; i < m.dims.size(); ++i) {
+    row += (row.empty() ? "(" : " * (") + m.dims[i - 1].text() + ")";
+    a.push_back(row);
+  }
   return a;
 }
 
@@ -93,6 +107,18 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                               {"block", texts(v->launch.block)},
                               {"smem", v->launch.smem.text()},
                               {"constraints", texts(v->constraints)}};
+  // A framework launching these kernels encodes the maps itself (cuTensorMapEncodeTiled) from its
+  // pointers: what each argument of that name is built from.
+  for (const auto* v : variants)
+    for (const auto& m : v->tensor_maps)
+      j["variants"][v->name]["tensor_maps"][m.name] = {{"buffer", m.buffer},
+                                                        {"elem", m.elem},
+                                                        {"dims", texts(m.dims)},
+                                                        {"box", texts(m.box)},
+                                                        {"strides", strides(m)},
+                                                        {"swizzle", std::string(swizzle_name(m.swizzle))},
+                                                        {"l2_promotion", std::string(l2_promotion_name(m.l2))},
+                                                        {"oob", std::string(oob_name(m.oob))}};
   return j.dump(2) + "\n";
 }
 

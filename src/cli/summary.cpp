@@ -24,15 +24,22 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
   if (block_) block_->clear();
   std::printf("\nsummary%s on %s:\n", ev_.kind() == TimeKind::predicted ? " (predicted)" : "", ev_.device().name.c_str());
   // %BW: the best's bandwidth over the copy bandwidth the ceilings give (measured on this device
-  // in this run where it has one): what memory-bound targets are judged by.
-  const double copy = ev_.device().ceilings().mem_bw;
+  // in this run where it has one): what memory-bound targets are judged by. Where every task's
+  // T_SOL is its FLOPs (a GEMM), the rate and the share of the compute ceiling say more.
+  const auto& ceil = ev_.device().ceilings();
+  const double copy = ceil.mem_bw;
+  const bool compute_bound = !reports.empty() && std::all_of(reports.begin(), reports.end(), [&](const TaskReport& r) {
+    const double rate = ceil.rate(r.task.problem->compute_unit(r.task.dtype));
+    return rate > 0 && r.outcome.baseline.flops / rate > r.outcome.baseline.bytes / ceil.sol_bw();
+  });
   // The figures take 72 columns; the task's id takes what is left, else a line of its own.
   constexpr size_t kFigures = 72;
   size_t id_width = 4;
   for (const auto& r : reports) id_width = std::max(id_width, r.task.id().size());
   id_width = std::min(id_width, kWidth - kFigures);
-  std::printf("%-*s %9s %6s %5s %10s %9s %6s %6s %6s\n", static_cast<int>(id_width), "task", "time us", "GB/s", "%BW",
-              "T_ref us", "T_SOL us", "SOL", "SOL-EB", "evals");
+  std::printf("%-*s %9s %6s %5s %10s %9s %6s %6s %6s\n", static_cast<int>(id_width), "task", "time us",
+              compute_bound ? "TF/s" : "GB/s", compute_bound ? "%PK" : "%BW", "T_ref us", "T_SOL us", "SOL", "SOL-EB",
+              "evals");
   for (const auto& r : reports) {
     const auto& o = r.outcome;
     const auto id = r.task.id();
@@ -46,9 +53,13 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     }
     const double t = o.best->time.median_us;
     const double gbs = o.baseline.bytes / (t * 1e-6) / 1e9;
-    std::printf("%-*s %9.1f %6.0f %5.1f %10.1f %9.1f %6.3f %6.3f %6lld\n", static_cast<int>(id_width), first, t, gbs,
-                copy > 0 ? 100 * gbs * 1e9 / copy : 0.0, o.baseline.t_ref_us, o.baseline.t_sol_us, o.best_sol.score,
-                o.best_sol.execbench, static_cast<long long>(o.evaluated));
+    const double tflops = o.baseline.flops / (t * 1e-6) / 1e12;
+    const double peak = ceil.rate(r.task.problem->compute_unit(r.task.dtype));
+    std::printf("%-*s %9.1f %6.0f %5.1f %10.1f %9.1f %6.3f %6.3f %6lld\n", static_cast<int>(id_width), first, t,
+                compute_bound ? tflops : gbs,
+                compute_bound ? 100 * tflops * 1e12 / peak : copy > 0 ? 100 * gbs * 1e9 / copy : 0.0,
+                o.baseline.t_ref_us, o.baseline.t_sol_us, o.best_sol.score, o.best_sol.execbench,
+                static_cast<long long>(o.evaluated));
     const std::string found = " (found by " + (o.best->proposer.empty() ? std::string("?") : o.best->proposer) + ")";
     std::fputs(wrap("  " + o.best->key + found, kWidth, 4).c_str(), stdout);
   }

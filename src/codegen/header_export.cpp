@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/content_hash.hpp"
+#include "codegen/header_maps.hpp"
 #include "codegen/header_parts.hpp"
 #include "core/error.hpp"
 
@@ -32,13 +33,20 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
     h << "// On a device of the tuned compute capability, a specialization runs the cubin soltune timed (NVRTC's\n"
       << "// output: nvcc may allocate registers differently and run slower); define SOLTUNE_SOURCE_ONLY before\n"
       << "// including this header to launch the kernels compiled here from source instead. Needs CUDA 12.0+.\n";
+  const bool maps = std::any_of(variants.begin(), variants.end(), [](const VariantSpec* v) { return !v->tensor_maps.empty(); });
+  if (maps)
+    h << "// Kernels that take tensor maps get them encoded at each call from the caller's pointers, through the\n"
+      << "// driver's cuTensorMapEncodeTiled as the runtime hands it out (no -lcuda); a map the driver refuses\n"
+      << "// returns cudaErrorInvalidValue without launching.\n";
   h << "#pragma once\n";
   std::set<std::string> includes{"#include <cuda_runtime.h>", "#include <cmath>", "#include <cstdint>"};
+  if (maps) includes.insert({"#include <cudaTypedefs.h>", "#include <cstring>"});  // CUtensorMap and its encoder's type
   std::vector<std::string> bodies;
   for (const auto* v : variants) bodies.push_back(split_includes(v->source, includes));
   for (const auto& inc : includes) h << inc << "\n";
   std::ostringstream body;  // the namespace's contents, named below by their hash
   body << export_helpers() << "\n";
+  if (maps) body << tensor_map_helpers() << "\n";
   // One array per distinct binary (specializations of one kernel at several shapes share it).
   std::map<std::string, std::string> images;
   std::string arrays;

@@ -1,5 +1,7 @@
 #include "codegen/header_parts.hpp"
 
+#include "codegen/header_maps.hpp"
+
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -37,6 +39,11 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
   for (const auto& a : size_template_args(v, p)) h << "\n      && ((" << a.text() << ") == " << a.eval_int(tuned) << ")";
   h << ";\n  if (!p.ok) return p;\n  p.grid = " << dims(v.launch.grid) << ";\n  p.block = " << dims(v.launch.block)
     << ";\n  p.smem = static_cast<size_t>(" << v.launch.smem.text() << ");\n";
+  // A cluster given at launch: only where the device has clusters and the grid is whole clusters.
+  if (!v.launch.cluster.empty())
+    h << "  p.cluster = " << dims(v.launch.cluster) << ";\n"
+      << "  p.ok = detail::cluster_fits(p.cc, p.grid, p.cluster);\n";
+  h << tensor_map_plan(p, dt, v);
   for (const auto& a : p.args)
     if (!a.is_buffer)
       h << "  p." << a.name << " = static_cast<" << dtype_cpp(a.resolve_dtype(dt)) << ">(" << a.value.text() << ");\n";
@@ -52,23 +59,30 @@ void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Special
   std::string call_args;
   for (const auto& name : v.launch.args) {
     const auto* a = p.find_arg(name);
-    call_args += (call_args.empty() ? "" : ", ") + (a->is_buffer ? name : "p." + name);
+    call_args += (call_args.empty() ? "" : ", ") +
+                 (v.tensor_map(name) ? tensor_map_local(name) : a->is_buffer ? name : "p." + name);
   }
   // Dynamic shared memory beyond 48 KiB less the static part needs the opt-in (unknown static: any).
   const std::string optin = s.smem_static >= 0 ? std::to_string(48 * 1024 - s.smem_static) : "0";
   h << "inline cudaError_t " << fn << "_launch_" << j << "(" << params << "const " << fn
-    << "_plan& p, cudaStream_t stream) {\n";
+    << "_plan& p, cudaStream_t stream) {\n" << tensor_map_encodes(v);
   if (!s.binary.empty())
     h << "#ifndef SOLTUNE_SOURCE_ONLY\n  if (p.cc == " << s.binary_cc << ") {  // the binary soltune timed\n"
       << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << s.lowered_name
       << "\");\n    if (k.error != cudaSuccess) return k.error;\n"
-      << "    return detail::launch_embedded(k.kernel, p.grid, p.block, p.smem, " << optin << ", stream, " << call_args
-      << ");\n  }\n"
+      << "    return detail::launch_embedded(k.kernel, p.grid, p.block, p.smem, p.cluster, " << optin << ", stream, "
+      << call_args << ");\n  }\n"
       << "#endif\n";
   h << "  if (p.smem > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem));\n    if (e != cudaSuccess) return e;\n  }\n"
-    << "  " << kernel << "<<<p.grid, p.block, p.smem, stream>>>(" << call_args << ");\n"
-    << "  return cudaGetLastError();\n}\n\n";
+    << (v.launch.cluster.empty()
+            ? "  " + kernel + "<<<p.grid, p.block, p.smem, stream>>>(" + call_args + ");\n  return cudaGetLastError();\n"
+            : "  cudaLaunchAttribute cluster;\n  const cudaLaunchConfig_t config = detail::launch_config(p.grid, p.block, "
+              "p.smem, stream, p.cluster, cluster);\n"
+              "  if (p.cluster.x * p.cluster.y * p.cluster.z > 8) {\n    const cudaError_t e = cudaFuncSetAttribute(" +
+                  kernel + ", cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n    if (e != cudaSuccess) return e;\n  }\n"
+              "  return cudaLaunchKernelEx(&config, " + kernel + ", " + call_args + ");\n")
+    << "}\n\n";
 }
 
 // Per workspace: what the caller owes it, and its element count for the device it will run on.
@@ -126,6 +140,19 @@ std::string export_helpers() {
          "inline double max(double a, double b) { return a > b ? a : b; }\n"
          "inline double is_pow2(double a) { return a >= 1 && a == std::floor(a) && (static_cast<unsigned long long>(a) & "
          "(static_cast<unsigned long long>(a) - 1)) == 0; }\n"
+         "// Thread-block clusters given at launch: compute capability 9.0 or newer, a grid of whole clusters,\n"
+         "// at most 16 blocks (more than 8 by the non-portable opt-in).\n"
+         "inline bool cluster_fits(int cc, dim3 grid, dim3 cluster) {\n"
+         "  const unsigned n = cluster.x * cluster.y * cluster.z;\n"
+         "  return n == 1 || (cc >= 90 && n <= 16 && grid.x % cluster.x == 0 && grid.y % cluster.y == 0 && grid.z % cluster.z == 0);\n}\n"
+         "// A launch's configuration, with its cluster (if any) as the one attribute, held in `attr`.\n"
+         "inline cudaLaunchConfig_t launch_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, dim3 cluster,\n"
+         "                                        cudaLaunchAttribute& attr) {\n"
+         "  cudaLaunchConfig_t c{};\n  c.gridDim = grid;\n  c.blockDim = block;\n  c.dynamicSmemBytes = smem;\n  c.stream = stream;\n"
+         "  if (cluster.x * cluster.y * cluster.z > 1) {\n"
+         "    attr.id = cudaLaunchAttributeClusterDimension;\n"
+         "    attr.val.clusterDim.x = cluster.x;\n    attr.val.clusterDim.y = cluster.y;\n    attr.val.clusterDim.z = cluster.z;\n"
+         "    c.attrs = &attr;\n    c.numAttrs = 1;\n  }\n  return c;\n}\n"
          "}  // namespace detail\n";
 }
 
@@ -141,14 +168,20 @@ std::string embedded_helpers() {
          "  if (e.error == cudaSuccess) e.error = cudaLibraryGetKernel(&e.kernel, lib, name);\n  return e;\n}\n"
          "// Arguments by value, passed by address as the kernel's parameters (the same types soltune passed).\n"
          "template <typename... A>\n"
-         "inline cudaError_t launch_embedded(cudaKernel_t k, dim3 grid, dim3 block, size_t smem, size_t optin_above,\n"
-         "                                   cudaStream_t stream, A... a) {\n"
+         "inline cudaError_t launch_embedded(cudaKernel_t k, dim3 grid, dim3 block, size_t smem, dim3 cluster,\n"
+         "                                   size_t optin_above, cudaStream_t stream, A... a) {\n"
          "  const void* f = reinterpret_cast<const void*>(k);\n"
          "  if (smem > optin_above) {  // dynamic beyond 48 KiB less the static part needs the opt-in\n"
          "    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));\n"
          "    if (e != cudaSuccess) return e;\n  }\n"
          "  void* args[] = {static_cast<void*>(&a)...};\n"
-         "  return cudaLaunchKernel(f, grid, block, args, smem, stream);\n}\n"
+         "  if (cluster.x * cluster.y * cluster.z == 1) return cudaLaunchKernel(f, grid, block, args, smem, stream);\n"
+         "  if (cluster.x * cluster.y * cluster.z > 8) {  // beyond the portable size\n"
+         "    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n"
+         "    if (e != cudaSuccess) return e;\n  }\n"
+         "  cudaLaunchAttribute attr;\n"
+         "  const cudaLaunchConfig_t config = launch_config(grid, block, smem, stream, cluster, attr);\n"
+         "  return cudaLaunchKernelExC(&config, f, args);\n}\n"
          "}  // namespace detail\n#endif\n";
 }
 
@@ -183,7 +216,9 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   std::ostringstream h;
   h << "// ---- " << dtype_name(dt) << ": " << specs.size() << " tuned specialization(s)\n";
   h << "struct " << fn << "_plan {\n  bool ok = false;\n  int cc = 0;  // the device's compute capability\n"
-    << "  dim3 grid, block;\n  size_t smem = 0;\n";
+    << "  dim3 grid, block;\n  size_t smem = 0;\n  dim3 cluster{1, 1, 1};  // blocks per cluster, given at launch\n";
+  if (const size_t maps = max_tensor_maps(specs); maps > 0)
+    h << "  detail::TensorMapShape maps[" << maps << "];  // a specialization's tensor maps, in its variant's order\n";
   for (const auto& a : p.args)
     if (!a.is_buffer) h << "  " << dtype_cpp(a.resolve_dtype(dt)) << " " << a.name << "{};\n";
   h << "};\n\n";

@@ -17,7 +17,7 @@ namespace soltune {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'O', 'L', 'N', 'V', 'R', 'T', 'C'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;  // 2: ptxas notes per kernel
 constexpr size_t kHeader = sizeof(kMagic) + 4 + 8 + 8;  // magic, format, payload length, checksum
 
 // --- hashing ---
@@ -139,6 +139,12 @@ std::string encode_cache_entry(const CompileResult& res) {
                   k.res.cmem})
       p.i32(v);
     p.u8(k.res.parsed ? 1 : 0);
+    p.u32(static_cast<uint32_t>(k.res.notes.size()));
+    for (const auto& n : k.res.notes) {
+      p.u8(static_cast<uint8_t>(n.kind));
+      p.i32(n.count);
+      p.str(n.line);
+    }
   }
   p.str(std::string_view(res.cubin.data(), res.cubin.size()));
 
@@ -180,6 +186,15 @@ std::optional<CompileResult> decode_cache_entry(const std::string& bytes, const 
     k.res.smem_static = r.i32();
     k.res.cmem = r.i32();
     k.res.parsed = r.u8() == 1;
+    const uint32_t notes = r.u32();
+    if (notes > r.in.size()) return std::nullopt;
+    for (uint32_t j = 0; j < notes && r.ok; ++j) {
+      const uint8_t kind = r.u8();
+      if (kind > static_cast<uint8_t>(PtxasNote::Kind::setmaxnreg_ignored)) return std::nullopt;
+      PtxasNote note{static_cast<PtxasNote::Kind>(kind), {}, r.i32()};
+      note.line = r.str();
+      k.res.notes.push_back(std::move(note));
+    }
     res.kernels.push_back(std::move(k));
   }
   const std::string cubin = r.str();

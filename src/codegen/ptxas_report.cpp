@@ -2,8 +2,12 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace soltune {
 namespace {
@@ -64,10 +68,43 @@ void apply_items(std::string_view s, Resources& r) {
   }
 }
 
+// The kind of a note in which ptxas says it undid part of a kernel's design, "(C7519) ...", if it
+// is one. The codes are NVRTC 13.0's; the serialisation notes that name no injected instruction
+// (C7511: too few registers for the pipeline, C7515: other code writes an accumulator mid-stage...)
+// all say "wgmma.mma_async instructions are serialized".
+std::optional<PtxasNote::Kind> design_note_kind(std::string_view b) {
+  if (b.size() < 7 || !b.starts_with("(C") || b[6] != ')') return std::nullopt;
+  const std::string_view code = b.substr(1, 5);
+  if (code == "C7517" || code == "C7519" ||
+      b.find("wgmma.mma_async instructions are serialized") != std::string_view::npos)
+    return PtxasNote::Kind::wgmma_serialized;
+  if (code == "C7508" || b.find("'setmaxnreg' ignored") != std::string_view::npos)
+    return PtxasNote::Kind::setmaxnreg_ignored;
+  return std::nullopt;
+}
+
+// The function a note names ("in function '_Z...'", "in the function '_Z...'"), or "". The last
+// quotes: C7508's text quotes 'setmaxnreg' before any function.
+std::string noted_function(std::string_view b) {
+  const size_t p = b.rfind("function '");
+  return p == std::string_view::npos ? std::string() : quoted(b.substr(p));
+}
+
+void add_note(Resources& r, const PtxasNote& n) {
+  for (auto& have : r.notes)
+    if (have.kind == n.kind) {
+      have.count += n.count;
+      return;
+    }
+  r.notes.push_back(n);
+}
+
 }  // namespace
 
 std::map<std::string, Resources> parse_ptxas_report(const std::string& log) {
   std::map<std::string, Resources> out;
+  std::set<std::string> entries;
+  std::vector<std::pair<std::string, PtxasNote>> notes;  // by function ("": none named)
   std::string entry;  // the entry function being compiled: owner of "Used ..." lines
   std::string props;  // the function whose "Function properties" block is open
   std::istringstream in(log);
@@ -78,7 +115,12 @@ std::map<std::string, Resources> parse_ptxas_report(const std::string& log) {
     if (b.starts_with("Compiling entry function")) {
       entry = quoted(b);
       props.clear();
-      if (!entry.empty()) out[entry].parsed = true;
+      if (!entry.empty()) {
+        out[entry].parsed = true;
+        entries.insert(entry);
+      }
+    } else if (const auto kind = design_note_kind(b)) {
+      notes.emplace_back(noted_function(b), PtxasNote{*kind, std::string(b), 1});
     } else if (b.starts_with("Function properties for ")) {
       props = std::string(trim(b.substr(24)));
       if (!props.empty()) out[props].parsed = true;
@@ -88,6 +130,13 @@ std::map<std::string, Resources> parse_ptxas_report(const std::string& log) {
     } else if (b.starts_with("Used ")) {
       if (!entry.empty()) apply_items(b, out[entry]);
     }
+  }
+  // Notes come before the functions they name. One naming a device function, or none, belongs to
+  // every kernel of the compile: the report does not say which kernels call what.
+  for (const auto& [fn, n] : notes) {
+    if (auto it = out.find(fn); it != out.end()) add_note(it->second, n);
+    if (!entries.contains(fn))
+      for (const auto& e : entries) add_note(out[e], n);
   }
   return out;
 }

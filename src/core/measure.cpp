@@ -64,7 +64,11 @@ std::string Geometry::str() const {
                 static_cast<long long>(grid[0]), static_cast<long long>(grid[1]), static_cast<long long>(grid[2]),
                 static_cast<long long>(block[0]), static_cast<long long>(block[1]), static_cast<long long>(block[2]),
                 static_cast<long long>(smem));
-  return buf;
+  if (cluster_blocks() == 1) return buf;
+  char c[80];
+  std::snprintf(c, sizeof c, " cluster=(%lld,%lld,%lld)", static_cast<long long>(cluster[0]),
+                static_cast<long long>(cluster[1]), static_cast<long long>(cluster[2]));
+  return buf + std::string(c);
 }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {

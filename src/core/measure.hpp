@@ -28,6 +28,18 @@ Status parse_status(std::string_view s);
 enum class TimeKind { measured, predicted };
 std::string_view time_kind_name(TimeKind k);
 
+// A ptxas note that a Hopper kernel lost part of its design: it stays correct, but runs far slower
+// than its configuration was built for.
+struct PtxasNote {
+  enum class Kind {
+    wgmma_serialized,    // C7517, C7519, "wgmma.mma_async instructions are serialized": waits on every wgmma
+    setmaxnreg_ignored,  // C7508: a warp-specialised kernel's register reallocation did not happen
+  };
+  Kind kind = Kind::wgmma_serialized;
+  std::string line;  // the function's first note of this kind, from its code on: "(C7519) warpgroup..."
+  int count = 0;     // the function's notes of this kind
+};
+
 struct Resources {  // from the ptxas report
   int registers = 0;
   int spill_stores = 0, spill_loads = 0;  // bytes
@@ -35,6 +47,7 @@ struct Resources {  // from the ptxas report
   int smem_static = 0;                    // bytes
   int cmem = 0;                           // bytes of constant bank 0
   bool parsed = false;
+  std::vector<PtxasNote> notes;  // at most one per kind, in the order ptxas printed them
 };
 
 struct Timing {
@@ -71,10 +84,12 @@ struct Accuracy {
 struct Geometry {
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t smem = 0;
+  std::array<int64_t, 3> cluster{1, 1, 1};  // blocks per thread-block cluster, given at launch
   int64_t threads() const { return grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]; }
   int64_t block_threads() const { return block[0] * block[1] * block[2]; }
   int64_t blocks() const { return grid[0] * grid[1] * grid[2]; }
-  std::string str() const;  // "grid=(1024,1,1) block=(256,1,1) smem=0"
+  int64_t cluster_blocks() const { return cluster[0] * cluster[1] * cluster[2]; }
+  std::string str() const;  // "grid=(1024,1,1) block=(256,1,1) smem=0", then " cluster=(2,1,1)" if any
 };
 
 struct EvalResult {

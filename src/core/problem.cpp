@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/tensor_map.hpp"
 #include "core/yaml_util.hpp"
 
 namespace soltune {
@@ -216,7 +217,7 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
   n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model",
-               "presets", "notes", "dtypes", "arch"});
+               "presets", "notes", "dtypes", "arch", "tensor_maps"});
   VariantSpec v;
   v.yaml_path = yaml_path;
   v.name = yaml_path.stem().string();
@@ -268,7 +269,7 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   if (n.has("constraints")) v.constraints = exprs(n.at("constraints"), all, "constraint");
 
   auto ln = n.at("launch");
-  ln.only_keys({"grid", "block", "smem"});
+  ln.only_keys({"grid", "block", "smem", "cluster"});
   v.launch.loc = n.loc();
   v.launch.kernel = n.at("kernel").str();
   v.launch.template_args = strings(n.get("template_args"));
@@ -279,11 +280,25 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   v.launch.block = geometry(ln.at("block"), all, "block");
   v.launch.smem = ln.has("smem") ? ln.at("smem").expr() : Expr("0", ln.loc());
   v.launch.smem.check_names(all, "smem");
+  if (ln.has("cluster")) v.launch.cluster = geometry(ln.at("cluster"), all, "cluster");
   // Errors point at the list that holds the bad name (the file's start when the list is implicit).
   Names targs = knob_names;
   targs.insert(p.sizes.begin(), p.sizes.end());
   parse_template_args(v.launch, targs, n.has("template_args") ? n.at("template_args").loc() : n.loc());
-  check_args(v.launch.args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
+  if (n.has("tensor_maps")) {
+    Names map_names = targs;  // knobs and sizes
+    map_names.insert("dtype_bytes");
+    for (const auto& [name, mn] : n.at("tensor_maps").map_items()) {
+      v.tensor_maps.push_back(parse_tensor_map(name, mn, p, v.dtypes.empty() ? p.dtypes : v.dtypes, map_names));
+      // A map the kernel never receives is a typo or a leftover, and would be encoded for nothing.
+      if (std::find(v.launch.args.begin(), v.launch.args.end(), name) == v.launch.args.end())
+        mn.fail("tensor map '" + name + "' is not among the variant's args (list it where the kernel takes it)");
+    }
+  }
+  std::vector<std::string> plain_args;  // the problem's arguments among the kernel's: all but the maps
+  for (const auto& a : v.launch.args)
+    if (!v.tensor_map(a)) plain_args.push_back(a);
+  check_args(plain_args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
   if (n.has("model")) {
     auto m = n.at("model");
     m.only_keys({"bytes_in_flight_per_thread", "registers_per_thread", "compute"});
@@ -355,6 +370,12 @@ const VariantSpec& ProblemSpec::variant(const std::string& vname) const {
     names += (names.empty() ? "" : ", ") + v.name;
   }
   throw Error("problem '" + name + "' has no variant '" + vname + "' (variants: " + names + ")");
+}
+
+const TensorMapSpec* VariantSpec::tensor_map(const std::string& mname) const {
+  for (const auto& m : tensor_maps)
+    if (m.name == mname) return &m;
+  return nullptr;
 }
 
 bool VariantSpec::serves(DType t) const { return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); }

@@ -57,6 +57,7 @@ struct LaunchSpec {
   std::vector<Expr> grid;   // 1 to 3 dimensions
   std::vector<Expr> block;  // 1 to 3 dimensions
   Expr smem;                // dynamic shared memory in bytes
+  std::vector<Expr> cluster;  // blocks per cluster, 1 to 3 dimensions, given at launch (empty: none)
   SourceLoc loc;
   bool has_geometry() const { return !grid.empty() && !block.empty(); }
 };
@@ -82,6 +83,27 @@ struct VariantNote {
   std::string text;
 };
 
+// A kernel argument the harness builds (`tensor_maps:`): a TMA descriptor (CUtensorMap) over a buffer
+// of the problem, encoded per candidate and input set; the kernel takes it by value. Dims, box and
+// strides are innermost first, expressions over sizes, knobs and dtype_bytes (core/tensor_map.hpp
+// holds the rules they must keep).
+struct TensorMapSpec {
+  enum class Swizzle { none, b32, b64, b128 };
+  enum class L2 { none, b64, b128, b256 };  // L2 promotion: the size of the L2 fills a load asks for
+  enum class Oob { zero, nan };             // what out-of-bounds elements read as
+  std::string name, buffer;
+  std::string elem;                      // "T" or a dtype name: the buffer's dtype unless `elem` is given
+  std::string buffer_dtype;              // the buffer's, with its shape: a map must lie inside its buffer
+  std::vector<Expr> buffer_shape;
+  bool written = false;                  // over an output or workspace: TMA may store through it
+  std::vector<Expr> dims, box, strides;  // strides in elements, of dims 1..rank-1; empty: row-major over dims
+  Swizzle swizzle = Swizzle::none;
+  L2 l2 = L2::b256;
+  Oob oob = Oob::zero;
+  SourceLoc loc;
+  DType elem_dtype(DType task) const { return elem == "T" ? task : parse_dtype(elem); }
+};
+
 struct VariantSpec {
   std::string name, description;
   std::filesystem::path source_path;
@@ -98,8 +120,10 @@ struct VariantSpec {
   // An architecture-specific target ("sm_90a": wgmma, setmaxnreg): candidates compile for it and
   // run only on devices of exactly that compute capability. Empty: the device's own architecture.
   std::string arch;
+  std::vector<TensorMapSpec> tensor_maps;  // kernel arguments the harness encodes (optional)
   std::filesystem::path yaml_path;
   bool serves(DType t) const;
+  const TensorMapSpec* tensor_map(const std::string& name) const;  // the map of that name, or null
 };
 
 // Per element: |out - ref| <= atol + rtol * |ref| + mtol * mag, where mag is the reference's

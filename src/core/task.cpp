@@ -78,8 +78,9 @@ Geometry eval_geometry(const LaunchSpec& l, const Bindings& b) {
   for (size_t i = 0; i < l.grid.size(); ++i) g.grid[i] = l.grid[i].eval_int(b);
   for (size_t i = 0; i < l.block.size(); ++i) g.block[i] = l.block[i].eval_int(b);
   g.smem = l.smem.eval_int(b);
+  for (size_t i = 0; i < l.cluster.size(); ++i) g.cluster[i] = l.cluster[i].eval_int(b);
   for (int i = 0; i < 3; ++i)
-    if (g.grid[i] < 1 || g.block[i] < 1)
+    if (g.grid[i] < 1 || g.block[i] < 1 || g.cluster[i] < 1)
       throw Error(l.loc, "launch of '" + l.kernel + "' has a non-positive dimension: " + g.str());
   if (g.smem < 0) throw Error(l.loc, "launch of '" + l.kernel + "' asks for negative shared memory");
   return g;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/tensor_map.hpp"
+
 namespace soltune {
 
 CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std::string& arch,
@@ -28,6 +30,13 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
     } catch (const Error& e) {
       c.result.status = Status::illegal;
       c.result.log = e.what();
+      b.candidates.push_back(std::move(c));
+      continue;
+    }
+    // A tensor map the driver would refuse: a reason per candidate, before any compile.
+    if (auto why = why_tensor_maps_illegal(*t.variant, c.bindings); !why.empty()) {
+      c.result.status = Status::illegal;
+      c.result.log = why;
       b.candidates.push_back(std::move(c));
       continue;
     }
@@ -66,7 +75,23 @@ bool take_compile_result(Candidate& c, const CompileResult& r) {
   return true;
 }
 
+std::string cluster_limits(const Geometry& g, const DeviceInfo& d) {
+  if (g.cluster_blocks() == 1) return "";
+  if (d.cc() < 90)
+    return "thread-block clusters need compute capability 9.0 or newer; " + d.name + " is " + d.arch();
+  for (int i = 0; i < 3; ++i)
+    if (g.grid[i] % g.cluster[i] != 0)
+      return "grid dimension " + std::to_string(i) + " (" + std::to_string(g.grid[i]) +
+             " blocks) is not a multiple of the cluster's (" + std::to_string(g.cluster[i]) + "): " + g.str();
+  // 8 blocks is the portable size; sm_90 allows 16 with the non-portable attribute, set at launch.
+  if (g.cluster_blocks() > kMaxClusterBlocks)
+    return "cluster of " + std::to_string(g.cluster_blocks()) + " blocks exceeds the " +
+           std::to_string(kMaxClusterBlocks) + " a device allows (8 portable, 16 on sm_90 by opt-in)";
+  return "";
+}
+
 std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInfo& d) {
+  if (auto why = cluster_limits(g, d); !why.empty()) return why;
   const auto threads = g.block_threads();
   if (threads > d.max_threads_per_block)
     return "block of " + std::to_string(threads) + " threads exceeds the device's " +
@@ -86,6 +111,19 @@ std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInf
   if (r.spill_stores > 0 || r.spill_loads > 0)
     return "ptxas spilled registers (" + std::to_string(r.spill_stores) + " bytes stored, " +
            std::to_string(r.spill_loads) + " loaded per thread): not worth a GPU run";
+  // ptxas undid a Hopper kernel's design: still correct, but measuring it would only time the
+  // compiler's fallback.
+  std::string why;
+  for (const auto& n : r.notes) {
+    if (!why.empty()) why += "; ";
+    const bool wgmma = n.kind == PtxasNote::Kind::wgmma_serialized;
+    why += wgmma ? "wgmma serialised by the compiler" : "setmaxnreg ignored";
+    why += " (ptxas \"" + n.line + "\"";
+    if (n.count > 1) why += " and " + std::to_string(n.count - 1) + " more such notes";
+    why += wgmma ? "): each wgmma waits for the one before it, so the tensor cores idle between them"
+                 : "): the warp-specialised kernel's warps keep the register count they started with";
+  }
+  if (!why.empty()) return why + "; not worth a GPU run";
   return "";
 }
 

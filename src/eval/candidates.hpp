@@ -37,7 +37,14 @@ std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, c
 // Throws Error with the NVRTC log when a support source did not compile.
 void require_compiled(const CompileResult& r, const std::string& what);
 
-// Device limits for a compiled kernel, and register spills: "" when it is worth a launch, else the
+// The most blocks a thread-block cluster may have (sm_90 with the non-portable opt-in).
+inline constexpr int64_t kMaxClusterBlocks = 16;
+// A cluster given at launch: the device must have clusters, the grid must be whole clusters, and
+// the cluster at most kMaxClusterBlocks. "" when it is legal (or there is none), else the reason.
+std::string cluster_limits(const Geometry& g, const DeviceInfo& d);
+
+// Device limits for a compiled kernel (clusters included), register spills, and ptxas's notes that it undid a Hopper
+// kernel's design (serialised wgmma, ignored setmaxnreg): "" when it is worth a launch, else the
 // reason (status illegal).
 std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInfo& d);
 

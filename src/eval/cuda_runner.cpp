@@ -12,11 +12,31 @@ namespace {
 constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on average
 
 // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
-// buffer beside a reduction scratch failed to launch without it).
-cudaError_t allow_shared_memory(cudaKernel_t k, const EvalResult& r, int device) {
-  if (r.geo.smem + r.res.smem_static <= 48 * 1024) return cudaSuccess;
-  return cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(r.geo.smem),
-                                         device);
+// buffer beside a reduction scratch failed to launch without it); a cluster of more than 8 blocks
+// needs the non-portable one.
+cudaError_t set_launch_attributes(cudaKernel_t k, const EvalResult& r, int device) {
+  if (r.geo.smem + r.res.smem_static > 48 * 1024)
+    if (auto e = cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(r.geo.smem), device);
+        e != cudaSuccess)
+      return e;
+  if (r.geo.cluster_blocks() > 8)
+    return cudaKernelSetAttributeForDevice(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1, device);
+  return cudaSuccess;
+}
+
+// A cluster must fit on the device whole: its blocks are co-scheduled on one GPC, so shared memory
+// and registers that leave room for one block per SM may still leave none for the cluster.
+std::string cluster_occupancy(cudaKernel_t k, const Geometry& g, cudaStream_t s) {
+  if (g.cluster_blocks() == 1) return "";
+  const LaunchConfig c(g, s);
+  int n = 0;
+  if (auto e = cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(k), &c.config); e != cudaSuccess)
+    return "cudaOccupancyMaxActiveClusters refused the cluster: " + cuda_error_text(e);
+  if (n < 1)
+    return "no cluster of " + std::to_string(g.cluster_blocks()) + " blocks fits on the device at once "
+           "(cudaOccupancyMaxActiveClusters: 0): " + g.str();
+  return "";
 }
 
 // "a; b", or "a" when there is no b (the timing loop's note on dropped repetitions).
@@ -100,13 +120,28 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     return;
   }
   const cudaKernel_t k = mod.at(c.name_expr);
-  if (auto e = allow_shared_memory(k, res, index_); e != cudaSuccess) {
+  if (auto e = set_launch_attributes(k, res, index_); e != cudaSuccess) {
     res.status = Status::launch_error;
-    res.log = "cannot raise the dynamic shared memory limit: " + cuda_error_text(e);
+    res.log = "cannot raise the dynamic shared memory or cluster size limit: " + cuda_error_text(e);
     return;
   }
+  if (auto why = cluster_occupancy(k, res.geo, st.stream()); !why.empty()) {
+    (void)cudaGetLastError();
+    res.status = Status::illegal;
+    res.log = why;
+    return;
+  }
+  // Tensor maps, encoded once per input set (each set's inputs lie elsewhere): a map the driver
+  // refuses makes the candidate illegal before it runs.
+  std::vector<TensorMapArgs> maps(t.variant->tensor_maps.empty() ? 0 : static_cast<size_t>(st.sets()));
+  for (size_t s = 0; s < maps.size(); ++s)
+    if (auto why = st.encode_tensor_maps(*t.variant, c.bindings, static_cast<int>(s), maps[s]); !why.empty()) {
+      res.status = Status::illegal;
+      res.log = why;
+      return;
+    }
   auto launch = [&](int set) {
-    auto a = st.args(t.variant->launch, set, false);
+    auto a = st.args(t.variant->launch, set, false, maps.empty() ? nullptr : &maps[static_cast<size_t>(set) % maps.size()]);
     return launch_kernel(k, res.geo, a.ptrs.data(), st.stream());
   };
   // A failed launch is the candidate's: sticky errors (faults) also cost the device state.
@@ -185,11 +220,16 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
   auto& st = state_for(t);
   std::vector<LoadedModule> mods(cs.size());
   std::vector<cudaKernel_t> kernels;
+  std::vector<std::vector<TensorMapArgs>> maps(cs.size());  // per candidate, per input set
   for (size_t i = 0; i < cs.size(); ++i) {
     std::string log;
     if (LoadedModule::load(rs[i], mods[i], log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
     kernels.push_back(mods[i].at(cs[i].name_expr));
-    SOLTUNE_CUDA(allow_shared_memory(kernels.back(), cs[i].result, index_));
+    SOLTUNE_CUDA(set_launch_attributes(kernels.back(), cs[i].result, index_));
+    maps[i].resize(t.variant->tensor_maps.empty() ? 0 : static_cast<size_t>(st.sets()));
+    for (size_t s = 0; s < maps[i].size(); ++s)
+      if (auto why = st.encode_tensor_maps(*t.variant, cs[i].bindings, static_cast<int>(s), maps[i][s]); !why.empty())
+        throw Error("re-timing " + cs[i].result.key + ": " + why);
   }
   auto check = [&](const TimingOutcome& o, const std::string& what) {
     if (o.err == cudaSuccess) return;
@@ -204,7 +244,8 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
     out.baseline_us.push_back(b.time.median_us);
     for (size_t i = 0; i < cs.size(); ++i) {
       const auto o = time_launches(st, opt_, [&](int set) {
-        auto a = st.args(t.variant->launch, set, false);
+        const auto* m = maps[i].empty() ? nullptr : &maps[i][static_cast<size_t>(set) % maps[i].size()];
+        auto a = st.args(t.variant->launch, set, false, m);
         return launch_kernel(kernels[i], cs[i].result.geo, a.ptrs.data(), st.stream());
       }, TimingPlan{});
       check(o, cs[i].result.key);

@@ -116,10 +116,14 @@ ArgSlot& TaskState::slot(const std::string& name) {
   throw Error("no argument '" + name + "' in task " + id_);
 }
 
-LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference) {
+LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference, const TensorMapArgs* maps) {
   LaunchArgs a;
   a.values.reserve(l.args.size());
   for (const auto& name : l.args) {
+    if (const TensorMapBlob* m = maps ? maps->find(name) : nullptr) {  // by value: its 128 bytes
+      a.ptrs.push_back(const_cast<unsigned char*>(m->bytes));
+      continue;
+    }
     // "<out>.magnitude": the reference's second result for that output (problem.yaml checks the name).
     if (reference && name.size() > 10 && name.compare(name.size() - 10, 10, ".magnitude") == 0) {
       a.values.push_back(slot(name.substr(0, name.size() - 10)).mag.get());
@@ -138,6 +142,24 @@ LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference) {
     a.ptrs.push_back(&a.values.back());
   }
   return a;
+}
+
+std::string TaskState::encode_tensor_maps(const VariantSpec& v, const Bindings& b, int set, TensorMapArgs& out) {
+  out.names.clear();
+  out.blobs.assign(v.tensor_maps.size(), TensorMapBlob{});
+  for (size_t i = 0; i < v.tensor_maps.size(); ++i) {
+    const auto& m = v.tensor_maps[i];
+    const auto& s = slot(m.buffer);
+    void* p = s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get() : s.data();
+    try {
+      if (auto why = encode_tensor_map(tensor_map_params(m, b), m.elem_dtype(task_.dtype), p, out.blobs[i]); !why.empty())
+        return why;
+    } catch (const Error& e) {  // an expression the host check would have refused first
+      return "tensor map '" + m.name + "': " + e.what();
+    }
+    out.names.push_back(m.name);
+  }
+  return "";
 }
 
 void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n) {

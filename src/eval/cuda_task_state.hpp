@@ -17,6 +17,7 @@
 #include "core/task.hpp"
 #include "eval/builtin_kernels.hpp"
 #include "eval/cuda_raii.hpp"
+#include "eval/tensor_map_encode.hpp"
 #include "eval/timing_gate.hpp"
 
 namespace soltune {
@@ -57,8 +58,13 @@ class TaskState {
   int sets() const { return sets_; }
   cudaStream_t stream() const { return stream_.get(); }
 
-  // Arguments for a launch: input set `set`; with `reference`, outputs are the double shadows.
-  LaunchArgs args(const LaunchSpec& l, int set, bool reference);
+  // Arguments for a launch: input set `set`; with `reference`, outputs are the double shadows. A
+  // name among `maps` (a candidate's, over the same input set) passes that encoded map by value.
+  LaunchArgs args(const LaunchSpec& l, int set, bool reference, const TensorMapArgs* maps = nullptr);
+  // Encodes v's tensor maps for a candidate's bindings over input set `set` (each over its buffer's
+  // data: an input set's copy, an output's data between its guard zones) into out. Returns "" or why
+  // one could not be encoded (the driver's CUresult with the map's parameters).
+  std::string encode_tensor_maps(const VariantSpec& v, const Bindings& b, int set, TensorMapArgs& out);
   // Draws fresh random inputs into input set `set` (a new seed each call). dist 0 is the problem's
   // declared distribution, 1 the same eight times wider (large magnitudes), 2 shifted negative,
   // 3 and on the input's declared edge values (edge_inits), where it has them.

@@ -88,6 +88,9 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
     const double per_thread = bytes / static_cast<double>(g.threads());
     b.t_ref_us += predict_time(0, bytes, per_thread, generic, g, dev_).t_us;
   }
+  // The baseline's kernels run on the FP32 units: however it moves its bytes, it takes at least its
+  // FLOPs at their rate (a naive GEMM's time is that, not its operands' traffic).
+  b.t_ref_us = std::max(b.t_ref_us, t.flops() / dev_.ceilings().fp32 * 1e6 + kLaunchUs);
   b.ref_timing.median_us = b.t_ref_us;
   b.note = "predicted by the model backend for " + dev_.name;
   return b;

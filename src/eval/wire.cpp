@@ -188,14 +188,36 @@ CudaEvalOptions decode_eval_options(const YAML::Node& n) {
 
 YAML::Node encode(const Resources& r) {
   YAML::Node n;
-  n = std::vector<int>{r.registers, r.spill_stores, r.spill_loads, r.stack, r.smem_static, r.cmem, r.parsed ? 1 : 0};
+  n["sizes"] = std::vector<int>{r.registers, r.spill_stores, r.spill_loads, r.stack, r.smem_static, r.cmem, r.parsed ? 1 : 0};
+  for (const auto& x : r.notes) {
+    YAML::Node note;
+    note["kind"] = static_cast<int>(x.kind);
+    note["count"] = x.count;
+    note["line"] = x.line;
+    n["notes"].push_back(note);
+  }
   return n;
 }
 
 Resources decode_resources(const YAML::Node& n) {
-  const auto v = n.as<std::vector<int>>();
+  if (!n.IsMap() || !n["sizes"]) throw Error("worker protocol: malformed resources");
+  const auto v = n["sizes"].as<std::vector<int>>();
   if (v.size() != 7) throw Error("worker protocol: malformed resources");
-  return Resources{v[0], v[1], v[2], v[3], v[4], v[5], v[6] != 0};
+  Resources r;
+  r.registers = v[0];
+  r.spill_stores = v[1];
+  r.spill_loads = v[2];
+  r.stack = v[3];
+  r.smem_static = v[4];
+  r.cmem = v[5];
+  r.parsed = v[6] != 0;
+  for (const auto& x : n["notes"]) {
+    const int kind = x["kind"].as<int>();
+    if (kind < 0 || kind > static_cast<int>(PtxasNote::Kind::setmaxnreg_ignored))
+      throw Error("worker protocol: unknown ptxas note kind " + std::to_string(kind));
+    r.notes.push_back(PtxasNote{static_cast<PtxasNote::Kind>(kind), x["line"].as<std::string>(), x["count"].as<int>()});
+  }
+  return r;
 }
 
 YAML::Node encode_outcome(const EvalResult& r) {

@@ -1,7 +1,8 @@
 // GPU test (label gpu): the path a user takes, end to end. A short real tune of GELU, an export,
 // and the header built by nvcc into tests/export/gelu_export_check.cu, which checks both launch
 // functions against a double-precision reference on fresh inputs at tuned and untuned sizes: once
-// launching the embedded cubins soltune timed, once with SOLTUNE_SOURCE_ONLY (kernels from source).
+// launching the embedded cubins soltune timed, once with SOLTUNE_SOURCE_ONLY (kernels from source);
+// the same for a variant whose kernels take tensor maps.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include "../eval/gpu_fixture.hpp"
 #include "../support/files.hpp"
+#include "../support/tma_variants.hpp"
 
 namespace soltune {
 namespace {
@@ -57,6 +59,44 @@ TEST(ExportGpu, ExportedKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
                   q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
         << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000003 12345 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+  }
+  fs::remove_all(tmp);
+}
+
+// The same path for kernels that take tensor maps (a GELU copy whose one variant moves x and y by
+// TMA): the exported header encodes the maps from the caller's pointers at every call.
+TEST(ExportGpu, ExportedTensorMapKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto nvcc = find_nvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
+  const auto dev = cuda_devices().devices.front();
+  if (dev.cc() < 90) GTEST_SKIP() << "tensor maps need compute capability 9.0; " << dev.name << " is " << dev.arch();
+  std::string t = (fs::temp_directory_path() / "soltune-export-tma-XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const fs::path tmp = t, src = test::source_dir();
+  fs::create_directories(tmp / "templates");
+  for (const char* p : {"gelu", "common"}) fs::copy(src / "templates" / p, tmp / "templates" / p, fs::copy_options::recursive);
+  test::add_tma_gelu(tmp / "templates" / "gelu");
+  test::write_file(tmp / "gelu.yaml", "problem: gelu\nvariants: [tma]\ndtypes: [f32, bf16]\nshapes:\n  - {n: 1048576}\n"
+                                      "budget: {evals: 6, seconds: 120}\nseed: 3\nbackend: cuda\ntemplates: " +
+                                          (tmp / "templates").string() + "\n");
+  const std::string bin = q(test::soltune_binary());
+  const std::string log = " > " + q(tmp / "log.txt") + " 2>&1";
+  ASSERT_EQ(run(bin + " tune " + q(tmp / "gelu.yaml") + " --kb " + q(tmp / "kb.sqlite") + " -q" + log), 0)
+      << test::read_file(tmp / "log.txt");
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp / "kb.sqlite") + " --problem gelu --templates " + q(tmp / "templates") +
+                " -o " + q(tmp / "gelu.cuh") + log), 0)
+      << test::read_file(tmp / "log.txt");
+  const auto header = test::read_file(tmp / "gelu.cuh");
+  EXPECT_NE(header.find("detail::encode_tensor_map(tensor_map_tx_, p.maps[0], x)"), std::string::npos);
+  const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
+    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "gelu.cuh").string() + "\"' " +
+                  q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000008 12344 8" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
         << def << "\n" << test::read_file(tmp / "log.txt");
   }

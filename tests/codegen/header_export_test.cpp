@@ -209,6 +209,52 @@ int main() {
   fs::remove_all(dir);
 }
 
+// A cluster given at launch reaches the header: the plan carries it and refuses devices without
+// clusters, and the source path launches through cudaLaunchKernelEx (compiled here, run without a GPU).
+TEST(HeaderExport, ClustersGivenAtLaunchArePlannedAndLaunchedWithTheirAttribute) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto root = fs::temp_directory_path() / ("soltune-export-cluster-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "templates");
+  fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", root / "templates" / "gelu", fs::copy_options::recursive);
+  std::ofstream(root / "templates" / "gelu" / "clustered.cu") << R"(
+template <typename T, int BLOCK, int CL>
+__global__ void gelu_clustered(const T* x, T* y, long long n) {
+  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+)";
+  std::ofstream(root / "templates" / "gelu" / "clustered.yaml")
+      << "kernel: gelu_clustered\ntemplate_args: [T, BLOCK, CL]\nknobs: {BLOCK: [256], CL: [2, 4]}\n"
+         "launch: {grid: \"cdiv(cdiv(n, BLOCK), CL) * CL\", block: BLOCK, cluster: [CL, 1]}\n";
+  const auto p = load_problem(root / "templates", "gelu");
+  const auto& v = p.variant("clustered");
+  const Space sp(v, Bindings{});
+  const std::vector<Specialization> specs = {{&v, DType::f32, sp.parse_key("BLOCK=256,CL=4"), Shape{{{"n", 1 << 20}}}, {}}};
+  const auto header = export_header(p, specs, "test");
+  EXPECT_NE(header.find("cudaLaunchKernelEx(&config"), std::string::npos);
+  std::ofstream(root / "gelu.cuh") << header;
+  std::ofstream(root / "main.cu") << R"SRC(
+#include "gelu.cuh"
+#include <cstdio>
+using namespace soltune_gelu;
+int main() {
+  int bad = 0;
+  auto expect = [&](long long got, long long want, const char* what) { if (got != want) { std::printf("%s: %lld, want %lld\n", what, got, want); ++bad; } };
+  gelu_f32_plan p;
+  expect(gelu_f32_choice(1000003, 132, 90, 232448, 62914560, &p), 0, "sm_90 takes the clustered kernel");
+  expect(p.cluster.x * p.cluster.y * p.cluster.z, 4, "its cluster");
+  expect(p.grid.x % 4, 0, "a grid of whole clusters");
+  expect(gelu_f32_choice(1000003, 108, 80, 166912, 41943040), -1, "an A100 has no clusters");
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  EXPECT_EQ(build_and_run(nv, root), "");
+  fs::remove_all(root);
+}
+
 // The opt-in for dynamic shared memory counts the kernel's static part: 48 KiB of rows beside a
 // reduction scratch failed to launch when only dynamic memory above 48 KiB asked for it.
 TEST(HeaderExport, SharedMemoryOptInCountsStaticMemory) {

@@ -12,7 +12,9 @@ CompileResult sample() {
   r.log = "ptxas info    : Used 8 registers\n";
   r.cubin = {'\x7f', 'E', 'L', 'F', '\0', '\x01', '\xff'};
   r.key = std::string(32, 'a');
-  r.kernels.push_back({"k<1>", "_Z1kILi1EEvv", {8, 1, 2, 3, 4, 360, true}});
+  r.kernels.push_back({"k<1>", "_Z1kILi1EEvv",
+                       {8, 1, 2, 3, 4, 360, true,
+                        {{PtxasNote::Kind::setmaxnreg_ignored, "(C7508) Potential Performance Loss: ...", 2}}}});
   r.kernels.push_back({"k<2>", "_Z1kILi2EEvv", {}});
   return r;
 }
@@ -43,7 +45,12 @@ TEST(NvrtcCacheEntry, RoundTrips) {
   EXPECT_EQ(back->kernels[0].res.cmem, 360);
   EXPECT_EQ(back->kernels[0].res.stack, 3);
   EXPECT_TRUE(back->kernels[0].res.parsed);
+  ASSERT_EQ(back->kernels[0].res.notes.size(), 1u);
+  EXPECT_EQ(back->kernels[0].res.notes[0].kind, PtxasNote::Kind::setmaxnreg_ignored);
+  EXPECT_EQ(back->kernels[0].res.notes[0].line, "(C7508) Potential Performance Loss: ...");
+  EXPECT_EQ(back->kernels[0].res.notes[0].count, 2);
   EXPECT_FALSE(back->kernels[1].res.parsed);
+  EXPECT_TRUE(back->kernels[1].res.notes.empty());
   EXPECT_FALSE(decode_cache_entry(encode_cache_entry(r), std::string(32, 'b'))) << "another key's entry";
 }
 

@@ -111,6 +111,96 @@ TEST(PtxasReport, IndentedContinuationLines) {
   EXPECT_EQ(r.cmem, 360);
 }
 
+// sm_90a, NVRTC 13.0: serial<1> touches its wgmma accumulators between wgmmas without a fence
+// (ptxas serialises them), clean<1> fences every group. The notes precede the entry functions.
+const char* kSm90aSerialised = R"(ptxas info    : (C7519) warpgroup.arrive is injected in around line 636 by compiler to allow use of registers in GMMA in function '_Z6serialILi1EEvPfi'
+ptxas info    : (C7519) warpgroup.arrive is injected in around line 648 by compiler to allow use of registers in GMMA in function '_Z6serialILi1EEvPfi'
+ptxas info    : (C7517) warpgroup.wait is injected in around line 641 by compiler to allow use of registers defined by GMMA in function '_Z6serialILi1EEvPfi'
+ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the wgmma pipeline in the function '_Z6serialILi1EEvPfi'
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z6serialILi1EEvPfi' for 'sm_90a'
+ptxas info    : Function properties for _Z6serialILi1EEvPfi
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 30 registers, used 1 barriers, 2304 bytes smem
+ptxas info    : Compile time = 22.450 ms
+ptxas info    : Compiling entry function '_Z5cleanILi1EEvPfi' for 'sm_90a'
+ptxas info    : Function properties for _Z5cleanILi1EEvPfi
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 30 registers, used 1 barriers, 2304 bytes smem
+ptxas info    : Compile time = 7.625 ms
+)";
+
+TEST(PtxasReport, WgmmaSerialisationNotesBelongToTheKernelTheyName) {
+  const auto m = parse_ptxas_report(kSm90aSerialised);
+  ASSERT_EQ(m.size(), 2u);
+  const Resources& s = m.at("_Z6serialILi1EEvPfi");
+  EXPECT_EQ(s.registers, 30);
+  ASSERT_EQ(s.notes.size(), 1u) << "one note per kind";
+  EXPECT_EQ(s.notes[0].kind, PtxasNote::Kind::wgmma_serialized);
+  EXPECT_EQ(s.notes[0].count, 4) << "C7519 twice, C7517, C7511";
+  EXPECT_EQ(s.notes[0].line,
+            "(C7519) warpgroup.arrive is injected in around line 636 by compiler to allow use of registers in GMMA "
+            "in function '_Z6serialILi1EEvPfi'");
+  const Resources& c = m.at("_Z5cleanILi1EEvPfi");
+  EXPECT_EQ(c.registers, 30);
+  EXPECT_TRUE(c.notes.empty());
+}
+
+// The lines as NVRTC 13.0 prints them, one kind each.
+TEST(PtxasReport, EachDesignNoteOnItsOwn) {
+  const std::string entry =
+      "ptxas info    : Compiling entry function '_Z4gemmv' for 'sm_90a'\n"
+      "ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem\n";
+  const auto wait = parse_ptxas_report(
+      "ptxas info    : (C7517) warpgroup.wait is injected in around line 343 by compiler to allow use of registers "
+      "defined by GMMA in function '_Z4gemmv'\n" + entry).at("_Z4gemmv");
+  ASSERT_EQ(wait.notes.size(), 1u);
+  EXPECT_EQ(wait.notes[0].kind, PtxasNote::Kind::wgmma_serialized);
+  EXPECT_EQ(wait.notes[0].count, 1);
+  EXPECT_TRUE(wait.notes[0].line.starts_with("(C7517) warpgroup.wait is injected in around line 343"));
+  EXPECT_EQ(wait.registers, 168);
+
+  const auto arrive = parse_ptxas_report(
+      entry + "ptxas info    : (C7519) warpgroup.arrive is injected in around line 1755 by compiler to allow use "
+              "of registers in GMMA in function '_Z4gemmv'\n").at("_Z4gemmv");
+  ASSERT_EQ(arrive.notes.size(), 1u) << "after the entry function as well as before it";
+  EXPECT_EQ(arrive.notes[0].kind, PtxasNote::Kind::wgmma_serialized);
+
+  for (const char* tail : {".", " in function '_Z4gemmv'"}) {
+    const std::string line =
+        std::string("(C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register count at entry") + tail;
+    const auto r = parse_ptxas_report("ptxas info    : " + line + "\n" + entry).at("_Z4gemmv");
+    ASSERT_EQ(r.notes.size(), 1u) << line;
+    EXPECT_EQ(r.notes[0].kind, PtxasNote::Kind::setmaxnreg_ignored);
+    EXPECT_EQ(r.notes[0].line, line);
+  }
+  // Other coded notes say nothing of the design.
+  EXPECT_TRUE(parse_ptxas_report("ptxas info    : (C1234) something else in function '_Z4gemmv'\n" + entry)
+                  .at("_Z4gemmv").notes.empty());
+}
+
+// A note that names no function (C7508) or a device function belongs to every kernel of the compile.
+TEST(PtxasReport, UnattributedNotesBelongToEveryKernel) {
+  const auto m = parse_ptxas_report(
+      "ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register count at entry.\n"
+      "ptxas info    : (C7519) warpgroup.arrive is injected in around line 90 by compiler to allow use of registers in "
+      "GMMA in function '_Z6helperv'\n"
+      "ptxas info    : Compiling entry function 'ws_a' for 'sm_90a'\n"
+      "ptxas info    : Used 8 registers, used 0 barriers\n"
+      "ptxas info    : Function properties for _Z6helperv\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Compiling entry function 'ws_b' for 'sm_90a'\n"
+      "ptxas info    : Used 168 registers, used 0 barriers\n");
+  for (const char* k : {"ws_a", "ws_b"}) {
+    const auto& notes = m.at(k).notes;
+    ASSERT_EQ(notes.size(), 2u) << k;
+    EXPECT_EQ(notes[0].kind, PtxasNote::Kind::setmaxnreg_ignored) << k;
+    EXPECT_EQ(notes[1].kind, PtxasNote::Kind::wgmma_serialized) << k;
+  }
+  ASSERT_EQ(m.at("_Z6helperv").notes.size(), 1u);
+  EXPECT_EQ(m.at("_Z6helperv").notes[0].kind, PtxasNote::Kind::wgmma_serialized);
+}
+
 TEST(PtxasReport, NoReportOrNoiseGivesNothing) {
   EXPECT_TRUE(parse_ptxas_report("").empty());
   EXPECT_TRUE(parse_ptxas_report("x.cu(3): error: expected a \";\"\n1 error detected\n").empty());

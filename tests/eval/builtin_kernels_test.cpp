@@ -28,7 +28,10 @@ TEST(BuiltinKernels, WgmmaProbesCompileForSm90aUnserialised) {
   const auto r = c.compile(CompileRequest{wgmma_probe_source(), "soltune_wgmma_probe.cu", wgmma_probe_name_expressions(), "sm_90a", {}});
   ASSERT_TRUE(r.ok) << r.log;
   EXPECT_EQ(r.kernels.size(), 3u);
-  for (const auto& k : r.kernels) EXPECT_EQ(k.res.spill_stores, 0) << k.name_expression;
+  for (const auto& k : r.kernels) {
+    EXPECT_EQ(k.res.spill_stores, 0) << k.name_expression;
+    EXPECT_TRUE(k.res.notes.empty()) << k.name_expression << ": " << k.res.notes.front().line;
+  }
   EXPECT_EQ(r.log.find("C7517"), std::string::npos) << r.log;
   EXPECT_EQ(r.log.find("C7519"), std::string::npos) << r.log;
 }

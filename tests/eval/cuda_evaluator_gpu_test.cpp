@@ -281,6 +281,35 @@ TEST_F(CudaEvaluatorGpu, FaultAndHangCostOneCandidateEach) {
   EXPECT_EQ(ev->restarts(), 3);
 }
 
+// Thread-block clusters given at launch (cudaLaunchKernelExC): the kernel sees its cluster's size
+// (a wrong one writes NaN), and a cluster beyond what a device allows is illegal, not a fault.
+TEST_F(CudaEvaluatorGpu, ClustersGivenAtLaunchRunAndOversizedOnesAreIllegal) {
+  const auto root = test::copy_problem("gelu", "cluster");
+  test::write_file(root / "gelu" / "clustered.cu", R"(
+__device__ inline float gelu(float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); }
+template <typename T, int BLOCK, int CL>
+__global__ void gelu_clustered(const T* x, T* y, long long n) {
+  unsigned size;
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(size));
+  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;
+  if (i < n) y[i] = size == CL ? T(gelu(float(x[i]))) : T(__int_as_float(0x7fc00000));
+}
+)");
+  test::write_file(root / "gelu" / "clustered.yaml",
+                   "kernel: gelu_clustered\ntemplate_args: [T, BLOCK, CL]\nknobs: {BLOCK: [256], CL: [1, 2, 8, 32]}\n"
+                   "dtypes: [f32]\nlaunch: {grid: \"cdiv(cdiv(n, BLOCK), CL) * CL\", block: BLOCK, cluster: CL}\n");
+  const auto p = load_problem(root, "gelu");
+  auto ev = make(root);
+  const auto t = make_task(p, "clustered", DType::f32, 1000003);
+  ev->baseline(t);
+  const auto r = ev->evaluate(t, {Config{{256, 1}}, Config{{256, 2}}, Config{{256, 8}}, Config{{256, 32}}});
+  ASSERT_EQ(r.size(), 4u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(r[i].status, Status::ok) << r[i].key << ": " << r[i].log;
+  EXPECT_EQ(r[3].status, Status::illegal) << r[3].log;
+  EXPECT_NE(r[3].log.find("cluster of 32 blocks exceeds the 16"), std::string::npos) << r[3].log;
+  EXPECT_EQ(ev->restarts(), 0);
+}
+
 TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {
   auto cfg = load_run_config(test::source_dir() / "configs" / "gelu.yaml");
   cfg.shapes = {Shape{{{"n", int64_t{1} << 24}}}};

@@ -67,6 +67,127 @@ TEST_F(ModelEval, LaunchLimitsFollowTheDevice) {
   EXPECT_NE(launch_limits(r, g, h200).find("spilled"), std::string::npos);
 }
 
+// A cluster given at launch: only on sm_90 and newer, in a grid of whole clusters, of at most 16.
+TEST_F(ModelEval, LaunchLimitsCheckClusters) {
+  Resources r;
+  r.registers = 32;
+  Geometry g;
+  g.grid = {264, 2, 1};
+  g.block = {256, 1, 1};
+  g.cluster = {2, 1, 1};
+  EXPECT_EQ(launch_limits(r, g, h200), "");
+  EXPECT_NE(g.str().find("cluster=(2,1,1)"), std::string::npos);
+  const auto a100 = *find_known_gpu("A100");
+  EXPECT_NE(launch_limits(r, g, a100).find("clusters need compute capability 9.0"), std::string::npos);
+  g.cluster = {1, 4, 1};  // grid y = 2
+  EXPECT_NE(launch_limits(r, g, h200).find("grid dimension 1 (2 blocks) is not a multiple of the cluster's (4)"),
+            std::string::npos);
+  g.cluster = {8, 2, 1};  // 16 blocks: the non-portable maximum, legal
+  EXPECT_EQ(launch_limits(r, g, h200), "");
+  g.grid = {264, 4, 1};
+  g.cluster = {8, 4, 1};
+  EXPECT_NE(launch_limits(r, g, h200).find("cluster of 32 blocks exceeds the 16"), std::string::npos);
+}
+
+// ptxas's notes that a Hopper kernel lost its design prune it, quoted with what they mean.
+TEST_F(ModelEval, LaunchLimitsRefuseKernelsPtxasUndid) {
+  Geometry g;
+  g.block = {384, 1, 1};
+  Resources r;
+  r.registers = 168;
+  ASSERT_EQ(launch_limits(r, g, h200), "");
+  const std::string arrive =
+      "(C7519) warpgroup.arrive is injected in around line 1755 by compiler to allow use of registers in GMMA in "
+      "function '_Z4gemmv'";
+  r.notes = {{PtxasNote::Kind::wgmma_serialized, arrive, 3}};
+  auto why = launch_limits(r, g, h200);
+  EXPECT_TRUE(why.starts_with("wgmma serialised by the compiler (ptxas \"" + arrive + "\" and 2 more such notes)"))
+      << why;
+  EXPECT_NE(why.find("not worth a GPU run"), std::string::npos) << why;
+
+  const std::string wait =
+      "(C7517) warpgroup.wait is injected in around line 343 by compiler to allow use of registers defined by GMMA "
+      "in function '_Z4gemmv'";
+  r.notes = {{PtxasNote::Kind::wgmma_serialized, wait, 1}};
+  why = launch_limits(r, g, h200);
+  EXPECT_TRUE(why.starts_with("wgmma serialised by the compiler (ptxas \"" + wait + "\"):")) << why;
+
+  const std::string ignored = "(C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register count at entry.";
+  r.notes = {{PtxasNote::Kind::setmaxnreg_ignored, ignored, 1}};
+  why = launch_limits(r, g, h200);
+  EXPECT_TRUE(why.starts_with("setmaxnreg ignored (ptxas \"" + ignored + "\"):")) << why;
+
+  r.notes.insert(r.notes.begin(), PtxasNote{PtxasNote::Kind::wgmma_serialized, wait, 1});
+  why = launch_limits(r, g, h200);
+  EXPECT_NE(why.find("wgmma serialised"), std::string::npos) << why;
+  EXPECT_NE(why.find("; setmaxnreg ignored"), std::string::npos) << why;
+}
+
+// A template whose kernel (sm_90a) lets ptxas serialise its wgmmas, or ignore its setmaxnreg, is
+// pruned by the model backend after compiling, with the note quoted; the clean one is predicted.
+// Only NVRTC runs: no GPU needed. EPT picks the kernel: 1 reads and rewrites a wgmma accumulator
+// between wgmmas without a fence, 2 fences each group, 4 reallocates registers without min-blocks
+// in __launch_bounds__ (ptxas cannot tell the count at entry).
+TEST_F(ModelEval, PrunesWhatPtxasSerialisedOrIgnored) {
+  auto hopper = p;
+  VariantSpec& v = hopper.variants.front();
+  ASSERT_EQ(v.name, "vectorized");
+  v.arch = "sm_90a";
+  v.source = R"CUDA(
+__device__ __forceinline__ void mma(float (&d)[4], unsigned long long da, unsigned long long db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
+}
+template <typename T, int BLOCK, int VEC, int EPT, int GRID_STRIDE, int FAST_TANH, int CACHE_HINT>
+__global__ void __launch_bounds__(BLOCK) gelu_tanh(const T* __restrict__ x, T* __restrict__ y, long long n) {
+  if constexpr (EPT == 4) {
+    float v = static_cast<float>(x[threadIdx.x]);
+    if (threadIdx.x >= 128) {
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+      v += 1.0f;
+    } else {
+      asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+      v *= 2.0f;
+    }
+    y[threadIdx.x] = static_cast<T>(v);
+  } else {
+    __shared__ __align__(1024) unsigned int smem[(64 + 8) * 32 / 4];
+    for (int i = threadIdx.x; i < (64 + 8) * 32 / 4; i += blockDim.x) smem[i] = 0x3c003c00u;
+    __syncthreads();
+    const unsigned int base = static_cast<unsigned int>(__cvta_generic_to_shared(smem));
+    const unsigned long long da = (base >> 4) & 0x3FFF, db = ((base + 64 * 32) >> 4) & 0x3FFF;
+    float d[4] = {0, 0, 0, 0};
+    for (long long it = 0; it < n; ++it) {
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+      mma(d, da, db);
+      if (EPT == 1) d[0] = d[0] * 0.5f;  // in flight: ptxas must wait for the wgmma first
+      mma(d, da, db);
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    }
+    y[threadIdx.x] = static_cast<T>(d[0] + d[1] + d[2] + d[3]);
+  }
+}
+)CUDA";
+  ModelEvaluator ev(h200, compiler, "sm_90");
+  const Task t{&hopper, &v, DType::f32, Shape{{{"n", int64_t{1} << 20}}}};
+  const Space s(v, t.fixed(h200));
+  const auto cfg = [&](int ept) {
+    return s.parse_key("BLOCK=128,VEC=1,EPT=" + std::to_string(ept) + ",GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
+  };
+  const auto r = ev.evaluate(t, {cfg(1), cfg(2), cfg(4)});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].status, Status::illegal) << r[0].log;
+  EXPECT_TRUE(r[0].log.starts_with("wgmma serialised by the compiler (ptxas \"(C75")) << r[0].log;
+  EXPECT_NE(r[0].log.find("in function '_Z9gelu_tanh"), std::string::npos) << r[0].log;
+  EXPECT_EQ(r[1].status, Status::ok) << r[1].log;
+  EXPECT_TRUE(r[1].res.notes.empty());
+  EXPECT_EQ(r[2].status, Status::illegal) << r[2].log;
+  EXPECT_TRUE(r[2].log.starts_with("setmaxnreg ignored (ptxas \"(C7508) Potential Performance Loss: 'setmaxnreg' ignored"))
+      << r[2].log;
+}
+
 // The same bytes over the same blocks: launched as one wave (a grid-stride loop), the kernel ends with
 // its slowest SM; launched as many waves, the block scheduler evens the SMs out.
 TEST_F(ModelEval, AOneWaveGridEndsWithItsSlowestSm) {

@@ -257,5 +257,32 @@ TEST(Wire, EvaluationOptionsRoundTripWhole) {
   EXPECT_THROW(wire::decode_eval_options(n), Error);
 }
 
+// The worker applies the launch limits again: ptxas's notes must reach it intact.
+TEST(Wire, ResourcesKeepPtxasNotes) {
+  Resources r;
+  r.registers = 168;
+  r.spill_loads = 4;
+  r.smem_static = 1024;
+  r.parsed = true;
+  r.notes = {{PtxasNote::Kind::wgmma_serialized,
+              "(C7519) warpgroup.arrive is injected in around line 1755 by compiler to allow use of registers in GMMA "
+              "in function '_Z4gemmv'", 13},
+             {PtxasNote::Kind::setmaxnreg_ignored,
+              "(C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register count at entry.", 1}};
+  for (const auto& sent : {r, Resources{}}) {
+    const Resources back = wire::decode_resources(wire::parse(wire::emit(wire::encode(sent))));
+    EXPECT_EQ(back.registers, sent.registers);
+    EXPECT_EQ(back.spill_loads, sent.spill_loads);
+    EXPECT_EQ(back.smem_static, sent.smem_static);
+    EXPECT_EQ(back.parsed, sent.parsed);
+    ASSERT_EQ(back.notes.size(), sent.notes.size());
+    for (size_t i = 0; i < sent.notes.size(); ++i) {
+      EXPECT_EQ(back.notes[i].kind, sent.notes[i].kind);
+      EXPECT_EQ(back.notes[i].line, sent.notes[i].line);
+      EXPECT_EQ(back.notes[i].count, sent.notes[i].count);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace soltune

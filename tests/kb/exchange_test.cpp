@@ -155,7 +155,7 @@ class kb_exchange : public soltune::test::KbFixture {
 
     EvalResult ok = result("BLOCK=256,VEC=4", 123.25);
     ok.log = "first line\nsecond line: 3 µs";
-    ok.res = {40, 8, 12, 16, 4096, 368, true};
+    ok.res = {40, 8, 12, 16, 4096, 368, true, {}};
     ok.geo.grid = {1024, 2, 3};
     ok.geo.block = {256, 1, 4};
     ok.geo.smem = 49152;

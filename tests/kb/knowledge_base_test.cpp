@@ -119,7 +119,7 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   EvalResult r = result("BLOCK=256,VEC=4", 123.25, Status::wrong_answer);
   r.log = "max rel err 0.5 at index 17\nsecond line";
   r.time = {123.25, 120.5, 122.0, 124.75, 130.0, 57};
-  r.res = {40, 8, 12, 16, 4096, 368, true};
+  r.res = {40, 8, 12, 16, 4096, 368, true, {}};
   r.geo.grid = {1024, 2, 3};
   r.geo.block = {256, 1, 4};
   r.geo.smem = 49152;

@@ -13,6 +13,8 @@ namespace matmul_detail {
 __host__ __device__ constexpr int cmin(int a, int b) { return a < b ? a : b; }
 __host__ __device__ constexpr int lowbit(int x) { return x & -x; }
 __host__ __device__ constexpr int round_up(int x, int to) { return (x + to - 1) / to * to; }
+// The most groups, g or g halved (g a power of two), that n vectors split into evenly.
+__host__ __device__ constexpr int groups(int g, int n) { return g <= 1 ? 1 : n % g == 0 ? g : groups(g / 2, n); }
 
 // N elements moved as one access (N * sizeof(T) a power of two up to 16 bytes). Accesses go through
 // the raw vector type of that size: copies of the struct itself are not reliably vectorized.
@@ -131,10 +133,18 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
 // BM x BN x BK: block tile. TM x TN: micro-tile per thread. VEC: elements per global load.
 // PAD: elements added to every shared-memory row. STAGES, ASYNC: the pipeline (above). A_T: A stored
 // k-major (transposed) in shared memory, so a thread's TM values of A at one k are contiguous.
-// SPLIT: the micro-tile is two runs of TM/2 rows (TN/2 columns) half a block tile apart instead of
-// one contiguous run, so that neighbouring threads read neighbouring shared-memory words. UNROLL:
-// k steps per iteration of the inner loop over a tile, 0 for all of BK (fully unrolled); a step
-// covers at least the KV k values one read of A brings (1 = not unrolled beyond that).
+// SPLIT: the micro-tile's layout. 0: one contiguous TM x TN run. 1: two runs of TM/2 rows (TN/2
+// columns) half a block tile apart, so that neighbouring threads read neighbouring shared-memory
+// words. 2: warp tiles (CUTLASS's SIMT layout): each warp owns a 4 TM x 8 TN tile of C (8 TM x 4 TN
+// where TN >= 2 TM), its lanes a 4 x 8 (8 x 4) grid in it, and a thread's micro-tile is (TM/4) x
+// (TN/4) blocks of 4 x 4, 16 (32) rows and 32 (16) columns apart; a warp's read of one k row is then
+// at most 8 distinct 16-byte words of A and of B, one shared-memory wavefront each. UNROLL: k steps per iteration of the inner loop over a tile, 0 for
+// all of BK (fully unrolled); a step covers at least the KV k values one read of A brings (1 = not
+// unrolled beyond that). With A transposed and an even number of steps per iteration (0 or 8), the
+// fragments are double-buffered: step kk+1's are read during step kk's FMAs, and the next tile's
+// first ones right after its barrier, before the last step's FMAs (the barrier's wait hides behind
+// them); with 2 register stages the next tile's loads then go in BK / 8 groups, each in flight for
+// 8 k steps, so that a deep tile needs the staging registers of 8 k values only.
 template <typename T, int BM, int BN, int BK, int TM, int TN, int VEC, int PAD, int STAGES, int ASYNC, int A_T,
           int SPLIT, int UNROLL>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
@@ -142,6 +152,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
                  long long k) {
   using namespace matmul_detail;
   constexpr int NT = (BM / TM) * (BN / TN);
+  constexpr int TX = BN / TN, TY = BM / TM;       // threads along n and m
+  constexpr int LX = TN >= 2 * TM ? 4 : 8;        // SPLIT 2: a warp's lanes along n and m, the
+  constexpr int LY = 32 / LX;                     // warp tile as square as the micro-tile allows
   constexpr int LDA = A_T ? BM + PAD : BK + PAD;  // A tile: BK rows of BM (A_T) or BM rows of BK
   constexpr int LDB = BN + PAD;                   // B tile: BK rows of BN
   constexpr int EP16 = 16 / static_cast<int>(sizeof(T));
@@ -149,34 +162,53 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   constexpr int SB = round_up(BK * LDB, EP16);
   constexpr int VPR_A = BK / VEC, LA = BM * BK / VEC / NT;  // vectors per tile row, per thread
   constexpr int VPR_B = BN / VEC, LB = BK * BN / VEC / NT;
-  constexpr int CM = SPLIT ? TM / 2 : TM, CN = SPLIT ? TN / 2 : TN;  // contiguous runs of the micro-tile
+  // The micro-tile: runs of CM rows RS apart, runs of CN columns CS apart.
+  constexpr int CM = SPLIT == 2 ? 4 : SPLIT ? TM / 2 : TM, CN = SPLIT == 2 ? 4 : SPLIT ? TN / 2 : TN;
+  constexpr int RS = SPLIT == 2 ? LY * CM : BM / 2, CS = SPLIT == 2 ? LX * CN : BN / 2;
   constexpr int KV = A_T ? 1 : cmin(4, width<T>(BK, LDA));           // k values per read of A
   constexpr int WA = A_T ? width<T>(CM, LDA) : width<T>(KV, LDA);   // shared-memory read widths
   constexpr int WB = width<T>(CN, LDB);
   constexpr int WC = cmin(CN, EP16);                                // global store width for C
   constexpr int USTEPS = UNROLL == 0 ? BK : UNROLL;                 // 0: the whole tile
   constexpr int UNR = USTEPS > KV ? USTEPS / KV : 1;                // the pragma's factor
+  constexpr bool DB = A_T && USTEPS % 2 == 0;                       // double-buffered fragments
+  constexpr int G = DB && !ASYNC && STAGES == 2 ? groups(BK / 8, LA + LB) : 1;  // load groups per tile
+  constexpr int GV = (LA + LB) / G;                                 // vectors per group
   static_assert(NT % 32 == 0 && NT >= 32 && NT <= 1024, "threads per block: a multiple of 32 in 32..1024");
   static_assert(BM % TM == 0 && BN % TN == 0 && (!SPLIT || (TM % 2 == 0 && TN % 2 == 0)), "micro-tile must divide the tile");
+  static_assert(SPLIT != 2 || (TM % 4 == 0 && TN % 4 == 0 && TX % LX == 0 && TY % LY == 0),
+                "warp tiles: 4 x 4 blocks, lanes 4 x 8 within a warp");
   static_assert(VEC * sizeof(T) <= 16 && BK % VEC == 0 && BN % VEC == 0, "VEC: at most 16 bytes, dividing BK and BN");
   static_assert(LA * VEC * NT == BM * BK && LB * VEC * NT == BK * BN && LA > 0 && LB > 0,
                 "each thread must load whole vectors of both tiles");
   static_assert(STAGES >= 1 && STAGES <= 3 && (ASYNC || STAGES <= 2), "stages: 1..3 with cp.async, 1..2 without");
   static_assert(!ASYNC || (VEC * sizeof(T) >= 4 && !A_T && LDA % VEC == 0 && LDB % VEC == 0),
                 "cp.async copies 4..16 aligned bytes and cannot transpose");
-  static_assert(BK % KV == 0 && BK % USTEPS == 0, "k-loop steps must divide BK");
+  static_assert(BK % KV == 0 && BK % USTEPS == 0 && BK % 2 == 0, "k-loop steps must divide BK");
 
   extern __shared__ __align__(16) unsigned char matmul_smem[];
   T* const smem = reinterpret_cast<T*>(matmul_smem);
   if (dynamic_smem_bytes() < static_cast<unsigned>(STAGES * (SA + SB) * sizeof(T))) __trap();
 
   const int tid = threadIdx.x;
-  const int tx = tid % (BN / TN), ty = tid / (BN / TN);
   const long long m0 = static_cast<long long>(blockIdx.y) * BM, n0 = static_cast<long long>(blockIdx.x) * BN;
   const int kt_count = static_cast<int>((k + BK - 1) / BK);
   // Vector loads need every row start aligned: row lengths a multiple of VEC, bases aligned.
   const bool a_vec = k % VEC == 0 && reinterpret_cast<unsigned long long>(a) % (VEC * sizeof(T)) == 0;
   const bool b_vec = n % VEC == 0 && reinterpret_cast<unsigned long long>(b) % (VEC * sizeof(T)) == 0;
+
+  // This thread's first row and column of C within the block tile, and micro-tile row i (column j).
+  int row0, col0;
+  if constexpr (SPLIT == 2) {
+    const int warp = tid / 32, lane = tid % 32;
+    row0 = warp / (TX / LX) * (LY * TM) + lane / LX * CM;
+    col0 = warp % (TX / LX) * (LX * TN) + lane % LX * CN;
+  } else {
+    row0 = tid / TX * CM;
+    col0 = tid % TX * CN;
+  }
+  auto row_of = [&](int i) { return row0 + i / CM * RS + i % CM; };
+  auto col_of = [&](int j) { return col0 + j / CN * CS + j % CN; };
 
   using P = Pack<T, VEC>;
   // Element-wise fallback: in-range elements, zeros elsewhere (they add nothing to the sums).
@@ -186,67 +218,102 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     for (int e = 0; e < VEC; ++e) x.v[e] = e < avail ? p[e] : from_f<T>(0.0f);
     return x;
   };
-  // Vector i of this thread in the A (B) slice of k tile kt: source pointer, and how many of its
-  // elements are in range (0 for rows past the matrix). Pointers are formed only for real rows.
+  // Vector i of this thread in the A (B) slice of a k tile: its row and column in the slice. Its
+  // source row in A (column in B) is fixed, so the pointers to it are formed once, for real rows
+  // (columns) only.
+  auto a_rc = [&](int i, int& r, int& cc) {
+    const int v = tid + i * NT;
+    r = v / VPR_A;
+    cc = v % VPR_A * VEC;
+  };
+  auto b_rc = [&](int i, int& r, int& cc) {
+    const int v = tid + i * NT;
+    r = v / VPR_B;
+    cc = v % VPR_B * VEC;
+  };
+  const T* a_row[LA];
+  const T* b_col[LB];
+  long long b_room[LB];  // elements of B's row from this vector's column on (0: past n)
+#pragma unroll
+  for (int i = 0; i < LA; ++i) {
+    int r, cc;
+    a_rc(i, r, cc);
+    a_row[i] = m0 + r < m ? a + (m0 + r) * k + cc : nullptr;
+  }
+#pragma unroll
+  for (int i = 0; i < LB; ++i) {
+    int r, cc;
+    b_rc(i, r, cc);
+    b_room[i] = n0 + cc < n ? n - (n0 + cc) : 0;
+    b_col[i] = b_room[i] > 0 ? b + n0 + cc + static_cast<long long>(r) * n : nullptr;
+  }
+  // Source of vector i in k tile kt and how many of its elements are in range.
   auto a_src = [&](int i, int kt, long long& avail) {
-    const int v = tid + i * NT, r = v / VPR_A, cc = v % VPR_A * VEC;
+    int r, cc;
+    a_rc(i, r, cc);
     const long long gk = static_cast<long long>(kt) * BK + cc;
-    avail = m0 + r < m ? k - gk : 0;
-    return avail > 0 ? a + (m0 + r) * k + gk : a;
+    avail = a_row[i] != nullptr ? k - gk : 0;
+    return avail > 0 ? a_row[i] + static_cast<long long>(kt) * BK : a;
   };
   auto b_src = [&](int i, int kt, long long& avail) {
-    const int v = tid + i * NT, r = v / VPR_B, cc = v % VPR_B * VEC;
+    int r, cc;
+    b_rc(i, r, cc);
     const long long gk = static_cast<long long>(kt) * BK + r;
-    avail = gk < k ? n - (n0 + cc) : 0;
-    return avail > 0 ? b + gk * n + n0 + cc : b;
+    avail = gk < k ? b_room[i] : 0;
+    return avail > 0 ? b_col[i] + static_cast<long long>(kt) * BK * n : b;
   };
   // Shared-memory destination of element e of vector i.
   auto a_dst = [&](T* as, int i, int e) {
-    const int v = tid + i * NT, r = v / VPR_A, cc = v % VPR_A * VEC;
+    int r, cc;
+    a_rc(i, r, cc);
     return A_T ? as + (cc + e) * LDA + r : as + r * LDA + cc + e;
   };
   auto b_dst = [&](T* bs, int i) {
-    const int v = tid + i * NT;
-    return bs + v / VPR_B * LDB + v % VPR_B * VEC;
+    int r, cc;
+    b_rc(i, r, cc);
+    return bs + r * LDB + cc;
   };
   auto stage_a = [&](int s) { return smem + s * (SA + SB); };
   auto stage_b = [&](int s) { return smem + s * (SA + SB) + SA; };
 
-  // Register path: fetch a k tile into registers, then store it into a stage.
-  P ra[LA], rb[LB];
-  auto fetch = [&](int kt) {
+  // Register path: fetch a k tile's vectors into registers, then store them into a stage; vector
+  // i < LA is A's, the rest B's. Double-buffered, the tile goes in G groups of GV vectors, one
+  // group's loads in flight per BK / G k steps, so that a deep tile needs one group's registers.
+  P rv[GV];
+  auto fetch = [&](int kt, int g) {
 #pragma unroll
-    for (int i = 0; i < LA; ++i) {
+    for (int q = 0; q < GV; ++q) {
+      const int i = g * GV + q;
       long long avail;
-      const T* p = a_src(i, kt, avail);
-      ra[i] = a_vec && avail >= VEC ? ld<T, VEC>(p) : gather(p, avail);
-    }
-#pragma unroll
-    for (int i = 0; i < LB; ++i) {
-      long long avail;
-      const T* p = b_src(i, kt, avail);
-      rb[i] = b_vec && avail >= VEC ? ld<T, VEC>(p) : gather(p, avail);
+      if (i < LA) {
+        const T* p = a_src(i, kt, avail);
+        rv[q] = a_vec && avail >= VEC ? ld<T, VEC>(p) : gather(p, avail);
+      } else {
+        const T* p = b_src(i - LA, kt, avail);
+        rv[q] = b_vec && avail >= VEC ? ld<T, VEC>(p) : gather(p, avail);
+      }
     }
   };
-  auto stash = [&](int s) {
+  auto stash = [&](int s, int g) {
     T* as = stage_a(s);
     T* bs = stage_b(s);
 #pragma unroll
-    for (int i = 0; i < LA; ++i) {
-      if constexpr (!A_T && LDA % VEC == 0) {
-        st<T, VEC>(a_dst(as, i, 0), ra[i]);
+    for (int q = 0; q < GV; ++q) {
+      const int i = g * GV + q;
+      if (i < LA) {
+        if constexpr (!A_T && LDA % VEC == 0) {
+          st<T, VEC>(a_dst(as, i, 0), rv[q]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) *a_dst(as, i, e) = rv[q].v[e];
+        }
       } else {
+        if constexpr (LDB % VEC == 0) {
+          st<T, VEC>(b_dst(bs, i - LA), rv[q]);
+        } else {
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) *a_dst(as, i, e) = ra[i].v[e];
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < LB; ++i) {
-      if constexpr (LDB % VEC == 0) {
-        st<T, VEC>(b_dst(bs, i), rb[i]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) b_dst(bs, i)[e] = rb[i].v[e];
+          for (int e = 0; e < VEC; ++e) b_dst(bs, i - LA)[e] = rv[q].v[e];
+        }
       }
     }
   };
@@ -276,84 +343,146 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-  // Micro-tile row i (column j) within the block tile.
-  auto row_of = [&](int i) { return i / CM * (BM / 2) + ty * CM + i % CM; };
-  auto col_of = [&](int j) { return j / CN * (BN / 2) + tx * CN + j % CN; };
-
-  auto compute = [&](int s) {
-    const T* as = stage_a(s);
-    const T* bs = stage_b(s);
-#pragma unroll UNR
-    for (int kq = 0; kq < BK; kq += KV) {
-      float af[TM][KV];
-      if constexpr (A_T) {
-        float t[TM];
+  // Fragments of one k step: TM values of A (A transposed), TN of B.
+  auto read_a = [&](const T* as, int kk, float* fa) {
 #pragma unroll
-        for (int h = 0; h < TM / CM; ++h) read_f<T, CM, WA>(as + kq * LDA + row_of(h * CM), t + h * CM);
+    for (int h = 0; h < TM / CM; ++h) read_f<T, CM, WA>(as + kk * LDA + row0 + h * RS, fa + h * CM);
+  };
+  auto read_b = [&](const T* bs, int kk, float* fb) {
 #pragma unroll
-        for (int i = 0; i < TM; ++i) af[i][0] = t[i];
-      } else {
+    for (int h = 0; h < TN / CN; ++h) read_f<T, CN, WB>(bs + kk * LDB + col0 + h * CS, fb + h * CN);
+  };
+  auto fmas = [&](const float* fa, const float* fb) {
 #pragma unroll
-        for (int i = 0; i < TM; ++i) read_f<T, KV, WA>(as + row_of(i) * LDA + kq, af[i]);
-      }
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
-      for (int q = 0; q < KV; ++q) {
-        float bf[TN];
-#pragma unroll
-        for (int h = 0; h < TN / CN; ++h) read_f<T, CN, WB>(bs + (kq + q) * LDB + col_of(h * CN), bf + h * CN);
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(af[i][q], bf[j], acc[i][j]);
+      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+  };
+  float fa[2][TM], fb[2][TN];  // DB: step kk's fragments in [kk % 2]
+  auto first = [&](int s) {    // DB: the fragments of step 0 of the tile in stage s
+    if constexpr (DB) {
+      read_a(stage_a(s), 0, fa[0]);
+      read_b(stage_b(s), 0, fb[0]);
+    }
+  };
+  // Makes tile kt+1 ready in its stage after tile kt's last fragments are read (one barrier per
+  // tile), and, DB, reads its first fragments. cp.async: tiles kt+1 .. kt+STAGES-1 are in flight
+  // while tile kt is computed, and tile kt's stage then takes tile kt+STAGES. Registers: tile
+  // kt+1's loads were in flight during tile kt and go to the other stage, last read before the
+  // barrier that ended tile kt-1.
+  auto handoff = [&](int kt) {
+    if constexpr (STAGES > 1) {
+      if (kt + 1 < kt_count) {
+        if constexpr (ASYNC) {
+          cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt+1 have landed
+          __syncthreads();              // everyone's have, and everyone is done with tile kt's stage
+          if (kt + STAGES < kt_count) issue(kt + STAGES, kt % STAGES);
+          cp_async_commit();  // possibly empty: keeps one group per tile for the wait count
+          first((kt + 1) % STAGES);
+        } else {
+          stash((kt + 1) & 1, G - 1);
+          __syncthreads();
+          first((kt + 1) & 1);
+        }
       }
     }
   };
+  // The FMAs of tile kt (in stage s), with the handoff before the last step's FMAs where
+  // fragments are double-buffered, else after them.
+  auto tile = [&](int s, int kt) {
+    const T* as = stage_a(s);
+    const T* bs = stage_b(s);
+    if constexpr (DB) {
+      // USTEPS (even) steps per iteration; a group's loads start on an iteration's first step.
+#pragma unroll 1
+      for (int kc = 0; kc < BK; kc += USTEPS) {
+#pragma unroll
+        for (int ku = 0; ku < USTEPS; ++ku) {
+          const int kk = kc + ku;
+          if constexpr (!ASYNC && STAGES == 2) {
+            constexpr int GS = BK / G;  // steps per group, a multiple of USTEPS or USTEPS == BK
+            if ((USTEPS == BK ? ku % GS == 0 : ku == 0 && kc % GS == 0) && kt + 1 < kt_count) {
+              const int g = kk / GS;  // group g of tile kt+1 loads, group g-1 is stored
+#pragma unroll
+              for (int gg = 0; gg < G; ++gg)
+                if (gg == g) {
+                  if (gg > 0) stash((kt + 1) & 1, gg - 1);
+                  fetch(kt + 1, gg);
+                }
+            }
+          }
+          if (ku + 1 < USTEPS || kc + USTEPS < BK) {
+            read_a(as, kk + 1, fa[(ku + 1) % 2]);
+            read_b(bs, kk + 1, fb[(ku + 1) % 2]);
+          } else {
+            handoff(kt);  // the next tile's step 0 into fa[0], fb[0]
+          }
+          fmas(fa[ku % 2], fb[ku % 2]);
+        }
+      }
+    } else {
+#pragma unroll UNR
+      for (int kq = 0; kq < BK; kq += KV) {
+        float af[TM][KV];
+        if constexpr (A_T) {
+          float t[TM];
+          read_a(as, kq, t);
+#pragma unroll
+          for (int i = 0; i < TM; ++i) af[i][0] = t[i];
+        } else {
+#pragma unroll
+          for (int i = 0; i < TM; ++i) read_f<T, KV, WA>(as + row_of(i) * LDA + kq, af[i]);
+        }
+#pragma unroll
+        for (int q = 0; q < KV; ++q) {
+          float bf[TN];
+          read_b(bs, kq + q, bf);
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(af[i][q], bf[j], acc[i][j]);
+        }
+      }
+      handoff(kt);
+    }
+  };
 
-  if constexpr (ASYNC && STAGES == 1) {
+  if constexpr (STAGES == 1) {
     for (int kt = 0; kt < kt_count; ++kt) {
-      issue(kt, 0);
-      cp_async_commit();
-      cp_async_wait<0>();
+      if constexpr (ASYNC) {
+        issue(kt, 0);
+        cp_async_commit();
+        cp_async_wait<0>();
+      } else {
+        fetch(kt, 0);
+        stash(0, 0);
+      }
       __syncthreads();
-      compute(0);
+      first(0);
+      tile(0, kt);
       __syncthreads();  // before the next tile overwrites the stage
     }
-  } else if constexpr (ASYNC) {
-    // Tiles kt+1 .. kt+STAGES-1 are in flight while tile kt is computed; one barrier per tile.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < kt_count) issue(s, s);
-      cp_async_commit();
-    }
-    for (int kt = 0; kt < kt_count; ++kt) {
-      cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed
-      __syncthreads();              // everyone's have, and everyone is done with tile kt-1's stage
-      const int next = kt + STAGES - 1;
-      if (next < kt_count) issue(next, next % STAGES);
-      cp_async_commit();  // possibly empty: keeps one group per tile for the wait count
-      compute(kt % STAGES);
-    }
-  } else if constexpr (STAGES == 1) {
-    for (int kt = 0; kt < kt_count; ++kt) {
-      fetch(kt);
-      stash(0);
-      __syncthreads();
-      compute(0);
-      __syncthreads();
-    }
   } else {
-    // Register prefetch: tile kt+1's loads are in flight while tile kt is computed.
-    if (kt_count > 0) {
-      fetch(0);
-      stash(0);
+    if constexpr (ASYNC) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        if (s < kt_count) issue(s, s);
+        cp_async_commit();
+      }
+      cp_async_wait<STAGES - 1>();
+    } else if (kt_count > 0) {
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        fetch(0, g);
+        stash(0, g);
+      }
     }
     __syncthreads();
+    first(0);
     for (int kt = 0; kt < kt_count; ++kt) {
-      const bool more = kt + 1 < kt_count;
-      if (more) fetch(kt + 1);
-      compute(kt & 1);
-      if (more) stash((kt + 1) & 1);  // last read in iteration kt-1, before its barrier
-      __syncthreads();
+      if constexpr (!ASYNC && !DB)
+        if (kt + 1 < kt_count) fetch(kt + 1, 0);  // (DB: inside the tile's steps)
+      tile(kt % STAGES, kt);
     }
   }
 

@@ -147,15 +147,8 @@ TEST_F(Cli, ExportWritesAHeader) {
   EXPECT_NE(r.err.find("gelux"), std::string::npos) << r;
 }
 
-fs::path find_nvcc() {
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home && fs::exists(fs::path(home) / "bin" / "nvcc"))
-    return fs::path(home) / "bin" / "nvcc";
-  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
-  return {};
-}
-
 TEST_F(Cli, ExportedHeaderCompilesWithNvcc) {
-  const auto nvcc = find_nvcc();
+  const auto nvcc = test::nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
   ASSERT_EQ(tune_gelu().code, 0);
   const auto header = tmp_ / "gelu.cuh";

@@ -21,13 +21,6 @@ namespace fs = std::filesystem;
 
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
-fs::path find_nvcc() {
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home && fs::exists(fs::path(home) / "bin" / "nvcc"))
-    return fs::path(home) / "bin" / "nvcc";
-  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
-  return {};
-}
-
 int run(const std::string& cmd) {
   const int st = std::system(cmd.c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -35,7 +28,7 @@ int run(const std::string& cmd) {
 
 TEST(ExportGpu, ExportedKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
   SOLTUNE_REQUIRE_GPU();
-  const auto nvcc = find_nvcc();
+  const auto nvcc = test::nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
   const auto dev = cuda_devices().devices.front();
   std::string t = (fs::temp_directory_path() / "soltune-export-gpu-XXXXXX").string();
@@ -69,7 +62,7 @@ TEST(ExportGpu, ExportedKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
 // TMA): the exported header encodes the maps from the caller's pointers at every call.
 TEST(ExportGpu, ExportedTensorMapKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
   SOLTUNE_REQUIRE_GPU();
-  const auto nvcc = find_nvcc();
+  const auto nvcc = test::nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
   const auto dev = cuda_devices().devices.front();
   if (dev.cc() < 90) GTEST_SKIP() << "tensor maps need compute capability 9.0; " << dev.name << " is " << dev.arch();

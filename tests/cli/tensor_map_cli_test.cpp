@@ -18,10 +18,7 @@ class TensorMapCli : public Cli {
   void SetUp() override {
     Cli::SetUp();
     fs::create_directories(tmp_ / "templates");
-    for (const char* p : {"gelu", "matmul", "common"})
-      fs::copy(kSource / "templates" / p, tmp_ / "templates" / p, fs::copy_options::recursive);
-    test::add_tma_gelu(tmp_ / "templates" / "gelu");
-    test::add_tma_matmul(tmp_ / "templates" / "matmul");
+    test::copy_tma_problems(tmp_ / "templates");
   }
   // A model-backend tune of CONFIG's text (templates: the copy) into kb_.
   Result tune(const std::string& config) const {
@@ -65,13 +62,6 @@ TEST_F(TensorMapCli, IllegalMapsAreRecordedWithTheirReasonAndTheRunFinishes) {
   EXPECT_EQ(status["bf16 n=1000008 BOX=256"].rfind("ok: ", 0), 0u) << status["bf16 n=1000008 BOX=256"];
 }
 
-fs::path find_nvcc() {
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home && fs::exists(fs::path(home) / "bin" / "nvcc"))
-    return fs::path(home) / "bin" / "nvcc";
-  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
-  return {};
-}
-
 TEST_F(TensorMapCli, TheExportEncodesTheMapsAndCompilesWithNvcc) {
   ASSERT_EQ(tune("problem: matmul\nvariants: [tma_a]\ndtypes: [bf16]\nbudget: {evals: 2}\nshapes: [{m: 256, n: 192, k: 1792}]\n").code, 0);
   const auto header = tmp_ / "matmul.cuh";
@@ -94,7 +84,7 @@ TEST_F(TensorMapCli, TheExportEncodesTheMapsAndCompilesWithNvcc) {
   EXPECT_EQ(ta["swizzle"], "none");
   EXPECT_EQ(j["variants"]["tma_a"]["args"], (nlohmann::json{"ta", "b", "c", "m", "n", "k"}));
 
-  const auto nvcc = find_nvcc();
+  const auto nvcc = test::nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
   write(tmp_ / "use.cu", R"SRC(#include "matmul.cuh"
 // The caller passes pointers; the header makes the map. Compiled only (no GPU here).

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 
+#include "../support/files.hpp"
 #include "codegen/header_export.hpp"
 #include "core/space.hpp"
 
@@ -18,11 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string nvcc() {
-  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(env); v && fs::exists(fs::path(v) / "bin" / "nvcc")) return (fs::path(v) / "bin" / "nvcc").string();
-  return fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
-}
+std::string nvcc() { return test::nvcc_path().string(); }
 
 std::string contents(const fs::path& f) {
   std::ifstream in(f);

@@ -20,11 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string nvcc() {
-  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(env); v && fs::exists(fs::path(v) / "bin" / "nvcc")) return (fs::path(v) / "bin" / "nvcc").string();
-  return fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
-}
+std::string nvcc() { return test::nvcc_path().string(); }
 
 // Builds dir/main.cu with nvcc for sm_90 (the tensor-map kernels need 9.0) and runs it: "" when both
 // succeed, else which step failed and what it printed.
@@ -40,10 +36,7 @@ std::string build_and_run(const std::string& nv, const fs::path& dir) {
 class HeaderMaps : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* p : {"gelu", "matmul", "common"})
-      fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / p, dir_.path() / p, fs::copy_options::recursive);
-    test::add_tma_gelu(dir_.path() / "gelu");
-    test::add_tma_matmul(dir_.path() / "matmul");
+    test::copy_tma_problems(dir_.path());
   }
   test::TempDir dir_{"header-maps"};
 };

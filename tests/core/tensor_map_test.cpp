@@ -19,10 +19,7 @@ namespace fs = std::filesystem;
 class TensorMaps : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* p : {"gelu", "matmul", "common"})
-      fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / p, dir_.path() / p, fs::copy_options::recursive);
-    test::add_tma_gelu(dir_.path() / "gelu");
-    test::add_tma_matmul(dir_.path() / "matmul");
+    test::copy_tma_problems(dir_.path());
   }
 
   fs::path variant_file() const { return dir_.path() / "matmul" / "tm.yaml"; }

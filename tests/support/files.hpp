@@ -24,6 +24,16 @@ inline bool write_file(const std::filesystem::path& p, const std::string& text) 
   return out.good();
 }
 
+// The toolkit's nvcc: $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin; empty where there is none
+// (tests that build with it skip).
+inline std::filesystem::path nvcc_path() {
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(env); v && *v && std::filesystem::exists(std::filesystem::path(v) / "bin" / "nvcc"))
+      return std::filesystem::path(v) / "bin" / "nvcc";
+  if (std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  return {};
+}
+
 // A fresh folder in the temp folder ("soltune-TAG-XXXXXX"), removed with all it holds when the
 // object goes: one per test fixture.
 class TempDir {

@@ -148,4 +148,13 @@ launch:
 )SRC");
 }
 
+// Copies of the shipped gelu and matmul (and common) into dir, with the variants above added.
+inline void copy_tma_problems(const std::filesystem::path& dir) {
+  for (const char* p : {"gelu", "matmul", "common"})
+    std::filesystem::copy(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates" / p, dir / p,
+                          std::filesystem::copy_options::recursive);
+  add_tma_gelu(dir / "gelu");
+  add_tma_matmul(dir / "matmul");
+}
+
 }  // namespace soltune::test

@@ -43,7 +43,7 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
     // A variant built for an architecture-specific target (sm_90a) keeps it: the plan's cc test
     // (binary_cc) is the same, and only such a cubin holds its wgmma code.
     requests.push_back(CompileRequest{s.variant->source, s.variant->source_path.filename().string(),
-                                      {name_expression(s.variant->launch, s.dtype, b)}, variant_arch(*s.variant, arch), {}});
+                                      plan_name_expressions(*s.variant, s.dtype, b), variant_arch(*s.variant, arch), {}});
   }
   const Compiler compiler(default_compiler_options());
   const auto built = compiler.compile_all(requests);
@@ -53,7 +53,7 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
       throw Error("export: NVRTC no longer compiles " + requests[i].name_expressions.front() + " for " + arch + ":\n" + c.log);
     auto& s = specs[i];
     s.binary.assign(c.cubin.begin(), c.cubin.end());
-    s.lowered_name = c.kernels.front().lowered_name;
+    for (const auto& k : c.kernels) s.lowered[k.name_expression] = k.lowered_name;
     s.binary_cc = gpu.cc_major * 10 + gpu.cc_minor;
     const int now = c.kernels.front().res.registers, then = records[i].res.registers;
     char line[200];

@@ -84,6 +84,7 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                                     {"knobs", knobs},
                                     {"config_key", r.config_key},
                                     {"name_expression", name_expression(v.launch, s.dtype, b)},
+                                    {"plan_name_expressions", plan_name_expressions(v, s.dtype, b)},
                                     {"time_us", r.time_us},
                                     {"time_kind", r.time_kind},
                                     {"t_ref_us", r.t_ref_us},
@@ -95,7 +96,8 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                                     {"notes", notes_for(v, s.dtype, s.config.values, s.shape.dims)}});
     if (!s.binary.empty())  // the code soltune timed, for a GPU of this compute capability
       j["specializations"].back()["cubin"] = {{"compute_capability", s.binary_cc},
-                                              {"kernel", s.lowered_name},
+                                              {"kernel", s.lowered.at(name_expression(v.launch, s.dtype, b))},
+                                              {"kernels", s.lowered},
                                               {"base64", base64(s.binary)}};
   }
   for (const auto* v : variants)
@@ -107,6 +109,21 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                               {"block", texts(v->launch.block)},
                               {"smem", v->launch.smem.text()},
                               {"constraints", texts(v->constraints)}};
+  // A plan of several launches: those around the main kernel, in order, and the scratch they share
+  // (contents undefined on entry; each buffer at a 256-byte boundary of one allocation).
+  for (const auto* v : variants) {
+    for (const auto* key : {"before", "after"})
+      for (const auto& l : std::string(key) == "before" ? v->before : v->after)
+        j["variants"][v->name][key].push_back({{"kernel", l.kernel},
+                                               {"template_args", l.template_args},
+                                               {"args", l.args},
+                                               {"grid", texts(l.grid)},
+                                               {"block", texts(l.block)},
+                                               {"smem", l.smem.text()},
+                                               {"when", l.when.empty() ? "1" : l.when.text()}});
+    for (const auto& a : v->scratch)
+      j["variants"][v->name]["scratch"].push_back({{"name", a.name}, {"dtype", a.dtype}, {"shape", texts(a.shape)}});
+  }
   // A framework launching these kernels encodes the maps itself (cuTensorMapEncodeTiled) from its
   // pointers: what each argument of that name is built from.
   for (const auto* v : variants)

@@ -54,7 +54,9 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
     if (s.binary.empty() || images.count(s.binary)) continue;
     const std::string name = "image_" + std::to_string(images.size());
     images.emplace(s.binary, name);
-    arrays += "// " + s.lowered_name + ": cubin for compute capability " + std::to_string(s.binary_cc) + ", " +
+    std::string names;
+    for (const auto& [expr, lowered] : s.lowered) names += (names.empty() ? "" : ", ") + lowered;
+    arrays += "// " + names + ": cubin for compute capability " + std::to_string(s.binary_cc) + ", " +
               std::to_string(s.binary.size()) + " bytes\nalignas(16) inline constexpr char " + name + "[] =" +
               bytes_literal(s.binary) + ";\n";
   }

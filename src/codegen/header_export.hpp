@@ -11,6 +11,7 @@
 // elsewhere, or with SOLTUNE_SOURCE_ONLY defined, the kernel compiled from source with the header.
 // Expressions are emitted as C++ over doubles, which is how soltune evaluates them, so the header
 // computes the same geometry and legality soltune tuned with.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,9 @@ struct Specialization {
   Shape shape;                       // the sizes it was tuned for
   std::vector<std::string> comment;  // lines: GPU, date, time, SOL score, knob values...
   std::string binary = {};           // the timed cubin; empty: the source kernel only
-  std::string lowered_name = {};     // the kernel's name in `binary`
+  // Each kernel's name in `binary`, by name expression (the main kernel's and those of the launches
+  // before and after it).
+  std::map<std::string, std::string> lowered = {};
   int binary_cc = 0;                 // the compute capability `binary` runs on, e.g. 90
   int smem_static = -1;              // the kernel's static shared memory (ptxas); -1: unknown
 };

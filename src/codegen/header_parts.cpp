@@ -2,6 +2,7 @@
 
 #include "codegen/header_maps.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -13,6 +14,14 @@ std::string dims(const std::vector<Expr>& e) {
   std::string d = "dim3(";
   for (size_t k = 0; k < e.size(); ++k) d += (k ? ", " : "") + std::string("static_cast<unsigned>(") + e[k].text() + ")";
   return d + ")";
+}
+
+// The launches of a variant's plan besides the main one: before, then after (the plan's steps).
+std::vector<const LaunchSpec*> extra_launches(const VariantSpec& v) {
+  std::vector<const LaunchSpec*> out;
+  for (const auto* l : v.all_launches())
+    if (l != &v.launch) out.push_back(l);
+  return out;
 }
 
 std::string join_sizes(const ProblemSpec& p, const std::string& prefix, const std::string& suffix) {
@@ -44,45 +53,109 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
     h << "  p.cluster = " << dims(v.launch.cluster) << ";\n"
       << "  p.ok = detail::cluster_fits(p.cc, p.grid, p.cluster);\n";
   h << tensor_map_plan(p, dt, v);
+  const auto extra = extra_launches(v);
+  for (size_t i = 0; i < extra.size(); ++i) {
+    const auto& l = *extra[i];
+    h << "  p.steps[" << i << "].run = " << (l.when.empty() ? "true" : "(" + l.when.text() + ") != 0") << ";\n"
+      << "  p.steps[" << i << "].grid = " << dims(l.grid) << ";\n  p.steps[" << i << "].block = " << dims(l.block)
+      << ";\n  p.steps[" << i << "].smem = static_cast<size_t>(" << l.smem.text() << ");\n";
+  }
+  // Scratch buffers lie in the caller's one allocation, each at a 256-byte boundary.
+  for (size_t i = 0; i < v.scratch.size(); ++i) {
+    const auto& a = v.scratch[i];
+    std::string count = "1.0";
+    for (const auto& e : a.shape) count += " * (" + e.text() + ")";
+    h << "  p.scratch_elems[" << i << "] = static_cast<long long>(" << count << ");\n"
+      << "  p.scratch_offset[" << i << "] = p.scratch_bytes;\n"
+      << "  p.scratch_bytes += (static_cast<size_t>(p.scratch_elems[" << i << "]) * sizeof("
+      << dtype_cpp(a.resolve_dtype(dt)) << ") + 255) / 256 * 256;\n";
+  }
   for (const auto& a : p.args)
     if (!a.is_buffer)
       h << "  p." << a.name << " = static_cast<" << dtype_cpp(a.resolve_dtype(dt)) << ">(" << a.value.text() << ");\n";
   h << "  return p;\n}\n\n";
 }
 
-// launch_<j>: the kernel launch with its knob values baked into the template arguments.
-void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const std::string& fn,
-            size_t j, const std::string& params, const std::string& image) {
+// One kernel launch of a specialization's plan, as the body of a function returning its status:
+// the embedded cubin where the device is the one it was built for, else the kernel from source.
+// `geo` is the plan's member holding the launch's geometry ("p." for the main launch).
+void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const LaunchSpec& l,
+                 const std::string& geo, const std::string& image) {
   const auto& v = *s.variant;
   const auto b = specialization_bindings(v, s.config.values, s.shape.dims);
-  const std::string kernel = "v_" + export_ident(v.name) + "::" + name_expression(v.launch, dt, b);
+  const std::string expr = name_expression(l, dt, b);
+  const std::string kernel = "v_" + export_ident(v.name) + "::" + expr;
   std::string call_args;
-  for (const auto& name : v.launch.args) {
+  for (const auto& name : l.args) {
     const auto* a = p.find_arg(name);
     call_args += (call_args.empty() ? "" : ", ") +
-                 (v.tensor_map(name) ? tensor_map_local(name) : a->is_buffer ? name : "p." + name);
+                 (v.tensor_map(name) ? tensor_map_local(name) : (!a || a->is_buffer) ? name : "p." + name);
   }
+  const bool main = &l == &v.launch;
+  const bool cluster = main && !l.cluster.empty();
+  const std::string grid = geo + "grid", block = geo + "block", smem = geo + "smem";
   // Dynamic shared memory beyond 48 KiB less the static part needs the opt-in (unknown static: any).
-  const std::string optin = s.smem_static >= 0 ? std::to_string(48 * 1024 - s.smem_static) : "0";
-  h << "inline cudaError_t " << fn << "_launch_" << j << "(" << params << "const " << fn
-    << "_plan& p, cudaStream_t stream) {\n" << tensor_map_encodes(v);
-  if (!s.binary.empty())
+  const int smem_static = main ? s.smem_static : -1;
+  const std::string optin = smem_static >= 0 ? std::to_string(48 * 1024 - smem_static) : "0";
+  const auto lowered = s.lowered.find(expr);
+  if (!s.binary.empty() && lowered != s.lowered.end())
     h << "#ifndef SOLTUNE_SOURCE_ONLY\n  if (p.cc == " << s.binary_cc << ") {  // the binary soltune timed\n"
-      << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << s.lowered_name
+      << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << lowered->second
       << "\");\n    if (k.error != cudaSuccess) return k.error;\n"
-      << "    return detail::launch_embedded(k.kernel, p.grid, p.block, p.smem, p.cluster, " << optin << ", stream, "
-      << call_args << ");\n  }\n"
+      << "    return detail::launch_embedded(k.kernel, " << grid << ", " << block << ", " << smem << ", "
+      << (main ? "p.cluster" : "dim3(1, 1, 1)") << ", " << optin << ", stream, " << call_args << ");\n  }\n"
       << "#endif\n";
-  h << "  if (p.smem > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
-    << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem));\n    if (e != cudaSuccess) return e;\n  }\n"
-    << (v.launch.cluster.empty()
-            ? "  " + kernel + "<<<p.grid, p.block, p.smem, stream>>>(" + call_args + ");\n  return cudaGetLastError();\n"
+  h << "  if (" << smem << " > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
+    << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(" << smem << "));\n    if (e != cudaSuccess) return e;\n  }\n"
+    << (!cluster
+            ? "  " + kernel + "<<<" + grid + ", " + block + ", " + smem + ", stream>>>(" + call_args + ");\n  return cudaGetLastError();\n"
             : "  cudaLaunchAttribute cluster;\n  const cudaLaunchConfig_t config = detail::launch_config(p.grid, p.block, "
               "p.smem, stream, p.cluster, cluster);\n"
               "  if (p.cluster.x * p.cluster.y * p.cluster.z > 8) {\n    const cudaError_t e = cudaFuncSetAttribute(" +
                   kernel + ", cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n    if (e != cudaSuccess) return e;\n  }\n"
-              "  return cudaLaunchKernelEx(&config, " + kernel + ", " + call_args + ");\n")
-    << "}\n\n";
+              "  return cudaLaunchKernelEx(&config, " + kernel + ", " + call_args + ");\n");
+}
+
+// The scratch buffers' pointers into the caller's allocation (null where a buffer has no elements).
+std::string scratch_locals(DType dt, const VariantSpec& v) {
+  std::string out;
+  for (size_t i = 0; i < v.scratch.size(); ++i) {
+    const std::string type = std::string(dtype_cpp(v.scratch[i].resolve_dtype(dt))) + "*";
+    out += "  " + type + " " + v.scratch[i].name + " = p.scratch_elems[" + std::to_string(i) + "] > 0 ? reinterpret_cast<" +
+           type + ">(static_cast<char*>(scratch) + p.scratch_offset[" + std::to_string(i) + "]) : nullptr;\n";
+  }
+  return out;
+}
+
+// launch_<j>: the specialization's launches with its knob values baked into the template arguments.
+// A plan of one kernel is one function; a plan of several has one per launch, called in order.
+// `params` and `args`: the launch functions' pointer parameters, and the same names as arguments.
+void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const std::string& fn,
+            size_t j, const std::string& params, const std::string& args, const std::string& image) {
+  const auto& v = *s.variant;
+  const std::string head = "(" + params + "const " + fn + "_plan& p, cudaStream_t stream) {\n";
+  const auto extra = extra_launches(v);
+  const std::string name = fn + "_launch_" + std::to_string(j);
+  if (extra.empty()) {
+    h << "inline cudaError_t " << name << head << tensor_map_encodes(v) << scratch_locals(dt, v);
+    launch_body(h, p, dt, s, v.launch, "p.", image);
+    h << "}\n\n";
+    return;
+  }
+  std::string calls;
+  size_t step = 0;
+  for (const auto* l : v.all_launches()) {
+    const bool main = l == &v.launch;
+    const std::string part = name + "_" + (main ? std::string("main") : std::to_string(step));
+    h << "inline cudaError_t " << part << head << (main ? tensor_map_encodes(v) : "") << scratch_locals(dt, v);
+    launch_body(h, p, dt, s, *l, main ? "p." : "p.steps[" + std::to_string(step) + "].", image);
+    h << "}\n";
+    calls += main ? "  if ((e = " + part + "(" + args + "p, stream)) != cudaSuccess) return e;\n"
+                  : "  if (p.steps[" + std::to_string(step) + "].run && (e = " + part + "(" + args +
+                        "p, stream)) != cudaSuccess)\n    return e;\n";
+    if (!main) ++step;
+  }
+  h << "inline cudaError_t " << name << head << "  cudaError_t e = cudaSuccess;\n" << calls << "  return e;\n}\n\n";
 }
 
 // Per workspace: what the caller owes it, and its element count for the device it will run on.
@@ -219,6 +292,17 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
     << "  dim3 grid, block;\n  size_t smem = 0;\n  dim3 cluster{1, 1, 1};  // blocks per cluster, given at launch\n";
   if (const size_t maps = max_tensor_maps(specs); maps > 0)
     h << "  detail::TensorMapShape maps[" << maps << "];  // a specialization's tensor maps, in its variant's order\n";
+  size_t steps = 0, scratch = 0;
+  for (const auto* s : specs) {
+    steps = std::max(steps, extra_launches(*s->variant).size());
+    scratch = std::max(scratch, s->variant->scratch.size());
+  }
+  if (steps > 0)
+    h << "  struct step {\n    bool run = false;\n    dim3 grid, block;\n    size_t smem = 0;\n  };\n"
+      << "  step steps[" << steps << "];  // the launches before and after the main one, in order\n";
+  if (scratch > 0)
+    h << "  long long scratch_elems[" << scratch << "] = {};\n  size_t scratch_offset[" << scratch << "] = {};\n"
+      << "  size_t scratch_bytes = 0;  // of the caller's scratch allocation this plan uses\n";
   for (const auto& a : p.args)
     if (!a.is_buffer) h << "  " << dtype_cpp(a.resolve_dtype(dt)) << " " << a.name << "{};\n";
   h << "};\n\n";
@@ -228,17 +312,29 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
     params += (a.role == Role::in ? "const " : "") + std::string(dtype_cpp(a.resolve_dtype(dt))) + "* " + a.name + ", ";
     checks += "  if (reinterpret_cast<std::uintptr_t>(" + a.name + ") % 16 != 0) return cudaErrorInvalidValue;\n";
   }
+  // Plans with scratch take it from the caller (as cuBLASLt's workspace): one allocation, its size
+  // given; a plan that needs more than is given yields to the next one that fits.
+  const bool has_scratch = scratch > 0;
+  std::string args_only;
+  for (const auto& a : p.args)
+    if (a.is_buffer) args_only += a.name + ", ";
+  const std::string launch_params = params + (has_scratch ? "void* scratch, " : "");
+  if (has_scratch) {
+    args_only += "scratch, ";
+    checks += "  if (reinterpret_cast<std::uintptr_t>(scratch) % 256 != 0) return cudaErrorInvalidValue;\n";
+  }
+  const std::string avail_d = has_scratch ? "double scratch_bytes, " : "";
   for (size_t j = 0; j < specs.size(); ++j) {
     plan(h, p, dt, *specs[j], fn, j);
     const auto image = images.find(specs[j]->binary);
-    launch(h, p, dt, *specs[j], fn, j, params, image == images.end() ? "" : image->second);
+    launch(h, p, dt, *specs[j], fn, j, launch_params, args_only, image == images.end() ? "" : image->second);
   }
   const std::string sizes_d = join_sizes(p, "double ", ", ");
   const std::string size_args = join_sizes(p, "", ", ");
   // choice: exact shape first, then nearest in log2 distance; the first whose plan holds.
   h << "// The specialization a call with these sizes uses, or -1 when none is legal for them.\n"
     << "inline int " << fn << "_choice(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes, "
-    << fn << "_plan* out = nullptr) {\n"
+    << avail_d << fn << "_plan* out = nullptr) {\n"
     << "  constexpr int kCount = " << specs.size() << ";\n  const double tuned[kCount][" << p.sizes.size() << "] = {";
   for (size_t j = 0; j < specs.size(); ++j) {
     h << (j ? ", " : "") << "{";
@@ -248,20 +344,30 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   h << "};\n  const double here[] = {" << join_sizes(p, "", ", ") << "};\n"
     << "  double dist[kCount];\n  int order[kCount];\n  for (int j = 0; j < kCount; ++j) {\n"
     << "    dist[j] = 0;\n    for (int k = 0; k < " << p.sizes.size() << "; ++k)\n"
-    << "      dist[j] += std::fabs(std::log2(here[k] > 0 ? here[k] : 1) - std::log2(tuned[j][k]));\n"
+    << "      dist[j] += std::fabs(std::log2(here[k] > 0 ? here[k] : 1) - std::log2(tuned[j][k] > 0 ? tuned[j][k] : 1));\n"
     << "    order[j] = j;\n  }\n"
     << "  for (int a = 1; a < kCount; ++a)  // insertion sort: stable, so ties keep their order\n"
     << "    for (int b = a; b > 0 && dist[order[b]] < dist[order[b - 1]]; --b) std::swap(order[b], order[b - 1]);\n"
     << "  for (int r = 0; r < kCount; ++r) {\n    " << fn << "_plan p;\n    switch (order[r]) {\n";
   for (size_t j = 0; j < specs.size(); ++j)
     h << "      case " << j << ": p = " << fn << "_plan_" << j << "(" << size_args << "sms, cc, smem_optin, l2_bytes); break;\n";
-  h << "    }\n    if (p.ok) {\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
-  h << "inline bool " << fn << "_can_implement(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes) {\n"
-    << "  return " << fn << "_choice(" << size_args << "sms, cc, smem_optin, l2_bytes) >= 0;\n}\n\n";
+  h << "    }\n    if (p.ok" << (has_scratch ? " && static_cast<double>(p.scratch_bytes) <= scratch_bytes" : "")
+    << ") {\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
+  h << "inline bool " << fn << "_can_implement(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes"
+    << (has_scratch ? ", double scratch_bytes" : "") << ") {\n"
+    << "  return " << fn << "_choice(" << size_args << "sms, cc, smem_optin, l2_bytes" << (has_scratch ? ", scratch_bytes" : "")
+    << ") >= 0;\n}\n\n";
+  if (has_scratch)
+    h << "// The scratch bytes a call with these sizes uses given all it asks for (0: none; -1: no plan).\n"
+      << "inline long long " << fn << "_scratch_bytes(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes) {\n"
+      << "  " << fn << "_plan p;\n  if (" << fn << "_choice(" << size_args
+      << "sms, cc, smem_optin, l2_bytes, 1e300, &p) < 0) return -1;\n"
+      << "  return static_cast<long long>(p.scratch_bytes);\n}\n\n";
   h << workspace_notes(p, dt, fn);
   h << "// Launches the tuned kernel for these sizes; cudaErrorInvalidValue (nothing launched) when no\n"
     << "// specialization is legal for them or a pointer is misaligned, else the launch's own status.\n"
-    << "inline cudaError_t " << fn << "(" << params << join_sizes(p, "long long ", ", ") << "cudaStream_t stream = 0) {\n"
+    << "inline cudaError_t " << fn << "(" << params << join_sizes(p, "long long ", ", ") << (has_scratch ? "void* scratch, size_t scratch_bytes, " : "")
+    << "cudaStream_t stream = 0) {\n"
     << checks << "  int dev = 0, sms = 0, ccM = 0, ccm = 0, optin = 0, l2 = 0;\n"
     << "  cudaError_t e = cudaGetDevice(&dev);\n  if (e != cudaSuccess) return e;\n"
     << "  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;\n"
@@ -270,10 +376,7 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
     << "  if ((e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess) return e;\n"
     << "  if ((e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return e;\n"
     << "  " << fn << "_plan p;\n  switch (" << fn << "_choice(" << join_sizes(p, "static_cast<double>(", "), ")
-    << "sms, ccM * 10.0 + ccm, optin, l2, &p)) {\n";
-  std::string args_only;
-  for (const auto& a : p.args)
-    if (a.is_buffer) args_only += a.name + ", ";
+    << "sms, ccM * 10.0 + ccm, optin, l2, " << (has_scratch ? "static_cast<double>(scratch_bytes), " : "") << "&p)) {\n";
   for (size_t j = 0; j < specs.size(); ++j)
     h << "    case " << j << ": return " << fn << "_launch_" << j << "(" << args_only << "p, stream);\n";
   h << "    default: return cudaErrorInvalidValue;\n  }\n}\n\n";

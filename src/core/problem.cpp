@@ -217,7 +217,7 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
   n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model",
-               "presets", "notes", "dtypes", "arch", "tensor_maps"});
+               "presets", "notes", "dtypes", "arch", "tensor_maps", "scratch", "before", "after"});
   VariantSpec v;
   v.yaml_path = yaml_path;
   v.name = yaml_path.stem().string();
@@ -295,10 +295,51 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
         mn.fail("tensor map '" + name + "' is not among the variant's args (list it where the kernel takes it)");
     }
   }
-  std::vector<std::string> plain_args;  // the problem's arguments among the kernel's: all but the maps
-  for (const auto& a : v.launch.args)
-    if (!v.tensor_map(a)) plain_args.push_back(a);
-  check_args(plain_args, p, false, n.has("args") ? n.at("args").loc() : n.loc());
+  if (n.has("scratch"))
+    for (const auto& sn : n.at("scratch").seq()) {
+      v.scratch.push_back(parse_arg(sn, all, true));
+      const auto& name = v.scratch.back().name;
+      if (p.find_arg(name) || v.tensor_map(name) ||
+          std::count_if(v.scratch.begin(), v.scratch.end(), [&](const ArgSpec& a) { return a.name == name; }) > 1)
+        sn.at("name").fail("scratch buffer '" + name + "' shadows an argument, a tensor map or another scratch buffer");
+    }
+  // The launches around the main one: a baseline launch's keys plus `when`, template arguments
+  // over knobs and sizes like the main kernel's.
+  for (const auto* key : {"before", "after"}) {
+    if (!n.has(key)) continue;
+    auto& list = std::string(key) == "before" ? v.before : v.after;
+    for (const auto& l : n.at(key).seq()) {
+      l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem", "when"});
+      list.push_back(parse_launch(l, all, true));
+      parse_template_args(list.back(), targs, l.has("template_args") ? l.at("template_args").loc() : l.loc());
+      if (l.has("when")) {
+        list.back().when = l.at("when").expr();
+        list.back().when.check_names(all, "when");
+      }
+    }
+  }
+  // The problem's arguments among each kernel's: all but the maps and the scratch buffers.
+  auto check_launch_args = [&](const LaunchSpec& l, const SourceLoc& loc) {
+    std::vector<std::string> plain_args;
+    for (const auto& a : l.args)
+      if (!v.tensor_map(a) && !v.find_scratch(a)) plain_args.push_back(a);
+    check_args(plain_args, p, false, loc);
+  };
+  check_launch_args(v.launch, n.has("args") ? n.at("args").loc() : n.loc());
+  for (const auto* l : v.all_launches()) {
+    if (l == &v.launch) continue;
+    check_launch_args(*l, l->loc);
+    for (const auto& a : l->args)
+      if (v.tensor_map(a))
+        throw Error(l->loc, "tensor map '" + a + "' is passed to '" + l->kernel +
+                                "': tensor maps go to the main kernel only (its `args`)");
+  }
+  const auto launches = v.all_launches();
+  for (const auto& sc : v.scratch)
+    if (std::none_of(launches.begin(), launches.end(), [&](const LaunchSpec* l) {
+          return std::find(l->args.begin(), l->args.end(), sc.name) != l->args.end();
+        }))
+      throw Error(sc.loc, "scratch buffer '" + sc.name + "' is passed to none of the variant's launches");
   if (n.has("model")) {
     auto m = n.at("model");
     m.only_keys({"bytes_in_flight_per_thread", "registers_per_thread", "compute"});
@@ -378,6 +419,20 @@ const TensorMapSpec* VariantSpec::tensor_map(const std::string& mname) const {
   return nullptr;
 }
 
+const ArgSpec* VariantSpec::find_scratch(const std::string& sname) const {
+  for (const auto& a : scratch)
+    if (a.name == sname) return &a;
+  return nullptr;
+}
+
+std::vector<const LaunchSpec*> VariantSpec::all_launches() const {
+  std::vector<const LaunchSpec*> out;
+  for (const auto& l : before) out.push_back(&l);
+  out.push_back(&launch);
+  for (const auto& l : after) out.push_back(&l);
+  return out;
+}
+
 bool VariantSpec::serves(DType t) const { return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); }
 
 ComputeUnit ProblemSpec::compute_unit(DType t) const {
@@ -417,8 +472,28 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   p.name = n.at("name").str();
   if (p.name != name) n.at("name").fail("problem name '" + p.name + "' does not match its folder '" + name + "'");
   p.description = n.str_or("description", "");
-  p.sizes = strings(n.at("sizes"));
-  Names sizes(p.sizes.begin(), p.sizes.end());
+  for (const auto& sn : n.at("sizes").seq()) {
+    if (!sn.node.IsMap()) {
+      p.sizes.push_back(sn.str());
+      continue;
+    }
+    // {name, values, default, doc}: a size of a few values, e.g. a layout flag.
+    sn.only_keys({"name", "values", "default", "doc"});
+    p.sizes.push_back(sn.at("name").str());
+    SizeOption o;
+    o.doc = sn.str_or("doc", "");
+    for (const auto& e : sn.at("values").seq()) o.values.push_back(e.integer());
+    if (o.values.empty()) sn.at("values").fail("size '" + p.sizes.back() + "' lists no values");
+    if (sn.has("default")) {
+      o.def = sn.at("default").integer();
+      if (std::find(o.values.begin(), o.values.end(), *o.def) == o.values.end())
+        sn.at("default").fail("the default is not among size '" + p.sizes.back() + "''s values");
+    }
+    p.size_options[p.sizes.back()] = std::move(o);
+  }
+  Names sizes;
+  for (const auto& s : p.sizes)
+    if (!sizes.insert(s).second) n.at("sizes").fail("size '" + s + "' declared twice");
   for (const auto& d : n.at("dtypes").seq()) {
     try {
       p.dtypes.push_back(parse_dtype(d.str()));
@@ -524,6 +599,13 @@ std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b) {
   return s + ">";
 }
 
+std::vector<std::string> plan_name_expressions(const VariantSpec& v, DType t, const Bindings& b) {
+  std::vector<std::string> out{name_expression(v.launch, t, b)};
+  for (const auto* l : v.all_launches())
+    if (auto n = name_expression(*l, t, b); std::find(out.begin(), out.end(), n) == out.end()) out.push_back(std::move(n));
+  return out;
+}
+
 Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,
                                  const std::vector<std::pair<std::string, int64_t>>& sizes) {
   Bindings b;
@@ -544,10 +626,11 @@ std::vector<std::string> notes_for(const VariantSpec& v, DType dtype, const std:
 
 std::vector<Expr> size_template_args(const VariantSpec& v, const ProblemSpec& p) {
   std::vector<Expr> out;
-  for (const auto& e : v.launch.template_values)
-    if (std::any_of(e.variables().begin(), e.variables().end(),
-                    [&](const std::string& n) { return std::find(p.sizes.begin(), p.sizes.end(), n) != p.sizes.end(); }))
-      out.push_back(e);
+  for (const auto* l : v.all_launches())
+    for (const auto& e : l->template_values)
+      if (std::any_of(e.variables().begin(), e.variables().end(),
+                      [&](const std::string& n) { return std::find(p.sizes.begin(), p.sizes.end(), n) != p.sizes.end(); }))
+        out.push_back(e);
   return out;
 }
 

@@ -58,6 +58,7 @@ struct LaunchSpec {
   std::vector<Expr> block;  // 1 to 3 dimensions
   Expr smem;                // dynamic shared memory in bytes
   std::vector<Expr> cluster;  // blocks per cluster, 1 to 3 dimensions, given at launch (empty: none)
+  Expr when;                  // a variant's launches before or after its kernel: run only where it holds (empty: always)
   SourceLoc loc;
   bool has_geometry() const { return !grid.empty() && !block.empty(); }
 };
@@ -121,8 +122,17 @@ struct VariantSpec {
   // run only on devices of exactly that compute capability. Empty: the device's own architecture.
   std::string arch;
   std::vector<TensorMapSpec> tensor_maps;  // kernel arguments the harness encodes (optional)
+  // A plan of several launches (split-K partials and their fix-up, padding): kernels of the same
+  // source run before and after the main one (`launch` above, whose geometry and resources a
+  // candidate reports), on one stream, timed as one candidate. `scratch` buffers are theirs alone
+  // (role temp): shaped over sizes, knobs, dtype_bytes and the device, contents undefined on entry.
+  std::vector<LaunchSpec> before, after;
+  std::vector<ArgSpec> scratch;
   std::filesystem::path yaml_path;
   bool serves(DType t) const;
+  const ArgSpec* find_scratch(const std::string& name) const;  // the scratch buffer of that name, or null
+  // before, the main launch, after: every launch of the plan, in order (pointers into this spec).
+  std::vector<const LaunchSpec*> all_launches() const;
   const TensorMapSpec* tensor_map(const std::string& name) const;  // the map of that name, or null
 };
 
@@ -140,10 +150,19 @@ struct Tolerance {
   Expr mtol;  // empty: 0
 };
 
+// A size that takes only listed values (a layout flag such as matmul's trans_b), with an optional
+// default that a config's shape may then leave out.
+struct SizeOption {
+  std::vector<int64_t> values;
+  std::optional<int64_t> def;
+  std::string doc;
+};
+
 struct ProblemSpec {
   std::string name, description;
   std::filesystem::path dir;
   std::vector<std::string> sizes;
+  std::map<std::string, SizeOption> size_options;  // sizes declared as {name, values, default, doc}
   std::vector<DType> dtypes;
   std::vector<ArgSpec> args;
   std::map<DType, Tolerance> tolerance;
@@ -172,6 +191,9 @@ std::vector<std::string> list_problems(const std::filesystem::path& templates_di
 
 // The NVRTC name expression of a launch for given bindings, e.g. "gelu<float, 256, 4>".
 std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b);
+// The name expressions of every kernel of v's plan for these bindings, the main kernel's first and
+// each other once (launches whose `when` may not hold included: a header decides at call time).
+std::vector<std::string> plan_name_expressions(const VariantSpec& v, DType t, const Bindings& b);
 // A specialization's bindings for its name expression: its knob values and the sizes it was tuned
 // for (a template argument may name a size: the kernel is then compiled for that size alone).
 Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,

@@ -123,9 +123,20 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   for (const auto& s : n.at("shapes").seq()) {
     Shape sh;
     for (const auto& size : c.spec.sizes) {
+      const auto opt = c.spec.size_options.find(size);
+      const SizeOption* o = opt == c.spec.size_options.end() ? nullptr : &opt->second;
+      if (o && o->def && !s.has(size)) {
+        sh.dims.emplace_back(size, *o->def);
+        continue;
+      }
       auto v = s.at(size);
       const int64_t value = v.integer();
-      if (value < 1) v.fail("size '" + size + "' must be positive, got " + v.str());
+      if (o && std::find(o->values.begin(), o->values.end(), value) == o->values.end()) {
+        std::string vals;
+        for (auto x : o->values) vals += (vals.empty() ? "" : ", ") + std::to_string(x);
+        v.fail("size '" + size + "' takes " + vals + (o->doc.empty() ? "" : " (" + o->doc + ")") + ", got " + v.str());
+      }
+      if (!o && value < 1) v.fail("size '" + size + "' must be positive, got " + v.str());
       sh.dims.emplace_back(size, value);
     }
     for (const auto& [k, v] : s.map_items())

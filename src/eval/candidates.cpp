@@ -26,7 +26,7 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
     }
     c.bindings = space.bind(cfg);
     try {
-      c.result.geo = eval_geometry(t.variant->launch, c.bindings);
+      plan_launches(t, c);
     } catch (const Error& e) {
       c.result.status = Status::illegal;
       c.result.log = e.what();
@@ -40,12 +40,27 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
       b.candidates.push_back(std::move(c));
       continue;
     }
-    c.name_expr = name_expression(t.variant->launch, t.dtype, c.bindings);
+    // One program for the whole plan: the main kernel first, each other kernel once.
+    std::vector<std::string> names{c.name_expr};
+    for (const auto& l : c.plan)
+      if (std::find(names.begin(), names.end(), l.name_expr) == names.end()) names.push_back(l.name_expr);
     c.request = static_cast<int>(b.requests.size());
-    b.requests.push_back(CompileRequest{t.variant->source, t.variant->source_path.filename().string(), {c.name_expr}, target, {}});
+    b.requests.push_back(CompileRequest{t.variant->source, t.variant->source_path.filename().string(), names, target, {}});
     b.candidates.push_back(std::move(c));
   }
   return b;
+}
+
+void plan_launches(const Task& t, Candidate& c) {
+  c.plan.clear();
+  for (const auto* l : t.variant->all_launches()) {
+    if (!l->when.empty() && !l->when.eval_bool(c.bindings)) continue;
+    c.plan.push_back(PlannedLaunch{l, name_expression(*l, t.dtype, c.bindings), eval_geometry(*l, c.bindings), {}});
+    if (l == &t.variant->launch) {
+      c.result.geo = c.plan.back().geo;
+      c.name_expr = c.plan.back().name_expr;
+    }
+  }
 }
 
 std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, const std::string& arch) {
@@ -72,7 +87,17 @@ bool take_compile_result(Candidate& c, const CompileResult& r) {
     return false;
   }
   c.result.res = r.kernels.front().res;
+  for (auto& l : c.plan)
+    for (const auto& k : r.kernels)
+      if (k.name_expression == l.name_expr) l.res = k.res;
   return true;
+}
+
+std::string plan_limits(const Candidate& c, const DeviceInfo& d) {
+  for (const auto& l : c.plan)
+    if (auto why = launch_limits(l.res, l.geo, d); !why.empty())
+      return c.plan.size() == 1 ? why : l.spec->kernel + ": " + why;
+  return "";
 }
 
 std::string cluster_limits(const Geometry& g, const DeviceInfo& d) {

@@ -11,12 +11,27 @@
 
 namespace soltune {
 
-struct Candidate {
-  EvalResult result;      // status illegal already set when the space rejects it
-  Bindings bindings;      // task + knobs
+// One launch of a candidate's plan, the candidate's bindings applied.
+struct PlannedLaunch {
+  const LaunchSpec* spec = nullptr;
   std::string name_expr;  // "gelu_tanh<float, 256, ...>"
+  Geometry geo;
+  Resources res;          // from the compile result (take_compile_result)
+};
+
+struct Candidate {
+  EvalResult result;      // status illegal already set when the space rejects it; geo and res: the main launch's
+  Bindings bindings;      // task + knobs
+  std::string name_expr;  // the main launch's
+  // Every launch that runs, in order: the variant's before (where their `when` holds), its main
+  // launch, its after. One entry for a variant of one kernel.
+  std::vector<PlannedLaunch> plan;
   int request = -1;       // index into the compile batch, -1 when not compiled
 };
+
+// A candidate's plan for its bindings (result.geo and name_expr set from the main launch). Throws
+// Error when an expression cannot be evaluated.
+void plan_launches(const Task& t, Candidate& c);
 
 struct CandidateBatch {
   std::vector<Candidate> candidates;
@@ -47,6 +62,8 @@ std::string cluster_limits(const Geometry& g, const DeviceInfo& d);
 // kernel's design (serialised wgmma, ignored setmaxnreg): "" when it is worth a launch, else the
 // reason (status illegal).
 std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInfo& d);
+// launch_limits over every launch of a candidate's plan, the kernel named where there are several.
+std::string plan_limits(const Candidate& c, const DeviceInfo& d);
 
 // Active blocks per SM from the CUDA occupancy calculator (cuda_occupancy.h), 0 if none fit.
 int occupancy_blocks_per_sm(const Resources& r, const Geometry& g, const DeviceInfo& d);

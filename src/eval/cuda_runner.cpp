@@ -14,14 +14,38 @@ constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on a
 // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
 // buffer beside a reduction scratch failed to launch without it); a cluster of more than 8 blocks
 // needs the non-portable one.
-cudaError_t set_launch_attributes(cudaKernel_t k, const EvalResult& r, int device) {
-  if (r.geo.smem + r.res.smem_static > 48 * 1024)
+cudaError_t set_launch_attributes(cudaKernel_t k, const PlannedLaunch& l, int device) {
+  if (l.geo.smem + l.res.smem_static > 48 * 1024)
     if (auto e = cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(r.geo.smem), device);
+                                                 static_cast<int>(l.geo.smem), device);
         e != cudaSuccess)
       return e;
-  if (r.geo.cluster_blocks() > 8)
+  if (l.geo.cluster_blocks() > 8)
     return cudaKernelSetAttributeForDevice(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1, device);
+  return cudaSuccess;
+}
+
+// A candidate's plan, loaded: one kernel per launch, attributes raised. "" or why not (a CUDA
+// error's text; `err` holds it).
+std::string load_plan(const Candidate& c, const LoadedModule& mod, int device, std::vector<cudaKernel_t>& out,
+                      cudaError_t& err) {
+  out.clear();
+  for (const auto& l : c.plan) {
+    out.push_back(mod.at(l.name_expr));
+    if ((err = set_launch_attributes(out.back(), l, device)) != cudaSuccess)
+      return "cannot raise the dynamic shared memory or cluster size limit of " + l.spec->kernel + ": " +
+             cuda_error_text(err);
+  }
+  return "";
+}
+
+// Every launch of the plan, in order, on the state's stream; the first error stops it.
+cudaError_t run_plan(TaskState& st, const Candidate& c, const std::vector<cudaKernel_t>& ks, int set,
+                     const TensorMapArgs* maps) {
+  for (size_t i = 0; i < c.plan.size(); ++i) {
+    auto a = st.args(*c.plan[i].spec, set, false, maps);
+    if (auto e = launch_kernel(ks[i], c.plan[i].geo, a.ptrs.data(), st.stream()); e != cudaSuccess) return e;
+  }
   return cudaSuccess;
 }
 
@@ -107,7 +131,7 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
 
 void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us) {
   auto& res = c.result;
-  if (auto why = launch_limits(res.res, res.geo, dev_); !why.empty()) {
+  if (auto why = plan_limits(c, dev_); !why.empty()) {
     res.status = Status::illegal;
     res.log = why;
     return;
@@ -119,10 +143,17 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     res.status = Status::launch_error;
     return;
   }
-  const cudaKernel_t k = mod.at(c.name_expr);
-  if (auto e = set_launch_attributes(k, res, index_); e != cudaSuccess) {
+  std::vector<cudaKernel_t> ks;
+  cudaError_t attr_err = cudaSuccess;
+  if (auto why = load_plan(c, mod, index_, ks, attr_err); !why.empty()) {
     res.status = Status::launch_error;
-    res.log = "cannot raise the dynamic shared memory or cluster size limit: " + cuda_error_text(e);
+    res.log = why;
+    return;
+  }
+  const cudaKernel_t k = mod.at(c.name_expr);
+  if (auto why = st.use_scratch(*t.variant, c.bindings); !why.empty()) {
+    res.status = Status::illegal;
+    res.log = why;
     return;
   }
   if (auto why = cluster_occupancy(k, res.geo, st.stream()); !why.empty()) {
@@ -141,8 +172,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
       return;
     }
   auto launch = [&](int set) {
-    auto a = st.args(t.variant->launch, set, false, maps.empty() ? nullptr : &maps[static_cast<size_t>(set) % maps.size()]);
-    return launch_kernel(k, res.geo, a.ptrs.data(), st.stream());
+    return run_plan(st, c, ks, set, maps.empty() ? nullptr : &maps[static_cast<size_t>(set) % maps.size()]);
   };
   // A failed launch is the candidate's: sticky errors (faults) also cost the device state.
   auto failed = [&](cudaError_t e, const char* when) {
@@ -167,6 +197,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     st.draw_inputs(0, round);
     st.run_reference(0);
     st.poison_outputs();
+    st.poison_scratch();
     if (auto e = launch(0); e != cudaSuccess) return failed(e, "launch");
     if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return failed(e, "during the run");
     st.compare_outputs(res.acc);
@@ -219,13 +250,14 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
                            int rounds) {
   auto& st = state_for(t);
   std::vector<LoadedModule> mods(cs.size());
-  std::vector<cudaKernel_t> kernels;
+  std::vector<std::vector<cudaKernel_t>> kernels(cs.size());
   std::vector<std::vector<TensorMapArgs>> maps(cs.size());  // per candidate, per input set
   for (size_t i = 0; i < cs.size(); ++i) {
     std::string log;
     if (LoadedModule::load(rs[i], mods[i], log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
-    kernels.push_back(mods[i].at(cs[i].name_expr));
-    SOLTUNE_CUDA(set_launch_attributes(kernels.back(), cs[i].result, index_));
+    cudaError_t err = cudaSuccess;
+    if (auto why = load_plan(cs[i], mods[i], index_, kernels[i], err); !why.empty())
+      throw Error("re-timing " + cs[i].result.key + ": " + why);
     maps[i].resize(t.variant->tensor_maps.empty() ? 0 : static_cast<size_t>(st.sets()));
     for (size_t s = 0; s < maps[i].size(); ++s)
       if (auto why = st.encode_tensor_maps(*t.variant, cs[i].bindings, static_cast<int>(s), maps[i][s]); !why.empty())
@@ -243,10 +275,11 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
     check(b, "the baseline");
     out.baseline_us.push_back(b.time.median_us);
     for (size_t i = 0; i < cs.size(); ++i) {
+      if (auto why = st.use_scratch(*t.variant, cs[i].bindings); !why.empty())
+        throw Error("re-timing " + cs[i].result.key + ": " + why);
       const auto o = time_launches(st, opt_, [&](int set) {
         const auto* m = maps[i].empty() ? nullptr : &maps[i][static_cast<size_t>(set) % maps[i].size()];
-        auto a = st.args(t.variant->launch, set, false, m);
-        return launch_kernel(kernels[i], cs[i].result.geo, a.ptrs.data(), st.stream());
+        return run_plan(st, cs[i], kernels[i], set, m);
       }, TimingPlan{});
       check(o, cs[i].result.key);
       out.config_us[i].push_back(o.time.median_us);

@@ -113,6 +113,8 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
 ArgSlot& TaskState::slot(const std::string& name) {
   for (auto& s : slots_)
     if (s->spec->name == name) return *s;
+  for (auto& s : scratch_)
+    if (s->spec->name == name) return *s;
   throw Error("no argument '" + name + "' in task " + id_);
 }
 
@@ -135,7 +137,8 @@ LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference, const T
       a.ptrs.push_back(s.scalar);
       continue;
     }
-    void* p = s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get()
+    void* p = s.sets.empty()                ? nullptr  // a scratch buffer of no elements
+              : s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get()
               : (reference && s.spec->role == Role::out) ? s.ref.get()
                                                          : s.data();
     a.values.push_back(p);
@@ -225,6 +228,49 @@ void TaskState::poison_outputs() {
     }
 }
 
+std::string TaskState::use_scratch(const VariantSpec& v, const Bindings& b) {
+  bool same = scratch_.size() == v.scratch.size();
+  std::vector<int64_t> elems;
+  for (size_t i = 0; i < v.scratch.size(); ++i) {
+    const auto& a = v.scratch[i];
+    try {
+      elems.push_back(buffer_elements(a, b));
+    } catch (const Error& e) {
+      return "scratch buffer '" + a.name + "': " + e.what();
+    }
+    if (elems.back() < 0) return "scratch buffer '" + a.name + "' has a negative size";
+    same = same && scratch_[i]->spec == &a && scratch_[i]->elems == elems.back();
+  }
+  if (same) return "";
+  scratch_.clear();  // freed before the next sizes are allocated
+  for (size_t i = 0; i < v.scratch.size(); ++i) {
+    auto s = std::make_unique<ArgSlot>();
+    s->spec = &v.scratch[i];
+    s->dtype = v.scratch[i].resolve_dtype(task_.dtype);
+    s->elems = elems[i];
+    if (s->elems > 0) {
+      const size_t bytes = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
+      size_t free_bytes = 0, total = 0;
+      SOLTUNE_CUDA(cudaMemGetInfo(&free_bytes, &total));
+      if (bytes + 2 * kGuardBytes > free_bytes / 2) {
+        scratch_.clear();
+        return "scratch buffer '" + s->spec->name + "' of " + std::to_string(bytes) + " bytes exceeds half the " +
+               std::to_string(free_bytes) + " bytes of device memory free";
+      }
+      s->sets.emplace_back(bytes + 2 * kGuardBytes);
+      s->guard = kGuardBytes;
+      fill_guarded(*s, 0xFF);
+    }
+    scratch_.push_back(std::move(s));
+  }
+  return "";
+}
+
+void TaskState::poison_scratch() {
+  for (auto& s : scratch_)
+    if (!s->sets.empty()) fill_guarded(*s, 0xFF);
+}
+
 void TaskState::compare_outputs(Accuracy& acc) {
   bool band_ok = true;
   for (auto& s : slots_) {
@@ -262,10 +308,12 @@ void TaskState::compare_outputs(Accuracy& acc) {
              acc.out_of_bounds == 0 && acc.workspace_dirty == 0;
 }
 
-void TaskState::zero_workspace(ArgSlot& s) {
+void TaskState::zero_workspace(ArgSlot& s) { fill_guarded(s, 0); }
+
+void TaskState::fill_guarded(ArgSlot& s, int inside) {
   const size_t bytes = s.sets[0].bytes() - 2 * s.guard;
   SOLTUNE_CUDA(cudaMemsetAsync(s.sets[0].get(), kGuardByte, s.guard, stream()));
-  SOLTUNE_CUDA(cudaMemsetAsync(s.data(), 0, bytes, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(s.data(), inside, bytes, stream()));
   SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s.data()) + bytes, kGuardByte, s.guard, stream()));
 }
 
@@ -281,6 +329,12 @@ void TaskState::check_workspaces(Accuracy& acc) {
     acc.workspace_dirty += dirty;
     acc.out_of_bounds += damage;
     if (dirty || damage) zero_workspace(*s);
+  }
+  for (auto& s : scratch_) {
+    if (s->sets.empty()) continue;
+    const int64_t damage = guard_damage(*s);
+    acc.out_of_bounds += damage;
+    if (damage) fill_guarded(*s, 0xFF);
   }
 }
 
@@ -340,6 +394,8 @@ Event& TaskState::event(size_t i) {
 }
 
 void TaskState::abandon_all() {
+  for (auto& s : scratch_)
+    for (auto& b : s->sets) b.abandon();
   for (auto& s : slots_) {
     for (auto& b : s->sets) b.abandon();
     s->ref.abandon();

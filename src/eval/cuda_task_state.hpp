@@ -74,11 +74,19 @@ class TaskState {
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
   void run_reference(int set);
   void poison_outputs();
+  // A candidate's scratch buffers (VariantSpec::scratch, sized by its bindings), each between guard
+  // zones, found by name by args(); kept while the next candidate needs the same sizes. Returns ""
+  // or why they could not be allocated (the candidate's failure: its knobs asked for too much).
+  std::string use_scratch(const VariantSpec& v, const Bindings& b);
+  // Fills the scratch buffers with 0xFF bytes (NaN in every float type): a plan that reads what it
+  // never wrote then produces NaN, which no check passes.
+  void poison_scratch();
   // Compares every output with its reference (tolerance per dtype), then checks the workspaces
   // (check_workspaces); accumulates into acc.
   void compare_outputs(Accuracy& acc);
   // Workspaces must be all zero between launches: counts the bytes left non-zero and the guard bytes
-  // changed into acc, and re-zeroes any workspace found so, so that the next run starts clean.
+  // changed into acc (scratch guard zones included), and re-zeroes any workspace found so, and
+  // re-guards any scratch buffer, so that the next run starts clean.
   void check_workspaces(Accuracy& acc);
   void reset_workspaces();  // after a failed launch that may have run part of the way
   cudaError_t run_baseline(int set);
@@ -97,6 +105,7 @@ class TaskState {
   ArgSlot& slot(const std::string& name);
   int64_t guard_damage(const ArgSlot& s);  // guard bytes a kernel changed (writes out of bounds)
   void zero_workspace(ArgSlot& s);         // guard bytes around, zeros inside
+  void fill_guarded(ArgSlot& s, int inside);  // guard bytes around, `inside` bytes between
   static constexpr size_t kGuardBytes = 64 * 1024;  // a multiple of 256: data() keeps cudaMalloc's alignment
   static constexpr unsigned char kGuardByte = 0xA5;
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
@@ -110,6 +119,7 @@ class TaskState {
   uint64_t draws_ = 0;
   Handle<cudaStream_t, DestroyStream> stream_;
   std::vector<std::unique_ptr<ArgSlot>> slots_;
+  std::vector<std::unique_ptr<ArgSlot>> scratch_;  // the current candidate's (elems 0: no buffer, a null pointer)
   DeviceBuffer flush_, stats_;
   std::vector<std::unique_ptr<Event>> events_;
   LoadedModule builtin_, reference_, baseline_;

@@ -56,7 +56,16 @@ Prediction predict_config(const Task& t, const Bindings& b, const Resources& r, 
   const double bytes = t.bytes();
   const double inflight = t.variant->inflight_bytes.empty() ? bytes / static_cast<double>(g.threads())
                                                             : t.variant->inflight_bytes.eval(b);
-  return predict_time(t.flops(), bytes, inflight, r, g, d, t.variant->model_unit);
+  auto p = predict_time(t.flops(), bytes, inflight, r, g, d, t.variant->model_unit);
+  // A plan of several launches: each further launch costs a launch, and the scratch buffers
+  // between them are written once and read once at the streaming rate.
+  double extra_launches = 0, scratch_bytes = 0;
+  for (const auto* l : t.variant->all_launches())
+    if (l != &t.variant->launch && (l->when.empty() || l->when.eval_bool(b))) extra_launches += 1;
+  for (const auto& a : t.variant->scratch)
+    scratch_bytes += static_cast<double>(buffer_elements(a, b)) * dtype_bytes(a.resolve_dtype(t.dtype));
+  p.t_us += extra_launches * kLaunchUs + 2 * scratch_bytes / (kAchievable * d.ceilings().mem_bw) * 1e6;
+  return p;
 }
 
 ModelEvaluator::ModelEvaluator(DeviceInfo d, const Compiler& c, std::string arch)
@@ -103,7 +112,7 @@ std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vecto
   for (auto& c : batch.candidates) {
     c.result.kind = TimeKind::predicted;
     if (c.request >= 0 && take_compile_result(c, compiled[c.request])) {
-      if (auto why = launch_limits(c.result.res, c.result.geo, dev_); !why.empty()) {
+      if (auto why = plan_limits(c, dev_); !why.empty()) {
         c.result.status = Status::illegal;
         c.result.log = why;
       } else {

@@ -220,6 +220,26 @@ Resources decode_resources(const YAML::Node& n) {
   return r;
 }
 
+YAML::Node encode_kernels(const std::vector<CompiledKernel>& ks) {
+  YAML::Node out;
+  for (const auto& k : ks) {
+    YAML::Node n;
+    n["name"] = k.name_expression;
+    n["lowered"] = k.lowered_name;
+    n["res"] = encode(k.res);
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<CompiledKernel> decode_kernels(const YAML::Node& n) {
+  if (!n.IsSequence() || n.size() == 0) throw Error("worker protocol: malformed kernel list");
+  std::vector<CompiledKernel> out;
+  for (const auto& k : n)
+    out.push_back(CompiledKernel{k["name"].as<std::string>(), k["lowered"].as<std::string>(), decode_resources(k["res"])});
+  return out;
+}
+
 YAML::Node encode_outcome(const EvalResult& r) {
   YAML::Node n;
   n["status"] = std::string(status_name(r.status));

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "codegen/compiler.hpp"
 #include "core/frames.hpp"
 #include "core/task.hpp"
 #include "eval/timing_loop.hpp"
@@ -24,6 +25,9 @@ YAML::Node encode(const CudaEvalOptions& o);
 CudaEvalOptions decode_eval_options(const YAML::Node& n);
 YAML::Node encode(const Resources& r);
 Resources decode_resources(const YAML::Node& n);
+// A compiled program's kernels (name expression, lowered name, resources), in the request's order.
+YAML::Node encode_kernels(const std::vector<CompiledKernel>& ks);
+std::vector<CompiledKernel> decode_kernels(const YAML::Node& n);
 // The parts of a result the worker fills: status, log, timing, accuracy, occupancy.
 YAML::Node encode_outcome(const EvalResult& r);
 void decode_outcome(const YAML::Node& n, EvalResult& r);

@@ -65,18 +65,18 @@ Candidate Worker::candidate(const Task& t, const YAML::Node& item) const {
   c.result.key = item["key"].as<std::string>();
   c.result.config = space.parse_key(c.result.key);
   c.bindings = space.bind(c.result.config);
-  c.result.geo = eval_geometry(t.variant->launch, c.bindings);
-  c.name_expr = name_expression(t.variant->launch, t.dtype, c.bindings);
-  c.result.res = wire::decode_resources(item["res"]);
+  plan_launches(t, c);
   return c;
 }
 
 namespace {
-CompileResult compiled(const Candidate& c, const YAML::Node& item, const std::string& cubin) {
+// The compiled program as the evaluator sent it; the candidate takes its kernels' resources.
+CompileResult compiled(Candidate& c, const YAML::Node& item, const std::string& cubin) {
   CompileResult r;
   r.ok = true;
   r.cubin.assign(cubin.begin(), cubin.end());
-  r.kernels.push_back(CompiledKernel{c.name_expr, item["lowered"].as<std::string>(), c.result.res});
+  r.kernels = wire::decode_kernels(item["kernels"]);
+  if (!take_compile_result(c, r)) throw Error("worker: a request for " + c.result.key + " names no kernel");
   return r;
 }
 }  // namespace

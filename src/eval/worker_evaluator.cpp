@@ -126,7 +126,7 @@ TaskBaseline WorkerEvaluator::baseline(const Task& t) {
 
 void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& r) {
   auto& res = c.result;
-  if (auto why = launch_limits(res.res, res.geo, dev_); !why.empty()) {
+  if (auto why = plan_limits(c, dev_); !why.empty()) {
     res.status = Status::illegal;  // statically impossible: never reaches the GPU
     res.log = why;
     return;
@@ -135,8 +135,7 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
   req["op"] = "run";
   req["task"] = wire::encode_task(t);
   req["key"] = res.key;
-  req["lowered"] = r.kernels.front().lowered_name;
-  req["res"] = wire::encode(res.res);
+  req["kernels"] = wire::encode_kernels(r.kernels);
   const auto best = best_us_.find(t.id());
   req["incumbent"] = best == best_us_.end() ? 0.0 : best->second;
   const std::string cubin(r.cubin.begin(), r.cubin.end());
@@ -183,8 +182,7 @@ std::optional<Retimed> WorkerEvaluator::retime(const Task& t, const std::vector<
       throw Error("re-timing " + t.id() + ": " + c.result.key + " no longer compiles: " + c.result.log);
     YAML::Node item;
     item["key"] = c.result.key;
-    item["lowered"] = compiled[c.request].kernels.front().lowered_name;
-    item["res"] = wire::encode(c.result.res);
+    item["kernels"] = wire::encode_kernels(compiled[c.request].kernels);
     req["items"].push_back(item);
     cubins += wire::frame(std::string(compiled[c.request].cubin.begin(), compiled[c.request].cubin.end()));
   }

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "../support/files.hpp"
+#include "../support/plan_variants.hpp"
 #include "codegen/header_export.hpp"
 #include "core/space.hpp"
 
@@ -135,10 +137,14 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
   const auto c = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
   std::string bytes("\x7f" "ELF\0\0\x01\"q\\?\?=\n7\x00" "12\xff\x80", 20);
   for (int i = 0; i < 600; ++i) bytes += static_cast<char>((i * 37 + 11) % 256);
-  std::vector<Specialization> specs = {{&v, DType::f32, c, Shape{{{"n", 1 << 20}}}, {}, bytes, "kernel_a", 90},
-                                       {&v, DType::f32, c, Shape{{{"n", 1 << 28}}}, {}, bytes, "kernel_a", 90},
-                                       {&v, DType::bf16, s.parse_key("BLOCK=128,VEC=8,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=1,CACHE_HINT=1"),
-                                        Shape{{{"n", 1 << 20}}}, {}, bytes + "x", "kernel_b", 90}};
+  const auto cb = s.parse_key("BLOCK=128,VEC=8,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=1,CACHE_HINT=1");
+  // The lowered name of each specialization's one kernel, by its name expression.
+  auto lowered = [&](DType dt, const Config& k, const std::string& name) {
+    return std::map<std::string, std::string>{{name_expression(v.launch, dt, specialization_bindings(v, k.values, {})), name}};
+  };
+  std::vector<Specialization> specs = {{&v, DType::f32, c, Shape{{{"n", 1 << 20}}}, {}, bytes, lowered(DType::f32, c, "kernel_a"), 90},
+                                       {&v, DType::f32, c, Shape{{{"n", 1 << 28}}}, {}, bytes, lowered(DType::f32, c, "kernel_a"), 90},
+                                       {&v, DType::bf16, cb, Shape{{{"n", 1 << 20}}}, {}, bytes + "x", lowered(DType::bf16, cb, "kernel_b"), 90}};
   const auto header = export_header(p, specs, "test");
   EXPECT_NE(header.find("image_1[]"), std::string::npos);
   EXPECT_EQ(header.find("image_2[]"), std::string::npos) << "one array per distinct binary";
@@ -319,6 +325,56 @@ TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
   const auto c = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
   EXPECT_THROW(export_header(p, {{&v, DType::f32, c, Shape{{{"n", 8}}}, {}}, {&v, DType::f32, c, Shape{{{"n", 8}}}, {}}}, "x"),
                Error);
+}
+
+// A plan of two launches sharing scratch: the header launches both in order (the second where its
+// `when` holds), takes the scratch from the caller with its size, says how much a call uses, and
+// yields to a plan without scratch when too little is given.
+TEST(HeaderExport, PlansOfSeveralLaunchesTakeTheirScratchFromTheCaller) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  test::TempDir tmp("export-plan");
+  fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
+  test::add_two_step_gelu(tmp.path() / "gelu");
+  const auto p = load_problem(tmp.path(), "gelu");
+  const auto& v = p.variant("twostep");
+  const Space s(v, Bindings{});
+  const std::vector<Specialization> specs = {
+      {&v, DType::f32, s.parse_key("BLOCK=256,STEPS=2,GAP=0,OVER=0"), Shape{{{"n", 1 << 20}}}, {"two steps"}},
+      {&v, DType::f32, s.parse_key("BLOCK=128,STEPS=1,GAP=0,OVER=0"), Shape{{{"n", 1 << 28}}}, {"one step"}},
+      {&v, DType::bf16, s.parse_key("BLOCK=128,STEPS=2,GAP=0,OVER=0"), Shape{{{"n", 1 << 20}}}, {"bf16"}}};
+  const auto header = export_header(p, specs, "test");
+  EXPECT_NE(header.find("gelu_f32_launch_0_main"), std::string::npos);
+  EXPECT_NE(header.find("gelu_f32_launch_0_0"), std::string::npos);
+  std::ofstream(tmp.path() / "gelu.cuh") << header;
+  std::ofstream(tmp.path() / "main.cu") << R"SRC(
+#include "gelu.cuh"
+#include <cstdio>
+using namespace soltune_gelu;
+int main() {
+  cudaError_t (*f32)(const float*, float*, long long, void*, size_t, cudaStream_t) = &gelu_f32;
+  (void)f32;
+  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
+  int bad = 0;
+  auto expect = [&](long long got, long long want, const char* what) { if (got != want) { std::printf("%s: %lld, want %lld\n", what, got, want); ++bad; } };
+  expect(gelu_f32_scratch_bytes(1 << 20, sms, cc, optin, l2), 4194304, "f32 scratch at 2^20");
+  expect(gelu_f32_scratch_bytes(1 << 28, sms, cc, optin, l2), 0, "one step: none");
+  expect(gelu_bf16_scratch_bytes(1000, sms, cc, optin, l2), 4096, "bf16 scratch, 256-byte multiple");
+  expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2, 4194304.0), 0, "enough scratch: the tuned plan");
+  expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2, 4194303.0), 1, "too little: the plan without");
+  expect(gelu_bf16_can_implement(1000, sms, cc, optin, l2, 0.0), 0, "bf16 needs scratch");
+  gelu_f32_plan p;
+  gelu_f32_choice(1000, sms, cc, optin, l2, 1e9, &p);
+  expect(p.steps[0].run, 1, "the second launch runs");
+  expect(static_cast<long long>(p.steps[0].grid.x), 4, "its grid: cdiv(1000, 256)");
+  expect(p.scratch_elems[0], 1000, "scratch elements");
+  gelu_f32_choice(1 << 28, sms, cc, optin, l2, 1e9, &p);
+  expect(p.steps[0].run, 0, "one step: the second launch is left out");
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  EXPECT_EQ(build_and_run(nv, tmp.path()), "");
 }
 
 }  // namespace

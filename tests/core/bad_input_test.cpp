@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/files.hpp"
+#include "../support/plan_variants.hpp"
 #include <stdlib.h>
 
 #include <algorithm>
@@ -421,6 +422,55 @@ TEST_F(BadInput, MagnitudesAreDeclaredOnOutputsAndNamedByTheReference) {
   expect_error([&] { load(); }, problem_yaml(), ref + 1, 3, {"the reference's args must name 'y.magnitude' once"});
   const int line = edit(problem_yaml(), "role: in, init:", "role: in, magnitude: true, init:");
   expect_error([&] { load(); }, problem_yaml(), line, 0, {"magnitude applies to outputs only"});
+}
+
+// A size of a few values (a layout flag): a shape gives one of them or, with a default, none.
+TEST_F(BadInput, SizeOfAFewValues) {
+  edit(problem_yaml(), "sizes: [n]", "sizes: [n, {name: mode, values: [0, 1], default: 0, doc: a flag}]");
+  EXPECT_NO_THROW(load());
+  const auto c = load_run_config(config_);
+  ASSERT_EQ(c.shapes.size(), 1u);
+  EXPECT_EQ(c.shapes[0].key(), "n=1000003,mode=0");  // left out: the default
+  int line = edit(config_, "{n: 1000003}", "{n: 1000003, mode: 2}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"size 'mode' takes 0, 1 (a flag), got 2"});
+  edit(config_, "mode: 2", "mode: 1");
+  EXPECT_EQ(load_run_config(config_).shapes[0].key(), "n=1000003,mode=1");
+  line = edit(problem_yaml(), "default: 0", "default: 3");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"the default is not among size 'mode''s values"});
+  edit(problem_yaml(), "default: 3", "default: 0, step: 1");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"step"});
+}
+
+// A plan of several launches: every name a launch passes must be declared, every scratch buffer
+// passed somewhere, and tensor maps go to the main kernel only.
+TEST_F(BadInput, PlansOfSeveralLaunches) {
+  test::add_two_step_gelu(templates_ / "gelu");
+  const fs::path v = templates_ / "gelu" / "twostep.yaml";
+  {
+    const auto p = load();
+    const auto& t = p.variant("twostep");
+    ASSERT_EQ(t.after.size(), 1u);
+    EXPECT_EQ(t.after[0].kernel, "gelu_second");
+    EXPECT_EQ(t.after[0].when.text(), "STEPS == 2");
+    ASSERT_EQ(t.scratch.size(), 1u);
+    EXPECT_EQ(t.scratch[0].name, "tmp");
+    EXPECT_EQ(t.all_launches().size(), 2u);
+  }
+  int line = edit(v, "args: [tmp, y, n]", "args: [tmp, y, count]");
+  expect_error([&] { load(); }, v, line, 0, {"kernel argument 'count'"});
+  edit(v, "args: [tmp, y, count]", "args: [y, y, n]");
+  edit(v, "args: [x, y, tmp, n]", "args: [x, y, n]");
+  line = edit(v, "  - {name: tmp", "  - {name: tmp");
+  expect_error([&] { load(); }, v, line, 0, {"scratch buffer 'tmp' is passed to none of the variant's launches"});
+  edit(v, "{name: tmp,", "{name: x,");
+  expect_error([&] { load(); }, v, line, 0, {"scratch buffer 'x' shadows an argument"});
+  edit(v, "{name: x,", "{name: tmp,");
+  edit(v, "args: [x, y, n]", "args: [x, y, tmp, n]");
+  line = edit(v, "when: STEPS == 2}", "when: STEPS == 2, cluster: [2]}");
+  expect_error([&] { load(); }, v, line, 0, {"cluster"});
+  edit(v, ", cluster: [2]}", "}");
+  line = edit(v, "when: STEPS == 2}", "when: WIDTH == 2}");
+  expect_error([&] { load(); }, v, line, 0, {"WIDTH"});
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "agents/dispatcher.hpp"
 #include "eval/worker_evaluator.hpp"
+#include "../support/plan_variants.hpp"
 #include "gpu_fixture.hpp"
 
 namespace soltune {
@@ -308,6 +309,39 @@ __global__ void gelu_clustered(const T* x, T* y, long long n) {
   EXPECT_EQ(r[3].status, Status::illegal) << r[3].log;
   EXPECT_NE(r[3].log.find("cluster of 32 blocks exceeds the 16"), std::string::npos) << r[3].log;
   EXPECT_EQ(ev->restarts(), 0);
+}
+
+// A plan of two launches through f32 scratch is right and timed as one candidate; a plan that reads
+// scratch it never wrote (poisoned to NaN) or writes past its end is wrong_answer, and neither costs
+// the next candidate anything (the re-timing of the right one still passes).
+TEST_F(CudaEvaluatorGpu, PlansOfSeveralLaunchesAreCheckedAndTimedWhole) {
+  const auto root = test::copy_problem("gelu", "plan");
+  test::add_two_step_gelu(root / "gelu");
+  const auto p = load_problem(root, "gelu");
+  auto ev = make(root);
+  for (const DType dt : {DType::f32, DType::bf16}) {
+    const auto t = make_task(p, "twostep", dt, 1000003);
+    const Space s(*t.variant, t.fixed(ev->device()));
+    ev->baseline(t);
+    const auto r = ev->evaluate(t, {s.parse_key("BLOCK=256,STEPS=1,GAP=0,OVER=0"), s.parse_key("BLOCK=256,STEPS=2,GAP=0,OVER=0"),
+                                    s.parse_key("BLOCK=128,STEPS=2,GAP=1,OVER=0"), s.parse_key("BLOCK=128,STEPS=2,GAP=0,OVER=1"),
+                                    s.parse_key("BLOCK=128,STEPS=2,GAP=0,OVER=0")});
+    ASSERT_EQ(r.size(), 5u);
+    for (int i : {0, 1, 4}) EXPECT_EQ(r[i].status, Status::ok) << t.id() << " " << r[i].key << ": " << r[i].log;
+    EXPECT_EQ(r[2].status, Status::wrong_answer) << r[2].log;
+    // The last element came from poison: NaN, or poison's own bytes (then it reads as unwritten).
+    EXPECT_TRUE(r[2].log.find(" 1 non-finite") != std::string::npos || r[2].log.find(" 1 unwritten") != std::string::npos)
+        << r[2].log;
+    EXPECT_EQ(r[3].status, Status::wrong_answer) << r[3].log;
+    EXPECT_NE(r[3].log.find("out of bounds"), std::string::npos) << r[3].log;
+    // Two launches and 4 MB more traffic take longer than one.
+    EXPECT_GT(r[1].time.median_us, r[0].time.median_us) << r[0].time.median_us << " " << r[1].time.median_us;
+    const auto again = ev->retime(t, {r[1].config, r[4].config}, 1);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->config_us.size(), 2u);
+  }
+  EXPECT_EQ(ev->restarts(), 0);
+  std::filesystem::remove_all(root);
 }
 
 TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {

@@ -2,9 +2,11 @@
 """cuBLAS (torch.matmul) at soltune's GEMM shapes, timed cold the way soltune times, on the same GPU.
 
     python3 bench/torch_matmul.py [--shapes 4096x4096x4096,1793x1793x1793] [--dtypes bf16,f16,f32]
-                                  [--reps N] [--json FILE]
+                                  [--layouts nn,nt] [--reps N] [--json FILE]
 
-C = A B with A m x k and B k x n row-major, as templates/matmul. Every timed repetition follows an
+C = A B with A m x k row-major, as templates/matmul: layout nn, B k x n row-major (trans_b 0,
+torch.matmul(a, b)); nt, B stored n x k (trans_b 1, torch.matmul(a, w.t()) with w n x k
+contiguous, a linear layer's product). Every timed repetition follows an
 L2 flush by reads of 256 MiB and cudaCtxResetPersistingL2Cache (torch_reference.py's
 --reset-persisting), one CUDA event pair each; median and quartiles. f32 runs without TF32
 (torch.backends.cuda.matmul.allow_tf32 = False), as soltune's f32 problem requires. Prints, per
@@ -22,9 +24,13 @@ from torch_reference import make_flush, quantile, reset_persisting, time_fn  # n
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
-def kernel_names(a, b):
+def matmul_nt(a, w):
+    return torch.matmul(a, w.t())
+
+
+def kernel_names(fn, a, b):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        torch.matmul(a, b)
+        fn(a, b)
         torch.cuda.synchronize()
     return sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 
@@ -33,6 +39,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shapes", default="4096x4096x4096,1793x1793x1793,1000x1000x1000")
     ap.add_argument("--dtypes", default="bf16,f16,f32")
+    ap.add_argument("--layouts", default="nn,nt", help="nn: B k x n row-major; nt: B stored n x k")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--json", help="write the records here")
     args = ap.parse_args()
@@ -41,24 +48,33 @@ def main():
     flush = reset_persisting(base)
     gen = torch.Generator(device="cuda").manual_seed(7)
     records = []
-    print(f"{'shape':>16} {'dtype':>5} {'median us':>10} {'q1':>9} {'q3':>9} {'TFLOP/s':>8}  kernel")
+    layouts = args.layouts.split(",")
+    for lay in layouts:
+        if lay not in ("nn", "nt"):
+            ap.error(f"unknown layout {lay!r} (nn or nt)")
+    print(f"{'shape':>16} {'dtype':>5} {'layout':>6} {'median us':>10} {'q1':>9} {'q3':>9} {'TFLOP/s':>8}  kernel")
     for shape in args.shapes.split(","):
         m, n, k = (int(v) for v in shape.split("x"))
         for dname in args.dtypes.split(","):
             dt = DTYPES[dname]
-            a = torch.randn(m, k, generator=gen, device="cuda").to(dt)
-            b = torch.randn(k, n, generator=gen, device="cuda").to(dt)
-            for _ in range(3):
-                torch.matmul(a, b)
-            t = time_fn(torch.matmul, (a, b), args.reps, flush)
-            med = quantile(t, 0.5)
-            rec = {"shape": {"m": m, "n": n, "k": k}, "dtype": dname, "median_us": med, "q1_us": quantile(t, 0.25),
-                   "q3_us": quantile(t, 0.75), "reps": len(t), "tflops": 2.0 * m * n * k / med / 1e6,
-                   "kernels": kernel_names(a, b), "gpu": torch.cuda.get_device_name()}
-            records.append(rec)
-            print(f"{shape:>16} {dname:>5} {med:10.1f} {rec['q1_us']:9.1f} {rec['q3_us']:9.1f} {rec['tflops']:8.1f}  "
-                  + " + ".join(rec["kernels"]))
-            del a, b
+            for lay in layouts:
+                a = torch.randn(m, k, generator=gen, device="cuda").to(dt)
+                if lay == "nt":
+                    b, fn = torch.randn(n, k, generator=gen, device="cuda").to(dt), matmul_nt
+                else:
+                    b, fn = torch.randn(k, n, generator=gen, device="cuda").to(dt), torch.matmul
+                for _ in range(3):
+                    fn(a, b)
+                t = time_fn(fn, (a, b), args.reps, flush)
+                med = quantile(t, 0.5)
+                rec = {"shape": {"m": m, "n": n, "k": k}, "dtype": dname, "trans_b": int(lay == "nt"),
+                       "median_us": med, "q1_us": quantile(t, 0.25), "q3_us": quantile(t, 0.75), "reps": len(t),
+                       "tflops": 2.0 * m * n * k / med / 1e6, "kernels": kernel_names(fn, a, b),
+                       "gpu": torch.cuda.get_device_name()}
+                records.append(rec)
+                print(f"{shape:>16} {dname:>5} {lay:>6} {med:10.1f} {rec['q1_us']:9.1f} {rec['q3_us']:9.1f} "
+                      f"{rec['tflops']:8.1f}  " + " + ".join(rec["kernels"]))
+                del a, b
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)

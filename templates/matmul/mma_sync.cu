@@ -3,12 +3,16 @@
 // each own a (BM / WM) x (BN / WN) tile of it, held in registers as m16n8 accumulators. k is walked
 // in BK-wide slices through a STAGES-deep ring of shared-memory buffers filled by cp.async, so the
 // next STAGES - 1 slices load while one is multiplied. Operands reach the tensor cores through
-// ldmatrix (.trans for B, which is row-major, i.e. k-major per column), double-buffered across the
-// k16 steps of a slice. Shared memory is XOR-swizzled in 16-byte chunks: neither the cp.async
-// stores nor the ldmatrix reads conflict on banks. The epilogue stages each warp's tile through
-// shared memory (as the output type) and writes whole 16-byte runs of rows.
-// Any m, n, k works: a k-row of A (n-row of B) that is not 16-byte aligned falls back to element
-// loads, tails are zero-filled, and every store is guarded.
+// ldmatrix, double-buffered across the k16 steps of a slice. B comes in either layout (TB, the
+// problem's trans_b): row-major k x n (NN), its slice stored k-major per column and read by
+// ldmatrix .trans; or stored n x k (NT), its slice held like A's (n rows of k) and read without
+// .trans. Shared memory is XOR-swizzled in 16-byte chunks: neither the cp.async stores nor the
+// ldmatrix reads conflict on banks. The epilogue stages each warp's tile through shared memory (as
+// the output type) and writes whole 16-byte runs of rows.
+// Split-K (SPLITK > 1): blockIdx.y picks one of SPLITK contiguous, balanced ranges of k slices; the
+// block writes its f32 partial tile to scratch, and matmul_splitk_reduce sums the splits into C.
+// Any m, n, k works: a row of A or B that is not 16-byte aligned falls back to element loads,
+// tails are zero-filled, and every store is guarded.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -86,6 +90,10 @@ __device__ __forceinline__ unsigned swizzle(int r, int c) {
     return static_cast<unsigned>(r * CPR + (c ^ ((r / (8 / CPR)) & (CPR - 1)))) * 16u;
 }
 
+// Elements between consecutive splits' partial tiles (m x n, row-major): m * n rounded up to 4, so
+// that every split starts 16-byte aligned for the reduce's vector loads.
+__host__ __device__ __forceinline__ long long splitk_stride(long long m, long long n) { return (m * n + 3) / 4 * 4; }
+
 __device__ __forceinline__ unsigned dynamic_smem_bytes() {
   unsigned r;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
@@ -94,28 +102,33 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
 
 // The kernel's body, compiled twice: FAST (both operands by 16-byte cp.async, no fallback code in
 // the loop) and the general one, which picks per operand at run time.
-template <bool FAST, typename T, int BM, int BN, int BK, int WM, int WN, int STAGES>
+template <bool FAST, typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int TB>
 __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
-                                              long long m, long long n, long long k) {
+                                              float* __restrict__ partials, long long m, long long n, long long k) {
   constexpr int NT = WM * WN * 32;
   constexpr int WTM = BM / WM, WTN = BN / WN;  // warp tile
   constexpr int FM = WTM / 16, FN = WTN / 8;   // m16n8 accumulator tiles per warp
   constexpr int KK = BK / 16;                  // k16 steps per slice
-  constexpr int CPR_A = BK / 8, CPR_B = BN / 8, CPR_C = WTN / 8;  // 16-byte chunks per row
-  constexpr int A_CH = BM * CPR_A / NT, B_CH = BK * CPR_B / NT;   // chunks each thread loads per slice
+  constexpr int B_ROWS = TB ? BN : BK;                            // B slice: BK rows of BN, or BN of BK
+  constexpr int CPR_A = BK / 8, CPR_B = TB ? BK / 8 : BN / 8, CPR_C = WTN / 8;  // 16-byte chunks per row
+  constexpr int A_CH = BM * CPR_A / NT, B_CH = B_ROWS * CPR_B / NT;  // chunks each thread loads per slice
   constexpr unsigned A_BYTES = BM * BK * 2, STAGE_BYTES = (BM + BN) * BK * 2;
+  // Split-K stores its partial tile from registers: no staging of C in shared memory.
+  constexpr unsigned PIPE_BYTES = STAGES * STAGE_BYTES, EPI_BYTES = SPLITK > 1 ? 0 : BM * BN * 2;
   static_assert(sizeof(T) == 2, "16-bit inputs");
   static_assert(NT >= 32 && NT <= 1024, "threads per block: 32..1024");
   static_assert(BM % (16 * WM) == 0 && BN % (16 * WN) == 0, "warp tiles: multiples of 16 x 16");
   static_assert(BK % 32 == 0, "BK: a multiple of 32 (the fragment double buffer spans two k16 steps)");
-  static_assert(A_CH * NT == BM * CPR_A && B_CH * NT == BK * CPR_B && A_CH > 0 && B_CH > 0,
+  static_assert(A_CH * NT == BM * CPR_A && B_CH * NT == B_ROWS * CPR_B && A_CH > 0 && B_CH > 0,
                 "each thread must load whole chunks of both tiles");
   static_assert(NT % CPR_A == 0 && NT % CPR_B == 0, "a thread keeps one chunk column per operand");
+  static_assert(A_CH <= 32 && (!TB || B_CH <= 32), "row masks: at most 32 chunks per operand");
   static_assert(STAGES >= 2, "at least two stages");
+  static_assert(SPLITK >= 1, "SPLITK: at least 1");
 
   extern __shared__ __align__(128) unsigned char matmul_smem[];
   const unsigned smem0 = smem_addr(matmul_smem);
-  if (dynamic_smem_bytes() < (STAGES * STAGE_BYTES > BM * BN * 2 ? STAGES * STAGE_BYTES : BM * BN * 2)) __trap();
+  if (dynamic_smem_bytes() < (PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES)) __trap();
 
   const long long tiles_n = (n + BN - 1) / BN;
   const long long tm = blockIdx.x / tiles_n, tn = blockIdx.x % tiles_n;
@@ -123,24 +136,41 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / WN, wn = warp % WN;
-  const int kt_count = static_cast<int>((k + BK - 1) / BK);
+  // This block's k slices: all of them, or split blockIdx.y's share of a balanced partition (its
+  // k values end at k_end; copies past it are zeros).
+  int kt_begin = 0, kt_count = static_cast<int>((k + BK - 1) / BK);
+  long long k_end = k;
+  if constexpr (SPLITK > 1) {
+    const long long total = kt_count, s = blockIdx.y;
+    kt_begin = static_cast<int>(total * s / SPLITK);
+    kt_count = static_cast<int>(total * (s + 1) / SPLITK) - kt_begin;
+    const long long e = static_cast<long long>(kt_begin + kt_count) * BK;
+    k_end = e < k ? e : k;
+  }
 
   // 16-byte cp.async needs every row start aligned: row length a multiple of 8, base aligned.
   const bool a_fast = k % 8 == 0 && reinterpret_cast<unsigned long long>(a) % 16 == 0;
-  const bool b_fast = n % 8 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
+  const bool b_fast = (TB ? k : n) % 8 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
   const bool c_fast = n % 8 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0;
 
   // This thread's copy chunks: A rows a_r0 + i * A_RSTEP at chunk a_c, B rows b_r0 + i * B_RSTEP at
-  // chunk b_c; their element offsets at slice 0 and the strides between them.
+  // chunk b_c (slice rows: k for TB 0, n for TB 1); their element offsets at slice 0 and the strides
+  // between them.
   constexpr int A_RSTEP = NT / CPR_A, B_RSTEP = NT / CPR_B;
   const int a_r0 = tid / CPR_A, a_c = tid % CPR_A;
   const int b_r0 = tid / CPR_B, b_c = tid % CPR_B;
   const long long a_off = (m0 + a_r0) * k + a_c * 8, a_step = A_RSTEP * k;
-  const long long b_off = static_cast<long long>(b_r0) * n + n0 + b_c * 8, b_step = B_RSTEP * n;
-  unsigned a_rows = 0;  // bit i: A row i of this thread lies inside the matrix
+  const long long b_off = TB ? (n0 + b_r0) * k + b_c * 8 : static_cast<long long>(b_r0) * n + n0 + b_c * 8;
+  const long long b_step = TB ? B_RSTEP * k : B_RSTEP * n;
+  unsigned a_rows = 0, b_rows = 0;  // bit i: A (TB 1: B) row i of this thread lies inside the matrix
 #pragma unroll
   for (int i = 0; i < A_CH; ++i) a_rows |= (m0 + a_r0 + i * A_RSTEP < m ? 1u : 0u) << i;
-  const long long b_cols_ll = n - (n0 + b_c * 8);  // elements of this thread's B chunk inside the matrix
+  if constexpr (TB) {
+#pragma unroll
+    for (int i = 0; i < B_CH; ++i) b_rows |= (n0 + b_r0 + i * B_RSTEP < n ? 1u : 0u) << i;
+  }
+  // TB 0: elements of this thread's B chunk inside the matrix
+  const long long b_cols_ll = n - (n0 + b_c * 8);
   const int b_cols = b_cols_ll < 0 ? 0 : b_cols_ll > 8 ? 8 : static_cast<int>(b_cols_ll);
   const unsigned short* const a16 = reinterpret_cast<const unsigned short*>(a);
   const unsigned short* const b16 = reinterpret_cast<const unsigned short*>(b);
@@ -160,7 +190,8 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
   };
 
   // Fragments of one k16 step: lane l addresses row l % 16, chunk l / 16 of a 16x16 block (A: m x k;
-  // B: k x n, transposed by ldmatrix into the col operand).
+  // B, TB 0: k x n, transposed by ldmatrix into the col operand; TB 1: n x k, whose 8x8 matrices
+  // (n 0-7 | n 8-15) x (k 0-7 | k 8-15) are the col operand's b0, b1 of two n8 tiles as they are).
   unsigned af[2][FM][4], bf[2][FN][2];
   auto load_frags = [&](int buf, int s, int kk) {
     const unsigned sa = smem0 + s * STAGE_BYTES, sb = sa + A_BYTES;
@@ -168,9 +199,19 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
     for (int i = 0; i < FM; ++i)
       ldmatrix_x4(af[buf][i], sa + swizzle<CPR_A>(wm * WTM + i * 16 + (lane & 15), kk * 2 + (lane >> 4)));
 #pragma unroll
-    for (int j = 0; j < FN / 2; ++j)
-      ldmatrix_x4_trans(bf[buf][2 * j][0], bf[buf][2 * j][1], bf[buf][2 * j + 1][0], bf[buf][2 * j + 1][1],
-                        sb + swizzle<CPR_B>(kk * 16 + (lane & 15), wn * (WTN / 8) + 2 * j + (lane >> 4)));
+    for (int j = 0; j < FN / 2; ++j) {
+      if constexpr (TB) {
+        unsigned t[4];
+        ldmatrix_x4(t, sb + swizzle<CPR_B>(wn * WTN + j * 16 + (lane & 15), kk * 2 + (lane >> 4)));
+        bf[buf][2 * j][0] = t[0];
+        bf[buf][2 * j + 1][0] = t[1];
+        bf[buf][2 * j][1] = t[2];
+        bf[buf][2 * j + 1][1] = t[3];
+      } else {
+        ldmatrix_x4_trans(bf[buf][2 * j][0], bf[buf][2 * j][1], bf[buf][2 * j + 1][0], bf[buf][2 * j + 1][1],
+                          sb + swizzle<CPR_B>(kk * 16 + (lane & 15), wn * (WTN / 8) + 2 * j + (lane >> 4)));
+      }
+    }
   };
 
   float acc[FM][FN][4];
@@ -192,12 +233,12 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
       }
   };
 
-  // Part `part` (0 .. KK-1) of slice kt's copies into stage s: chunks i with i * KK / CH == part,
-  // so that the copies spread over the k16 steps. Chunks outside the matrix (or past the last
-  // slice) are zeros: they add nothing.
+  // Part `part` (0 .. KK-1) of the block's slice kt's copies into stage s: chunks i with
+  // i * KK / CH == part, so that the copies spread over the k16 steps. Chunks outside the matrix (or
+  // past the block's last slice) are zeros: they add nothing.
   auto copy_part = [&](int kt, int s, int part) {
     const unsigned sa = smem0 + s * STAGE_BYTES, sb = sa + A_BYTES;
-    const long long k0 = static_cast<long long>(kt) * BK, kl = k - k0;
+    const long long k0 = static_cast<long long>(kt_begin + kt) * BK, kl = k_end - k0;
     const int kleft = kl <= 0 ? 0 : kl < BK ? static_cast<int>(kl) : BK;  // k values of the slice in range
     const T* pa = a + (a_off + k0);
 #pragma unroll
@@ -211,17 +252,32 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
       else
         gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : a16, ok ? kleft - a_c * 8 : 0);
     }
-    const T* pb = b + (b_off + k0 * n);
+    if constexpr (TB) {  // as A: rows of n, chunks along k
+      const T* pb = b + (b_off + k0);
 #pragma unroll
-    for (int i = 0; i < B_CH; ++i) {
-      if (i * KK / B_CH != part) continue;
-      const unsigned dst = sb + swizzle<CPR_B>(b_r0 + i * B_RSTEP, b_c);
-      const bool ok = b_r0 + i * B_RSTEP < kleft && b_cols > 0;
-      const T* src = pb + i * b_step;
-      if (FAST || b_fast)
-        cp_async16(dst, ok ? src : b, ok ? 16u : 0u);
-      else
-        gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : b16, ok ? b_cols : 0);
+      for (int i = 0; i < B_CH; ++i) {
+        if (i * KK / B_CH != part) continue;
+        const unsigned dst = sb + swizzle<CPR_B>(b_r0 + i * B_RSTEP, b_c);
+        const bool ok = (b_rows >> i & 1) && b_c * 8 < kleft;
+        const T* src = pb + i * b_step;
+        if (FAST || b_fast)
+          cp_async16(dst, ok ? src : b, ok ? 16u : 0u);
+        else
+          gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : b16, ok ? kleft - b_c * 8 : 0);
+      }
+    } else {
+      const T* pb = b + (b_off + k0 * n);
+#pragma unroll
+      for (int i = 0; i < B_CH; ++i) {
+        if (i * KK / B_CH != part) continue;
+        const unsigned dst = sb + swizzle<CPR_B>(b_r0 + i * B_RSTEP, b_c);
+        const bool ok = b_r0 + i * B_RSTEP < kleft && b_cols > 0;
+        const T* src = pb + i * b_step;
+        if (FAST || b_fast)
+          cp_async16(dst, ok ? src : b, ok ? 16u : 0u);
+        else
+          gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : b16, ok ? b_cols : 0);
+      }
     }
   };
 
@@ -257,6 +313,34 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
     }
   }
   cp_async_wait<0>();
+
+  if constexpr (SPLITK > 1) {
+    // The f32 partial tile straight from the accumulators: each lane's two adjacent columns as one
+    // 8-byte store where n is even (a quad of lanes then fills a 32-byte sector of a row).
+    float* const p = partials + blockIdx.y * splitk_stride(m, n);
+    const bool p_vec = n % 2 == 0 && reinterpret_cast<unsigned long long>(p) % 8 == 0;
+    const long long r0 = m0 + wm * WTM + (lane >> 2), c0 = n0 + wn * WTN + (lane & 3) * 2;
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const long long gr = r0 + i * 16 + h * 8;
+        if (gr >= m) continue;
+#pragma unroll
+        for (int j = 0; j < FN; ++j) {
+          const long long gc = c0 + j * 8;
+          float* const q = p + gr * n + gc;
+          if (p_vec && gc + 2 <= n) {
+            *reinterpret_cast<float2*>(q) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+          } else {
+            if (gc < n) q[0] = acc[i][j][2 * h];
+            if (gc + 1 < n) q[1] = acc[i][j][2 * h + 1];
+          }
+        }
+      }
+    return;
+  }
+
   __syncthreads();  // the pipeline's buffers become the epilogue's
 
   // Epilogue: each warp writes its tile as T into its own part of shared memory (accumulator rows
@@ -300,15 +384,68 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
 }  // namespace mma_sync_detail
 
 // BM x BN x BK: block tile. WM x WN: warps, each a (BM / WM) x (BN / WN) tile of C. STAGES: shared-
-// memory buffers in the cp.async ring. MINB: blocks per SM the registers are budgeted for.
-template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MINB>
+// memory buffers in the cp.async ring. MINB: blocks per SM the registers are budgeted for. SPLITK:
+// blocks per tile of C along k (grid y); above 1 they write partials (SPLITK partial tiles of m x n,
+// splitk_stride apart) instead of C. TB: B's layout, the problem's trans_b (compiled in; the
+// argument trans_b is not read).
+template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MINB, int SPLITK, int TB>
 __global__ void __launch_bounds__(WM * WN * 32, MINB)
-    matmul_mma_sync(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long m, long long n,
-                    long long k) {
+    matmul_mma_sync(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, float* __restrict__ partials,
+                    long long m, long long n, long long k, long long trans_b) {
   using namespace mma_sync_detail;
-  if (k % 8 == 0 && n % 8 == 0 && reinterpret_cast<unsigned long long>(a) % 16 == 0 &&
+  if (k % 8 == 0 && (TB || n % 8 == 0) && reinterpret_cast<unsigned long long>(a) % 16 == 0 &&
       reinterpret_cast<unsigned long long>(b) % 16 == 0)
-    mma_sync_body<true, T, BM, BN, BK, WM, WN, STAGES>(a, b, c, m, n, k);
+    mma_sync_body<true, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(a, b, c, partials, m, n, k);
   else
-    mma_sync_body<false, T, BM, BN, BK, WM, WN, STAGES>(a, b, c, m, n, k);
+    mma_sync_body<false, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(a, b, c, partials, m, n, k);
+}
+
+// Split-K's second launch: c = the sum of the SPLITK partial tiles, added in split order (the
+// result does not depend on timing), VEC (4 or 8) consecutive elements of the flat m x n per thread.
+// The splits are splitk_stride apart, so every split's vector loads are 16-byte aligned (given an
+// aligned partials); the last elements, and pointers not aligned for the vectors, go one at a time.
+template <typename T, int VEC, int SPLITK>
+__global__ void __launch_bounds__(256)
+    matmul_splitk_reduce(const float* __restrict__ partials, T* __restrict__ c, long long m, long long n) {
+  using namespace mma_sync_detail;
+  static_assert(VEC == 4 || VEC == 8, "VEC: 4 or 8 elements");
+  static_assert(SPLITK >= 1, "SPLITK: at least 1");
+  const long long total = m * n, stride = splitk_stride(m, n);
+  const long long e0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+  if (e0 >= total) return;
+  if (e0 + VEC <= total && reinterpret_cast<unsigned long long>(partials) % 16 == 0 &&
+      reinterpret_cast<unsigned long long>(c) % (VEC * 2) == 0) {
+    float4 v[SPLITK][VEC / 4];  // every load issued before the sums
+    float s[VEC];
+#pragma unroll
+    for (int sp = 0; sp < SPLITK; ++sp)
+#pragma unroll
+      for (int q = 0; q < VEC / 4; ++q)
+        v[sp][q] = __ldcs(reinterpret_cast<const float4*>(partials + sp * stride + e0) + q);
+#pragma unroll
+    for (int q = 0; q < VEC / 4; ++q) {
+      s[4 * q] = v[0][q].x, s[4 * q + 1] = v[0][q].y, s[4 * q + 2] = v[0][q].z, s[4 * q + 3] = v[0][q].w;
+#pragma unroll
+      for (int sp = 1; sp < SPLITK; ++sp) {
+        s[4 * q] += v[sp][q].x, s[4 * q + 1] += v[sp][q].y, s[4 * q + 2] += v[sp][q].z, s[4 * q + 3] += v[sp][q].w;
+      }
+    }
+    unsigned w[VEC / 2];
+#pragma unroll
+    for (int e = 0; e < VEC / 2; ++e) w[e] = Mma<T>::pack(s[2 * e], s[2 * e + 1]);
+    if constexpr (VEC == 8)
+      asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(c + e0), "r"(w[0]), "r"(w[1]), "r"(w[2]),
+                   "r"(w[3])
+                   : "memory");
+    else
+      asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(c + e0), "r"(w[0]), "r"(w[1]) : "memory");
+  } else {
+    unsigned short* const p = reinterpret_cast<unsigned short*>(c);
+    for (long long e = e0; e < e0 + VEC && e < total; ++e) {
+      float x = partials[e];
+#pragma unroll
+      for (int sp = 1; sp < SPLITK; ++sp) x += partials[sp * stride + e];
+      p[e] = static_cast<unsigned short>(Mma<T>::pack(x, 0.0f));
+    }
+  }
 }

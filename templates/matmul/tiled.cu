@@ -3,8 +3,10 @@
 // (BM/TM) * (BN/TN) threads accumulates a TM x TN micro-tile in registers (f32) from fragments it
 // reads out of shared memory. Knobs: tile sizes, global load width, padding, A transposed in shared
 // memory, the micro-tile's layout, the k-loop unroll, and the pipeline (1 stage; 2 stages through
-// registers; 1-3 stages with cp.async). Every edge is bounds-checked: any m, n, k works, and vector
-// loads fall back to single elements where a row is not aligned for them.
+// registers; 1-3 stages with cp.async). B is k x n row-major (TB 0) or stored n x k (TB 1, the
+// problem's trans_b); either way its tile in shared memory is BK rows of BN. Every edge is
+// bounds-checked: any m, n, k works, and vector loads fall back to single elements where a row is
+// not aligned for them.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -144,12 +146,14 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
 // fragments are double-buffered: step kk+1's are read during step kk's FMAs, and the next tile's
 // first ones right after its barrier, before the last step's FMAs (the barrier's wait hides behind
 // them); with 2 register stages the next tile's loads then go in BK / 8 groups, each in flight for
-// 8 k steps, so that a deep tile needs the staging registers of 8 k values only.
+// 8 k steps, so that a deep tile needs the staging registers of 8 k values only. TB: B's layout,
+// compiled in (the argument trans_b is not read); TB 1 loads vectors along B's rows of k and stores
+// them transposed, as A_T does for A.
 template <typename T, int BM, int BN, int BK, int TM, int TN, int VEC, int PAD, int STAGES, int ASYNC, int A_T,
-          int SPLIT, int UNROLL>
+          int SPLIT, int UNROLL, int TB>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long m, long long n,
-                 long long k) {
+                 long long k, long long trans_b) {
   using namespace matmul_detail;
   constexpr int NT = (BM / TM) * (BN / TN);
   constexpr int TX = BN / TN, TY = BM / TM;       // threads along n and m
@@ -161,7 +165,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   constexpr int SA = round_up(A_T ? BK * LDA : BM * LDA, EP16);  // stage sizes, 16-byte multiples
   constexpr int SB = round_up(BK * LDB, EP16);
   constexpr int VPR_A = BK / VEC, LA = BM * BK / VEC / NT;  // vectors per tile row, per thread
-  constexpr int VPR_B = BN / VEC, LB = BK * BN / VEC / NT;
+  constexpr int VPR_B = TB ? BK / VEC : BN / VEC, LB = BK * BN / VEC / NT;
   // The micro-tile: runs of CM rows RS apart, runs of CN columns CS apart.
   constexpr int CM = SPLIT == 2 ? 4 : SPLIT ? TM / 2 : TM, CN = SPLIT == 2 ? 4 : SPLIT ? TN / 2 : TN;
   constexpr int RS = SPLIT == 2 ? LY * CM : BM / 2, CS = SPLIT == 2 ? LX * CN : BN / 2;
@@ -182,7 +186,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   static_assert(LA * VEC * NT == BM * BK && LB * VEC * NT == BK * BN && LA > 0 && LB > 0,
                 "each thread must load whole vectors of both tiles");
   static_assert(STAGES >= 1 && STAGES <= 3 && (ASYNC || STAGES <= 2), "stages: 1..3 with cp.async, 1..2 without");
-  static_assert(!ASYNC || (VEC * sizeof(T) >= 4 && !A_T && LDA % VEC == 0 && LDB % VEC == 0),
+  static_assert(!ASYNC || (VEC * sizeof(T) >= 4 && !A_T && !TB && LDA % VEC == 0 && LDB % VEC == 0),
                 "cp.async copies 4..16 aligned bytes and cannot transpose");
   static_assert(BK % KV == 0 && BK % USTEPS == 0 && BK % 2 == 0, "k-loop steps must divide BK");
 
@@ -195,7 +199,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   const int kt_count = static_cast<int>((k + BK - 1) / BK);
   // Vector loads need every row start aligned: row lengths a multiple of VEC, bases aligned.
   const bool a_vec = k % VEC == 0 && reinterpret_cast<unsigned long long>(a) % (VEC * sizeof(T)) == 0;
-  const bool b_vec = n % VEC == 0 && reinterpret_cast<unsigned long long>(b) % (VEC * sizeof(T)) == 0;
+  const bool b_vec = (TB ? k : n) % VEC == 0 && reinterpret_cast<unsigned long long>(b) % (VEC * sizeof(T)) == 0;
 
   // This thread's first row and column of C within the block tile, and micro-tile row i (column j).
   int row0, col0;
@@ -218,9 +222,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     for (int e = 0; e < VEC; ++e) x.v[e] = e < avail ? p[e] : from_f<T>(0.0f);
     return x;
   };
-  // Vector i of this thread in the A (B) slice of a k tile: its row and column in the slice. Its
-  // source row in A (column in B) is fixed, so the pointers to it are formed once, for real rows
-  // (columns) only.
+  // Vector i of this thread in the A (B) slice of a k tile: its row and column in the slice (TB 1:
+  // its n row and k column in B's n x k storage). Its source row in A (column of B) is fixed, so the
+  // pointers to it are formed once, for real rows (columns) only.
   auto a_rc = [&](int i, int& r, int& cc) {
     const int v = tid + i * NT;
     r = v / VPR_A;
@@ -233,7 +237,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   };
   const T* a_row[LA];
   const T* b_col[LB];
-  long long b_room[LB];  // elements of B's row from this vector's column on (0: past n)
+  long long b_room[LB];  // TB 0: elements of B's row from this vector's column on (0: past n)
 #pragma unroll
   for (int i = 0; i < LA; ++i) {
     int r, cc;
@@ -244,8 +248,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   for (int i = 0; i < LB; ++i) {
     int r, cc;
     b_rc(i, r, cc);
-    b_room[i] = n0 + cc < n ? n - (n0 + cc) : 0;
-    b_col[i] = b_room[i] > 0 ? b + n0 + cc + static_cast<long long>(r) * n : nullptr;
+    if constexpr (TB) {
+      b_col[i] = n0 + r < n ? b + (n0 + r) * k + cc : nullptr;
+    } else {
+      b_room[i] = n0 + cc < n ? n - (n0 + cc) : 0;
+      b_col[i] = b_room[i] > 0 ? b + n0 + cc + static_cast<long long>(r) * n : nullptr;
+    }
   }
   // Source of vector i in k tile kt and how many of its elements are in range.
   auto a_src = [&](int i, int kt, long long& avail) {
@@ -258,9 +266,15 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   auto b_src = [&](int i, int kt, long long& avail) {
     int r, cc;
     b_rc(i, r, cc);
-    const long long gk = static_cast<long long>(kt) * BK + r;
-    avail = gk < k ? b_room[i] : 0;
-    return avail > 0 ? b_col[i] + static_cast<long long>(kt) * BK * n : b;
+    if constexpr (TB) {
+      const long long gk = static_cast<long long>(kt) * BK + cc;
+      avail = b_col[i] != nullptr ? k - gk : 0;
+      return avail > 0 ? b_col[i] + static_cast<long long>(kt) * BK : b;
+    } else {
+      const long long gk = static_cast<long long>(kt) * BK + r;
+      avail = gk < k ? b_room[i] : 0;
+      return avail > 0 ? b_col[i] + static_cast<long long>(kt) * BK * n : b;
+    }
   };
   // Shared-memory destination of element e of vector i.
   auto a_dst = [&](T* as, int i, int e) {
@@ -268,10 +282,10 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     a_rc(i, r, cc);
     return A_T ? as + (cc + e) * LDA + r : as + r * LDA + cc + e;
   };
-  auto b_dst = [&](T* bs, int i) {
+  auto b_dst = [&](T* bs, int i, int e) {
     int r, cc;
     b_rc(i, r, cc);
-    return bs + r * LDB + cc;
+    return TB ? bs + (cc + e) * LDB + r : bs + r * LDB + cc + e;
   };
   auto stage_a = [&](int s) { return smem + s * (SA + SB); };
   auto stage_b = [&](int s) { return smem + s * (SA + SB) + SA; };
@@ -308,11 +322,11 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
           for (int e = 0; e < VEC; ++e) *a_dst(as, i, e) = rv[q].v[e];
         }
       } else {
-        if constexpr (LDB % VEC == 0) {
-          st<T, VEC>(b_dst(bs, i - LA), rv[q]);
+        if constexpr (!TB && LDB % VEC == 0) {
+          st<T, VEC>(b_dst(bs, i - LA, 0), rv[q]);
         } else {
 #pragma unroll
-          for (int e = 0; e < VEC; ++e) b_dst(bs, i - LA)[e] = rv[q].v[e];
+          for (int e = 0; e < VEC; ++e) *b_dst(bs, i - LA, e) = rv[q].v[e];
         }
       }
     }
@@ -332,8 +346,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     for (int i = 0; i < LB; ++i) {
       long long avail;
       const T* p = b_src(i, kt, avail);
-      if (b_vec && avail >= VEC) cp_async<VEC * sizeof(T)>(b_dst(bs, i), p);
-      else st<T, VEC>(b_dst(bs, i), gather(p, avail));
+      if (b_vec && avail >= VEC) cp_async<VEC * sizeof(T)>(b_dst(bs, i, 0), p);
+      else st<T, VEC>(b_dst(bs, i, 0), gather(p, avail));
     }
   };
 

@@ -2,7 +2,8 @@
 // and the header built by nvcc into tests/export/gelu_export_check.cu, which checks both launch
 // functions against a double-precision reference on fresh inputs at tuned and untuned sizes: once
 // launching the embedded cubins soltune timed, once with SOLTUNE_SOURCE_ONLY (kernels from source);
-// the same for a variant whose kernels take tensor maps.
+// the same for a variant whose kernels take tensor maps, and for matmul's tensor-core GEMM in both
+// layouts through a split-K plan of two launches and its scratch.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -90,6 +91,54 @@ TEST(ExportGpu, ExportedTensorMapKernelsAreCorrectFromTheTimedBinaryAndFromSourc
                   q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
         << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000008 12344 8" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+  }
+  fs::remove_all(tmp);
+}
+
+// The exported GEMM: mma_sync restricted to split-K in two (a plan of two launches through f32
+// scratch), tuned at 1000^3 in both layouts, called at tuned and untuned shapes through
+// tests/export/matmul_export_check.cu and checked against a double-precision reference.
+TEST(ExportGpu, ExportedSplitKGemmIsCorrectInBothLayouts) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto nvcc = test::nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
+  const auto dev = cuda_devices().devices.front();
+  if (dev.cc() < 80) GTEST_SKIP() << "mma.sync bf16 needs compute capability 8.0; " << dev.name << " is " << dev.arch();
+  std::string t = (fs::temp_directory_path() / "soltune-export-gemm-XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const fs::path tmp = t, src = test::source_dir();
+  fs::create_directories(tmp / "templates");
+  for (const char* p : {"matmul", "common"}) fs::copy(src / "templates" / p, tmp / "templates" / p, fs::copy_options::recursive);
+  const auto yaml = tmp / "templates" / "matmul" / "mma_sync.yaml";
+  auto text = test::read_file(yaml);
+  const auto at = text.find("SPLITK: {values: [1, 2, 3, 4]");
+  ASSERT_NE(at, std::string::npos) << "mma_sync.yaml no longer lists SPLITK's values as this test expects";
+  text.replace(at, 29, "SPLITK: {values: [2]");
+  test::write_file(yaml, text);
+  test::write_file(tmp / "gemm.yaml", "problem: matmul\nvariants: [mma_sync]\ndtypes: [bf16]\nshapes:\n"
+                                      "  - {m: 1000, n: 1000, k: 1000}\n  - {m: 1000, n: 1000, k: 1000, trans_b: 1}\n"
+                                      "budget: {evals: 8, seconds: 300}\nseed: 3\nbackend: cuda\ntemplates: " +
+                                          (tmp / "templates").string() + "\n");
+  const std::string bin = q(test::soltune_binary());
+  const std::string log = " > " + q(tmp / "log.txt") + " 2>&1";
+  ASSERT_EQ(run(bin + " tune " + q(tmp / "gemm.yaml") + " --kb " + q(tmp / "kb.sqlite") + " -q" + log), 0)
+      << test::read_file(tmp / "log.txt");
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp / "kb.sqlite") + " --problem matmul --templates " + q(tmp / "templates") +
+                " -o " + q(tmp / "matmul.cuh") + log), 0)
+      << test::read_file(tmp / "log.txt");
+  const auto header = test::read_file(tmp / "matmul.cuh");
+  EXPECT_NE(header.find("matmul_bf16_scratch_bytes"), std::string::npos);
+  EXPECT_NE(header.find("matmul_splitk_reduce"), std::string::npos);
+  const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
+    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "matmul.cuh").string() +
+                  "\"' " + q(src / "tests" / "export" / "matmul_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_EQ(run(q(tmp / "check") + " 1000,1000,1000,0 1000,1000,1000,1 77,131,4100,0 77,131,4100,1 1,1,2048,0 520,264,1032,1" +
+                  log), 0)
+        << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
         << def << "\n" << test::read_file(tmp / "log.txt");
   }

@@ -47,15 +47,15 @@ TEST_F(TensorMapCli, IllegalMapsAreRecordedWithTheirReasonAndTheRunFinishes) {
   for (const char* dtype : {"bf16", "f32"})
     for (const char* bm : {"16", "32"}) {
       const std::string at = std::string(dtype) + " m=256,n=192,k=";
-      const std::string cfg = std::string(" BM=") + bm + ",BK=32";
+      const std::string cfg = std::string(",trans_b=0 BM=") + bm + ",BK=32";
       EXPECT_EQ(status[at + "1792" + cfg].rfind("ok: ", 0), 0u) << status[at + "1792" + cfg];
       const std::string stride = std::string(dtype) == "bf16" ? "3586" : "7172";
       EXPECT_EQ(status[at + "1793" + cfg].rfind("illegal: tensor map 'ta' over 'a': the stride of dimension 1 is " + stride +
                                                 " bytes, not a multiple of 16", 0), 0u)
           << status[at + "1793" + cfg];
     }
-  EXPECT_EQ(status["f32 m=256,n=192,k=1796 BM=16,BK=32"].rfind("ok: ", 0), 0u);
-  const auto& bf16_1796 = status["bf16 m=256,n=192,k=1796 BM=16,BK=32"];
+  EXPECT_EQ(status["f32 m=256,n=192,k=1796,trans_b=0 BM=16,BK=32"].rfind("ok: ", 0), 0u);
+  const auto& bf16_1796 = status["bf16 m=256,n=192,k=1796,trans_b=0 BM=16,BK=32"];
   EXPECT_EQ(bf16_1796.rfind("illegal: tensor map 'ta' over 'a': the stride of dimension 1 is 3592 bytes", 0), 0u) << bf16_1796;
   const auto& box = status["bf16 n=1000008 BOX=512"];
   EXPECT_EQ(box.rfind("illegal: tensor map 'tx' over 'x': box dimension 0 is 512 elements; TMA takes 1 to 256", 0), 0u) << box;
@@ -89,7 +89,7 @@ TEST_F(TensorMapCli, TheExportEncodesTheMapsAndCompilesWithNvcc) {
   write(tmp_ / "use.cu", R"SRC(#include "matmul.cuh"
 // The caller passes pointers; the header makes the map. Compiled only (no GPU here).
 cudaError_t run(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, long long m, long long n, long long k) {
-  return soltune_matmul::matmul_bf16(a, b, c, m, n, k);
+  return soltune_matmul::matmul_bf16(a, b, c, m, n, k, 0);
 }
 )SRC");
   const auto c = shell("cd " + q(tmp_) + " && " + q(nvcc) + " -std=c++17 -arch=sm_90 -c use.cu -o use.o >" +

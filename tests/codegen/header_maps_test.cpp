@@ -46,10 +46,10 @@ TEST_F(HeaderMaps, MatmulEncodesItsMapAtEachCallAndItsRulesSteerDispatch) {
   const auto& tma = p.variant("tma_a");
   const auto& tiled = p.variant("tiled");
   const std::vector<Specialization> specs = {
-      {&tma, DType::bf16, Space(tma, Bindings{}).parse_key("BM=32,BK=32"), Shape{{{"m", 4096}, {"n", 4096}, {"k", 4096}}}, {}},
+      {&tma, DType::bf16, Space(tma, Bindings{}).parse_key("BM=32,BK=32"), Shape{{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"trans_b", 0}}}, {}},
       {&tiled, DType::bf16,
        Space(tiled, Bindings{}).parse_key("BM=64,BN=64,BK=16,TM=4,TN=4,VEC=4,PAD=0,STAGES=2,ASYNC=1,A_T=0,SPLIT=0,UNROLL=0"),
-       Shape{{{"m", 1024}, {"n", 1024}, {"k", 1024}}}, {}}};
+       Shape{{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"trans_b", 0}}}, {}}};
   const auto header = export_header(p, specs, "test");
   // The encoder's type and CUtensorMap come from the toolkit's headers, hoisted; the function itself
   // from the driver at run time, never linked.
@@ -76,12 +76,12 @@ int main() {
   auto expect = [&](long long got, long long want, const char* what) {
     if (got != want) { std::printf("%s: %lld, want %lld\n", what, got, want); ++bad; }
   };
-  expect(matmul_bf16_choice(4096, 4096, 4096, sms, cc, optin, l2), 0, "tuned");
-  expect(matmul_bf16_choice(4096, 3000, 2040, sms, cc, optin, l2), 0, "16-byte rows at other sizes");
-  expect(matmul_bf16_choice(4096, 4096, 1793, sms, cc, optin, l2), 1, "k = 1793: A's rows are 3586 bytes");
-  expect(matmul_bf16_choice(4096, 4096, 4096, sms, 80, optin, l2), 1, "no tensor maps before compute capability 9.0");
+  expect(matmul_bf16_choice(4096, 4096, 4096, 0, sms, cc, optin, l2), 0, "tuned");
+  expect(matmul_bf16_choice(4096, 3000, 2040, 0, sms, cc, optin, l2), 0, "16-byte rows at other sizes");
+  expect(matmul_bf16_choice(4096, 4096, 1793, 0, sms, cc, optin, l2), 1, "k = 1793: A's rows are 3586 bytes");
+  expect(matmul_bf16_choice(4096, 4096, 4096, 0, sms, 80, optin, l2), 1, "no tensor maps before compute capability 9.0");
   matmul_bf16_plan p;
-  expect(matmul_bf16_choice(4096, 2048, 1024, sms, cc, optin, l2, &p), 0, "plan");
+  expect(matmul_bf16_choice(4096, 2048, 1024, 0, sms, cc, optin, l2, &p), 0, "plan");
   expect(p.maps[0].rank, 2, "rank");
   expect(p.maps[0].dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, "element type");
   expect(static_cast<long long>(p.maps[0].dims[0]), 1024, "dims[0] = k");
@@ -92,7 +92,7 @@ int main() {
   expect(p.maps[0].swizzle, CU_TENSOR_MAP_SWIZZLE_NONE, "swizzle");
   // The caller still passes pointers; the kernel's own 128-byte type is built from the encoded map.
   cudaError_t (*f)(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, long long, long long, long long,
-                   cudaStream_t) = &matmul_bf16;
+                   long long, cudaStream_t) = &matmul_bf16;
   (void)f;
   detail::TensorMapArg arg{};
   arg.bytes[15] = 42;

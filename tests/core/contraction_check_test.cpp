@@ -76,7 +76,7 @@ Checked check(const Gemm& g, DType dt, const Kernel& kernel, bool skip_last_colu
       const double stored = dt == DType::bf16 ? to_bf16(c) : dt == DType::f16 ? to_f16(c) : c;
       out.push_back(skip_last_column && j == g.n - 1 ? NAN : stored);  // unwritten: the poison
     }
-  const Task t{&p, &p.variants.front(), dt, Shape{{{"m", g.m}, {"n", g.n}, {"k", g.k}}}};
+  const Task t{&p, &p.variants.front(), dt, Shape{{{"m", g.m}, {"n", g.n}, {"k", g.k}, {"trans_b", 0}}}};
   const double max_finite = dt == DType::f16 ? 65504.0 : 3.3895313892515355e38;
   Checked c{compare_on_host(out, ref, mag, p.tolerance.at(dt), t.sizes(), max_finite), ""};
   c.why = c.acc.summary();

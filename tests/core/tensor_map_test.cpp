@@ -87,7 +87,7 @@ TEST_F(TensorMaps, ParsesEveryOptionAndItsDefaults) {
   EXPECT_EQ(tb.oob, TensorMapSpec::Oob::nan);
   EXPECT_EQ(v.tensor_map("c"), nullptr);  // a problem argument, passed as a pointer
   // The reference and the baseline keep the problem's arguments: plain pointers.
-  EXPECT_EQ(p.reference.args, (std::vector<std::string>{"a", "b", "c", "c.magnitude", "m", "n", "k"}));
+  EXPECT_EQ(p.reference.args, (std::vector<std::string>{"a", "b", "c", "c.magnitude", "m", "n", "k", "trans_b"}));
 
   const auto params = tensor_map_params(tb, matmul_bindings(64, 96, 128, DType::f32, 16));
   EXPECT_EQ(params.elem_bytes, 2);  // elem bf16 over an f32 buffer

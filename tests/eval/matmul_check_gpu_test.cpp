@@ -1,7 +1,7 @@
 // GPU tests (label gpu): the contraction-aware check of templates/matmul on real kernels at k = 8192
 // and 16384. A plain f32-accumulating GEMM passes in every dtype; the usual wrong GEMMs (bf16
 // accumulation, a dropped k-tile, a skipped k tail, an unwritten column, TF32 inputs where f32 is
-// declared) are each wrong_answer.
+// declared, B read in the other layout) are each wrong_answer.
 #include <gtest/gtest.h>
 
 #include "eval/worker_evaluator.hpp"
@@ -30,6 +30,9 @@ const GemmKernel kKernels[] = {
                 " if (col != n - 1) put(c + row * n + col, acc);", false},
     {"tf32", "float acc = 0; for (long long q = 0; q < k; ++q) acc = fmaf(tf32(f(a[row * k + q])), tf32(f(b[q * n + col])), acc);"
              " put(c + row * n + col, acc);", false},
+    // B column-major (trans_b 1): right there, wrong for B row-major, as "plain" is the other way round.
+    {"plain_nt", "float acc = 0; for (long long q = 0; q < k; ++q) acc = fmaf(f(a[row * k + q]), f(b[col * k + q]), acc);"
+                 " put(c + row * n + col, acc);", false},
 };
 
 std::filesystem::path gemm_problem() {
@@ -49,7 +52,7 @@ std::filesystem::path gemm_problem() {
                                  "  if (row >= m || col >= n) return;\n  ") +
                          g.body + "\n}\n");
     test::write_file(root / "matmul" / (std::string(g.name) + ".yaml"),
-                     "kernel: gemm\ntemplate_args: [T, B]\nknobs: {B: [16]}\n"
+                     "kernel: gemm\ntemplate_args: [T, B]\nargs: [a, b, c, m, n, k]\nknobs: {B: [16]}\n"
                      "launch: {grid: [\"cdiv(n, 16)\", \"cdiv(m, 16)\"], block: [16, 16]}\n");
   }
   return root;
@@ -76,14 +79,19 @@ TEST(MatmulCheckGpu, RightGemmsPassAndWrongOnesFailAtLargeK) {
         if (std::string(g.name) == "tf32" && dt != DType::f32) continue;  // TF32 rounding of 16-bit inputs is exact
         if (std::string(g.name) == "tailk" && k % 32 == 0) continue;      // nothing to skip
         if (!g.right && k == 16384) continue;
-        const Task t{&p, &p.variant(g.name), dt, Shape{{{"m", 256}, {"n", 192}, {"k", k}}}};
-        ev.baseline(t);
-        const auto r = ev.evaluate(t, {Config{{16}}});
-        ASSERT_EQ(r.size(), 1u);
-        if (g.right)
-          EXPECT_EQ(r[0].status, Status::ok) << t.id() << ": " << r[0].log;
-        else
-          EXPECT_EQ(r[0].status, Status::wrong_answer) << t.id() << ": " << r[0].log;
+        for (int64_t tb : {0, 1}) {
+          const bool nt = std::string(g.name) == "plain_nt";
+          if (tb == 1 && (k != 8192 || (!nt && std::string(g.name) != "plain"))) continue;
+          const bool right = nt ? tb == 1 : g.right && tb == 0;
+          const Task t{&p, &p.variant(g.name), dt, Shape{{{"m", 256}, {"n", 192}, {"k", k}, {"trans_b", tb}}}};
+          ev.baseline(t);
+          const auto r = ev.evaluate(t, {Config{{16}}});
+          ASSERT_EQ(r.size(), 1u);
+          if (right)
+            EXPECT_EQ(r[0].status, Status::ok) << t.id() << ": " << r[0].log;
+          else
+            EXPECT_EQ(r[0].status, Status::wrong_answer) << t.id() << ": " << r[0].log;
+        }
       }
   EXPECT_EQ(ev.restarts(), 0);
 }

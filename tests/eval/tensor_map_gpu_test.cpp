@@ -75,7 +75,7 @@ TEST(TensorMapGpu, MatmulWithATmaTileIsCorrectWhereItsRowsAre16ByteAligned) {
   auto ev = evaluator(compiler, root);
   for (const DType t : {DType::f32, DType::bf16, DType::f16}) {
     // Tails in every dimension at 200 x 190 x 1000 (1000 elements are 16-byte rows in each dtype).
-    for (const auto& shape : {Shape{{{"m", 256}, {"n", 192}, {"k", 1792}}}, Shape{{{"m", 200}, {"n", 190}, {"k", 1000}}}}) {
+    for (const auto& shape : {Shape{{{"m", 256}, {"n", 192}, {"k", 1792}, {"trans_b", 0}}}, Shape{{{"m", 200}, {"n", 190}, {"k", 1000}, {"trans_b", 0}}}}) {
       const Task task{&p, &p.variant("tma_a"), t, shape};
       ev->baseline(task);
       for (const auto& r : ev->evaluate(task, Space(*task.variant, task.fixed(ev->device())).all_legal())) {
@@ -83,7 +83,7 @@ TEST(TensorMapGpu, MatmulWithATmaTileIsCorrectWhereItsRowsAre16ByteAligned) {
         EXPECT_TRUE(r.acc.pass) << r.acc.summary();
       }
     }
-    const Task odd{&p, &p.variant("tma_a"), t, Shape{{{"m", 256}, {"n", 192}, {"k", 1793}}}};
+    const Task odd{&p, &p.variant("tma_a"), t, Shape{{{"m", 256}, {"n", 192}, {"k", 1793}, {"trans_b", 0}}}};
     ev->baseline(odd);
     for (const auto& r : ev->evaluate(odd, Space(*odd.variant, odd.fixed(ev->device())).all_legal())) {
       EXPECT_EQ(r.status, Status::illegal) << odd.id() << " " << r.key;

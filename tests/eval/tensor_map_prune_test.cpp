@@ -25,7 +25,7 @@ class TensorMapPrune : public ::testing::Test {
 
 TEST_F(TensorMapPrune, RowsThatAreNot16ByteAlignedAreIllegalBeforeAnyCompile) {
   const auto p = load_problem(dir_.path(), "matmul");
-  const Task odd{&p, &p.variant("tma_a"), DType::bf16, Shape{{{"m", 256}, {"n", 192}, {"k", 1793}}}};
+  const Task odd{&p, &p.variant("tma_a"), DType::bf16, Shape{{{"m", 256}, {"n", 192}, {"k", 1793}, {"trans_b", 0}}}};
   const Space s(*odd.variant, odd.fixed(h200));
   const auto batch = prepare_candidates(odd, h200, "sm_90", s.all_legal());
   ASSERT_EQ(batch.candidates.size(), 2u);  // BM 16 and 32: legal for the space, not for TMA
@@ -39,7 +39,7 @@ TEST_F(TensorMapPrune, RowsThatAreNot16ByteAlignedAreIllegalBeforeAnyCompile) {
   // At k = 1792 the same configurations compile and are predicted.
   ModelEvaluator ev(h200, compiler, "sm_90");
   for (const DType t : {DType::f32, DType::bf16, DType::f16}) {
-    const Task even{&p, &p.variant("tma_a"), t, Shape{{{"m", 256}, {"n", 192}, {"k", 1792}}}};
+    const Task even{&p, &p.variant("tma_a"), t, Shape{{{"m", 256}, {"n", 192}, {"k", 1792}, {"trans_b", 0}}}};
     for (const auto& r : ev.evaluate(even, Space(*even.variant, even.fixed(h200)).all_legal())) {
       EXPECT_EQ(r.status, Status::ok) << even.id() << " " << r.key << ": " << r.log;
       EXPECT_TRUE(r.res.parsed) << r.log;

@@ -10,6 +10,7 @@
 
 #include "cli/landscape_command.hpp"
 #include "cli/tune_command.hpp"
+#include "codegen/compiler.hpp"
 #include "codegen/nvrtc_worker.hpp"
 #include "eval/worker.hpp"
 #include "core/error.hpp"
@@ -31,6 +32,7 @@ commands:
                   --landscape FILE... [--seeds N] [--strategies LIST] [--json]
   kb SUBCOMMAND   look into, carry and clean up results: list, best, show, export-json, import-json, gc
   help, --help    this text; `soltune COMMAND --help` for a command's options
+  --version       soltune's version and the NVRTC it compiles with
 
 Without a CUDA device, `tune` falls back to the model backend (predicted times, labelled as such).
 )";
@@ -44,6 +46,11 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    const int v = soltune::Compiler::nvrtc_version();
+    std::printf("soltune %s (NVRTC %d.%d)\n", SOLTUNE_VERSION, v / 1000, v % 1000 / 10);
+    return 0;
   }
   const std::string cmd = args[0];
   if (cmd == "worker" || cmd == "nvrtc-worker") {

@@ -245,6 +245,14 @@ TEST_F(Cli, Help) {
   EXPECT_NE(r.out.find("--allow-predicted"), std::string::npos) << r;
 }
 
+TEST_F(Cli, Version) {
+  for (const char* flag : {"--version", "version"}) {
+    const auto r = soltune(flag);
+    EXPECT_EQ(r.code, 0) << r;
+    EXPECT_EQ(r.out.rfind(std::string("soltune ") + SOLTUNE_VERSION + " (NVRTC ", 0), 0u) << r;
+  }
+}
+
 TEST_F(Cli, DevicesWithoutAGpu) {
   const auto r = soltune("devices");
   EXPECT_EQ(r.code, 0) << r;

@@ -9,22 +9,14 @@
 #include <string>
 
 #include "files.hpp"
+#include "gelu_device.hpp"
 
 namespace soltune::test {
 
 inline void add_two_step_gelu(const std::filesystem::path& gelu_dir) {
-  write_file(gelu_dir / "twostep.cu", R"SRC(// GELU in two steps: f32 values into scratch, then rounded into y.
+  write_file(gelu_dir / "twostep.cu", std::string(R"SRC(// GELU in two steps: f32 values into scratch, then rounded into y.
 #include <cuda_bf16.h>
-
-__device__ inline float to_f(float v) { return v; }
-__device__ inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ inline void put(float& d, float v) { d = v; }
-__device__ inline void put(__nv_bfloat16& d, float v) { d = __float2bfloat16_rn(v); }
-__device__ inline float gelu(float x) {
-  const float inner = 0.7978845608028654f * fmaf(0.044715f * x, x * x, x);
-  return 0.5f * x * (1.0f + tanhf(inner));
-}
-
+)SRC") + kGeluDevice + R"SRC(
 template <typename T, int STEPS, int GAP, int OVER>
 __global__ void gelu_first(const T* x, T* y, float* tmp, long long n) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;

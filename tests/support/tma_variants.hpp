@@ -10,6 +10,7 @@
 #include <string>
 
 #include "files.hpp"
+#include "gelu_device.hpp"
 
 namespace soltune::test {
 
@@ -25,16 +26,7 @@ inline void add_tma_gelu(const std::filesystem::path& gelu_dir) {
 #include <cuda/std/cstdint>
 #include <cuda_bf16.h>
 
-)SRC") + kTmaMapStruct + R"SRC(
-__device__ inline float to_f(float v) { return v; }
-__device__ inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ inline void put(float& d, float v) { d = v; }
-__device__ inline void put(__nv_bfloat16& d, float v) { d = __float2bfloat16_rn(v); }
-__device__ inline float gelu(float x) {
-  const float inner = 0.7978845608028654f * fmaf(0.044715f * x, x * x, x);
-  return 0.5f * x * (1.0f + tanhf(inner));
-}
-
+)SRC") + kTmaMapStruct + kGeluDevice + R"SRC(
 template <typename T, int BOX>
 __global__ void __launch_bounds__(BOX) gelu_tma(const __grid_constant__ TmaMap tx, const __grid_constant__ TmaMap ty,
                                                 long long n) {

@@ -1,5 +1,7 @@
 #include "core/expr.hpp"
 
+#include "core/expr_syntax.hpp"
+
 #include <muParser.h>
 
 #include <cmath>
@@ -13,6 +15,7 @@ double f_cdiv(double a, double b) { return std::ceil(a / b); }
 double f_fdiv(double a, double b) { return std::floor(a / b); }
 double f_mod(double a, double b) { return a - b * std::floor(a / b); }
 double f_pow(double a, double b) { return std::pow(a, b); }
+double f_not(double a) { return a == 0 ? 1 : 0; }
 double f_is_pow2(double a) {
   if (a < 1 || a != std::floor(a)) return 0;
   auto v = static_cast<uint64_t>(a);
@@ -33,6 +36,7 @@ void setup(mu::Parser& p) {
   p.DefineFun("mod", f_mod);
   p.DefineFun("pow", f_pow);
   p.DefineFun("is_pow2", f_is_pow2);
+  p.DefineInfixOprt("!", f_not);  // C's logical not (muparser has none of its own)
 }
 
 }  // namespace
@@ -81,6 +85,7 @@ Expr::Expr(std::string text, SourceLoc loc) : text_(std::move(text)), loc_(std::
   if (auto pos = text_.find('^'); pos != std::string::npos)
     throw Error(loc_, "in expression '" + text_ + "' at column " + std::to_string(pos + 1) +
                           ": '^' is not allowed (use pow(a, b))");
+  text_ = canonical_expression(text_, loc_);
   std::vector<double> pool;
   pool.reserve(256);
   try {

@@ -57,6 +57,8 @@ TEST(Expr, MinMaxConditionalAndLogic) {
   EXPECT_EQ(ev("a == 4 || b == 9", b), 0);
   EXPECT_TRUE(Expr("a * 4 <= 16", kLoc).eval_bool(b));
   EXPECT_FALSE(Expr("b * 4 <= 16", kLoc).eval_bool(b));
+  EXPECT_EQ(ev("!(a == 3) || !GRID_STRIDE", b), 0);
+  EXPECT_EQ(ev("!(a == 4) && a != 4", b), 1);
 }
 
 TEST(Expr, VariablesAreCollected) {
@@ -152,6 +154,33 @@ TEST(Expr, ReusedAcrossCallsCopiesAndThreads) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// Kernel Tuner's restrictions are Python: %, //, and, or, not, True, False and chained
+// comparisons mean what Python means, and the text kept (what an exported header compiles) is C++.
+TEST(Expr, PythonSpellingsOfRestrictions) {
+  const Bindings b{{"bx", 48}, {"by", 4}, {"tile", 3}};
+  EXPECT_EQ(ev("bx * by % 32 != 0", b), 0);       // (48 * 4) % 32 == 0: % binds as * does
+  EXPECT_EQ(ev("bx % 32 != 0 and by <= 8", b), 1);
+  EXPECT_EQ(ev("not bx == 48 or tile == 3", b), 1);  // (not (bx == 48)) or (tile == 3)
+  EXPECT_EQ(ev("not bx == 48", b), 0);
+  EXPECT_EQ(ev("-7 % 3"), 2);                      // floor modulo, as Python's
+  EXPECT_EQ(ev("-7 // 2"), -4);
+  EXPECT_EQ(ev("1 <= tile < 4", b), 1);            // 1 <= tile and tile < 4
+  EXPECT_EQ(ev("1 <= tile < 3", b), 0);
+  EXPECT_EQ(ev("(bx > 32) == True", b), 1);
+  EXPECT_EQ(ev("(bx > 64) != False", b), 0);
+  EXPECT_EQ(ev("bx * by <= 1024 and (tile % 2 == 1 or by % 2 == 0)", b), 1);
+  EXPECT_EQ(Expr("bx % 32 != 0 and by <= 8", kLoc).text(), "mod(bx, 32) != 0 && by <= 8");
+  EXPECT_EQ(Expr("a * b % c + d", kLoc).text(), "mod(a * b, c) + d");
+  EXPECT_EQ(Expr("not (a and b)", kLoc).text(), "!(a && b)");
+  EXPECT_EQ(Expr("cdiv(n, 256) <= 2147483647", kLoc).text(), "cdiv(n, 256) <= 2147483647") << "C spellings stay as written";
+  const auto vars = Expr("block_size_x % tile_size == 0", kLoc).variables();
+  EXPECT_EQ(vars.size(), 2u);
+  // Python text that does not parse names the column.
+  const auto msg = error_of([] { Expr("bx % (by and", kLoc); });
+  EXPECT_NE(msg.find("cfg.yaml:7:12"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("column"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -340,6 +340,37 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
           return std::find(l->args.begin(), l->args.end(), sc.name) != l->args.end();
         }))
       throw Error(sc.loc, "scratch buffer '" + sc.name + "' is passed to none of the variant's launches");
+  // A knob that reaches nothing the kernel sees (a macro the source reads but soltune never
+  // defines, say) would make every configuration compile to the same kernel: refuse it.
+  {
+    Names reached;
+    auto add = [&](const Expr& e) {
+      if (!e.empty()) reached.insert(e.variables().begin(), e.variables().end());
+    };
+    auto add_all = [&](const std::vector<Expr>& es) {
+      for (const auto& e : es) add(e);
+    };
+    for (const auto* l : v.all_launches()) {
+      add_all(l->template_values);
+      add_all(l->grid);
+      add_all(l->block);
+      add_all(l->cluster);
+      add(l->smem);
+      add(l->when);
+    }
+    add_all(v.constraints);
+    for (const auto& a : v.scratch) add_all(a.shape);
+    for (const auto& m : v.tensor_maps) {
+      add_all(m.dims);
+      add_all(m.box);
+      add_all(m.strides);
+    }
+    for (const auto& k : v.knobs)
+      if (!reached.count(k.name))
+        n.at("knobs").fail("knob '" + k.name +
+                           "' reaches neither a template argument, the launch geometry, a constraint, a scratch "
+                           "shape nor a tensor map: every value would compile to the same kernel");
+  }
   if (n.has("model")) {
     auto m = n.at("model");
     m.only_keys({"bytes_in_flight_per_thread", "registers_per_thread", "compute"});

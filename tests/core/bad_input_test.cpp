@@ -473,5 +473,12 @@ TEST_F(BadInput, PlansOfSeveralLaunches) {
   expect_error([&] { load(); }, v, line, 0, {"WIDTH"});
 }
 
+// A knob the kernel never sees (a macro of a Kernel Tuner kernel, used verbatim) would tune nothing.
+TEST_F(BadInput, AKnobThatReachesNothingIsRefused) {
+  const int line = edit(variant_yaml(), "knobs:\n", "knobs:\n  block_size_x: [16, 32]\n");
+  expect_error([&] { load(); }, variant_yaml(), line + 1, 0,
+               {"knob 'block_size_x' reaches neither a template argument", "every value would compile to the same kernel"});
+}
+
 }  // namespace
 }  // namespace soltune

@@ -121,7 +121,7 @@ std::string scratch_locals(DType dt, const VariantSpec& v) {
   std::string out;
   for (size_t i = 0; i < v.scratch.size(); ++i) {
     const std::string type = std::string(dtype_cpp(v.scratch[i].resolve_dtype(dt))) + "*";
-    out += "  " + type + " " + v.scratch[i].name + " = p.scratch_elems[" + std::to_string(i) + "] > 0 ? reinterpret_cast<" +
+    out += "  [[maybe_unused]] " + type + " " + v.scratch[i].name + " = p.scratch_elems[" + std::to_string(i) + "] > 0 ? reinterpret_cast<" +
            type + ">(static_cast<char*>(scratch) + p.scratch_offset[" + std::to_string(i) + "]) : nullptr;\n";
   }
   return out;

@@ -11,8 +11,9 @@
 // the output type) and writes whole 16-byte runs of rows.
 // Split-K (SPLITK > 1): blockIdx.y picks one of SPLITK contiguous, balanced ranges of k slices; the
 // block writes its f32 partial tile to scratch, and matmul_splitk_reduce sums the splits into C.
-// Any m, n, k works: a row of A or B that is not 16-byte aligned falls back to element loads,
-// tails are zero-filled, and every store is guarded.
+// Any m, n, k works: a row of A or B that is not 16-byte aligned falls back to element loads, or
+// with PAD 1 is first copied by matmul_pad into rows padded to 16 bytes; tails are zero-filled, and
+// every store is guarded.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -70,6 +71,11 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
 }
+__device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
                                                   unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -94,6 +100,9 @@ __device__ __forceinline__ unsigned swizzle(int r, int c) {
 // that every split starts 16-byte aligned for the reduce's vector loads.
 __host__ __device__ __forceinline__ long long splitk_stride(long long m, long long n) { return (m * n + 3) / 4 * 4; }
 
+// A row length rounded up to 8 elements (16 bytes): the rows of PAD's copies.
+__host__ __device__ __forceinline__ long long pad8(long long x) { return (x + 7) / 8 * 8; }
+
 __device__ __forceinline__ unsigned dynamic_smem_bytes() {
   unsigned r;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
@@ -102,9 +111,11 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
 
 // The kernel's body, compiled twice: FAST (both operands by 16-byte cp.async, no fallback code in
 // the loop) and the general one, which picks per operand at run time.
+// lda, ldb: the elements between rows of A and of B (k and TB ? k : n, or a padded copy's).
 template <bool FAST, typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int TB>
 __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
-                                              float* __restrict__ partials, long long m, long long n, long long k) {
+                                              float* __restrict__ partials, long long m, long long n, long long k,
+                                              long long lda, long long ldb) {
   constexpr int NT = WM * WN * 32;
   constexpr int WTM = BM / WM, WTN = BN / WN;  // warp tile
   constexpr int FM = WTM / 16, FN = WTN / 8;   // m16n8 accumulator tiles per warp
@@ -149,8 +160,8 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
   }
 
   // 16-byte cp.async needs every row start aligned: row length a multiple of 8, base aligned.
-  const bool a_fast = k % 8 == 0 && reinterpret_cast<unsigned long long>(a) % 16 == 0;
-  const bool b_fast = (TB ? k : n) % 8 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
+  const bool a_fast = lda % 8 == 0 && reinterpret_cast<unsigned long long>(a) % 16 == 0;
+  const bool b_fast = ldb % 8 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
   const bool c_fast = n % 8 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0;
 
   // This thread's copy chunks: A rows a_r0 + i * A_RSTEP at chunk a_c, B rows b_r0 + i * B_RSTEP at
@@ -159,9 +170,9 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
   constexpr int A_RSTEP = NT / CPR_A, B_RSTEP = NT / CPR_B;
   const int a_r0 = tid / CPR_A, a_c = tid % CPR_A;
   const int b_r0 = tid / CPR_B, b_c = tid % CPR_B;
-  const long long a_off = (m0 + a_r0) * k + a_c * 8, a_step = A_RSTEP * k;
-  const long long b_off = TB ? (n0 + b_r0) * k + b_c * 8 : static_cast<long long>(b_r0) * n + n0 + b_c * 8;
-  const long long b_step = TB ? B_RSTEP * k : B_RSTEP * n;
+  const long long a_off = (m0 + a_r0) * lda + a_c * 8, a_step = A_RSTEP * lda;
+  const long long b_off = TB ? (n0 + b_r0) * ldb + b_c * 8 : static_cast<long long>(b_r0) * ldb + n0 + b_c * 8;
+  const long long b_step = B_RSTEP * ldb;
   unsigned a_rows = 0, b_rows = 0;  // bit i: A (TB 1: B) row i of this thread lies inside the matrix
 #pragma unroll
   for (int i = 0; i < A_CH; ++i) a_rows |= (m0 + a_r0 + i * A_RSTEP < m ? 1u : 0u) << i;
@@ -189,9 +200,12 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
                  : "memory");
   };
 
-  // Fragments of one k16 step: lane l addresses row l % 16, chunk l / 16 of a 16x16 block (A: m x k;
-  // B, TB 0: k x n, transposed by ldmatrix into the col operand; TB 1: n x k, whose 8x8 matrices
-  // (n 0-7 | n 8-15) x (k 0-7 | k 8-15) are the col operand's b0, b1 of two n8 tiles as they are).
+  // Fragments of one k16 step. A (m x k) and B at TB 0 (k x n, transposed by ldmatrix into the col
+  // operand): lane l addresses row l % 16, chunk l / 16 of a 16x16 block. TB 1 (n x k): the 8x8
+  // matrices are the col operand as they are, and lanes 8i..8i+7 address matrix i of (n 0-7, k 0-7),
+  // (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15): b0, b1 of one n8 tile, then of the next. mma
+  // takes each tile's b0, b1 as a pair of consecutive registers, which ldmatrix writes in that order
+  // (A's lane order would give b0 of both tiles, then b1: a register move per fragment register).
   unsigned af[2][FM][4], bf[2][FN][2];
   auto load_frags = [&](int buf, int s, int kk) {
     const unsigned sa = smem0 + s * STAGE_BYTES, sb = sa + A_BYTES;
@@ -201,12 +215,8 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
 #pragma unroll
     for (int j = 0; j < FN / 2; ++j) {
       if constexpr (TB) {
-        unsigned t[4];
-        ldmatrix_x4(t, sb + swizzle<CPR_B>(wn * WTN + j * 16 + (lane & 15), kk * 2 + (lane >> 4)));
-        bf[buf][2 * j][0] = t[0];
-        bf[buf][2 * j + 1][0] = t[1];
-        bf[buf][2 * j][1] = t[2];
-        bf[buf][2 * j + 1][1] = t[3];
+        ldmatrix_x4(bf[buf][2 * j][0], bf[buf][2 * j][1], bf[buf][2 * j + 1][0], bf[buf][2 * j + 1][1],
+                    sb + swizzle<CPR_B>(wn * WTN + j * 16 + (lane & 7) + (lane >> 4) * 8, kk * 2 + (lane >> 3 & 1)));
       } else {
         ldmatrix_x4_trans(bf[buf][2 * j][0], bf[buf][2 * j][1], bf[buf][2 * j + 1][0], bf[buf][2 * j + 1][1],
                           sb + swizzle<CPR_B>(kk * 16 + (lane & 15), wn * (WTN / 8) + 2 * j + (lane >> 4)));
@@ -266,7 +276,7 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
           gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : b16, ok ? kleft - b_c * 8 : 0);
       }
     } else {
-      const T* pb = b + (b_off + k0 * n);
+      const T* pb = b + (b_off + k0 * ldb);
 #pragma unroll
       for (int i = 0; i < B_CH; ++i) {
         if (i * KK / B_CH != part) continue;
@@ -386,18 +396,75 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
 // BM x BN x BK: block tile. WM x WN: warps, each a (BM / WM) x (BN / WN) tile of C. STAGES: shared-
 // memory buffers in the cp.async ring. MINB: blocks per SM the registers are budgeted for. SPLITK:
 // blocks per tile of C along k (grid y); above 1 they write partials (SPLITK partial tiles of m x n,
-// splitk_stride apart) instead of C. TB: B's layout, the problem's trans_b (compiled in; the
-// argument trans_b is not read).
-template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MINB, int SPLITK, int TB>
+// splitk_stride apart) instead of C. PAD 1: an operand whose rows are not a multiple of 8 elements
+// (A where k is not; B where k, or n at TB 0, is not) is read from the copy matmul_pad made of it,
+// its rows rounded up to 8 with zeros (a_pad: m x pad8(k); b_pad: k x pad8(n), or n x pad8(k)), so
+// that the 16-byte cp.async path runs; m, n, k stay the logical sizes. PAD 0: a_pad and b_pad are
+// not read. TB: B's layout, the problem's trans_b (compiled in; the argument trans_b is not read).
+template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MINB, int SPLITK, int PAD, int TB>
 __global__ void __launch_bounds__(WM * WN * 32, MINB)
     matmul_mma_sync(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, float* __restrict__ partials,
-                    long long m, long long n, long long k, long long trans_b) {
+                    const T* __restrict__ a_pad, const T* __restrict__ b_pad, long long m, long long n, long long k,
+                    long long trans_b) {
   using namespace mma_sync_detail;
-  if (k % 8 == 0 && (TB || n % 8 == 0) && reinterpret_cast<unsigned long long>(a) % 16 == 0 &&
-      reinterpret_cast<unsigned long long>(b) % 16 == 0)
-    mma_sync_body<true, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(a, b, c, partials, m, n, k);
+  static_assert(PAD == 0 || PAD == 1, "PAD: 0 or 1");
+  const long long lb = TB ? k : n;  // B's row length
+  const bool pa = PAD && k % 8 != 0, pb = PAD && lb % 8 != 0;
+  const T* const ua = pa ? a_pad : a;
+  const T* const ub = pb ? b_pad : b;
+  const long long lda = pa ? pad8(k) : k, ldb = pb ? pad8(lb) : lb;
+  if (lda % 8 == 0 && ldb % 8 == 0 && reinterpret_cast<unsigned long long>(ua) % 16 == 0 &&
+      reinterpret_cast<unsigned long long>(ub) % 16 == 0)
+    mma_sync_body<true, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(ua, ub, c, partials, m, n, k, lda, ldb);
   else
-    mma_sync_body<false, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(a, b, c, partials, m, n, k);
+    mma_sync_body<false, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(ua, ub, c, partials, m, n, k, lda, ldb);
+}
+
+// PAD's copy of one operand: src (rows x cols, row-major) into dst (rows x pad8(cols), 16-byte
+// aligned), the columns past cols zero. A thread writes one 16-byte chunk of dst: a block of 32 x 8
+// threads covers 32 chunks of 8 rows (grid: cdiv(rows, 8) x cdiv(pad8(cols) / 8, 32)). Where src is
+// 16-byte aligned a thread reads the one or two aligned 16-byte vectors that hold its chunk's
+// elements and shifts them into place (a row of odd length starts at any element), else it reads
+// the elements one at a time.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    matmul_pad(const T* __restrict__ src, T* __restrict__ dst, long long rows, long long cols) {
+  using namespace mma_sync_detail;
+  static_assert(sizeof(T) == 2, "16-bit elements");
+  const long long cpr = pad8(cols) / 8;  // chunks per row of dst
+  const long long r = static_cast<long long>(blockIdx.x) * 8 + threadIdx.y;
+  const long long ch = static_cast<long long>(blockIdx.y) * 32 + threadIdx.x;
+  if (r >= rows || ch >= cpr) return;
+  const long long c0 = ch * 8;
+  const int avail = cols - c0 < 8 ? static_cast<int>(cols - c0) : 8;  // elements of the chunk inside the row
+  const long long s = r * cols + c0;  // its first element in src
+  const unsigned short* const s16 = reinterpret_cast<const unsigned short*>(src);
+  unsigned w[4];
+  if (reinterpret_cast<unsigned long long>(src) % 16 == 0) {
+    const long long q = s & ~7ll;
+    const int off = static_cast<int>(s - q);  // elements of the first vector before the chunk
+    unsigned u[8];
+    const uint4 v0 = __ldg(reinterpret_cast<const uint4*>(s16 + q));
+    // the second vector only where the chunk reaches into it: past the matrix's last element it may lie
+    // outside the buffer
+    const uint4 v1 = off + avail > 8 ? __ldg(reinterpret_cast<const uint4*>(s16 + q) + 1) : make_uint4(0, 0, 0, 0);
+    u[0] = v0.x, u[1] = v0.y, u[2] = v0.z, u[3] = v0.w, u[4] = v1.x, u[5] = v1.y, u[6] = v1.z, u[7] = v1.w;
+    const int sh = off >> 1;  // whole words to skip, then half a word where off is odd
+    unsigned x[5];
+#pragma unroll
+    for (int j = 0; j < 5; ++j) x[j] = sh == 0 ? u[j] : sh == 1 ? u[j + 1] : sh == 2 ? u[j + 2] : u[j + 3];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[j] = off & 1 ? __funnelshift_r(x[j], x[j + 1], 16) : x[j];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[j] = 2 * j >= avail ? 0u : 2 * j + 1 >= avail ? w[j] & 0xffffu : w[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned lo = 2 * j < avail ? s16[s + 2 * j] : 0u, hi = 2 * j + 1 < avail ? s16[s + 2 * j + 1] : 0u;
+      w[j] = lo | hi << 16;
+    }
+  }
+  *reinterpret_cast<uint4*>(dst + r * cpr * 8 + c0) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // Split-K's second launch: c = the sum of the SPLITK partial tiles, added in split order (the

@@ -191,7 +191,6 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   static_assert(BK % KV == 0 && BK % USTEPS == 0 && BK % 2 == 0, "k-loop steps must divide BK");
 
   extern __shared__ __align__(16) unsigned char matmul_smem[];
-  T* const smem = reinterpret_cast<T*>(matmul_smem);
   if (dynamic_smem_bytes() < static_cast<unsigned>(STAGES * (SA + SB) * sizeof(T))) __trap();
 
   const int tid = threadIdx.x;
@@ -223,57 +222,76 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     return x;
   };
   // Vector i of this thread in the A (B) slice of a k tile: its row and column in the slice (TB 1:
-  // its n row and k column in B's n x k storage). Its source row in A (column of B) is fixed, so the
-  // pointers to it are formed once, for real rows (columns) only.
+  // its n row and k column in B's n x k storage). Where the vectors per row divide the threads, the
+  // vectors differ only by whole rows: one per-thread address plus constant offsets.
   auto a_rc = [&](int i, int& r, int& cc) {
-    const int v = tid + i * NT;
-    r = v / VPR_A;
-    cc = v % VPR_A * VEC;
+    if constexpr (NT % VPR_A == 0) {
+      r = tid / VPR_A + i * (NT / VPR_A);
+      cc = tid % VPR_A * VEC;
+    } else {
+      const int v = tid + i * NT;
+      r = v / VPR_A;
+      cc = v % VPR_A * VEC;
+    }
   };
   auto b_rc = [&](int i, int& r, int& cc) {
-    const int v = tid + i * NT;
-    r = v / VPR_B;
-    cc = v % VPR_B * VEC;
+    if constexpr (NT % VPR_B == 0) {
+      r = tid / VPR_B + i * (NT / VPR_B);
+      cc = tid % VPR_B * VEC;
+    } else {
+      const int v = tid + i * NT;
+      r = v / VPR_B;
+      cc = v % VPR_B * VEC;
+    }
   };
+  // Interior blocks load the k tiles that lie wholly inside k with no checks: a vector's source is
+  // its row (column) pointer, formed once, plus the tile's offset. Edge blocks and the last partial
+  // tile take the checked path, which forms everything anew from tid: nothing of it stays live
+  // across the loop to compete with the accumulators for registers.
+  const bool interior = a_vec && b_vec && m0 + BM <= m && n0 + BN <= n &&
+                        (TB || BK * n * static_cast<long long>(sizeof(T)) <= 0xffffffffll);
+  const int kt_full = interior ? static_cast<int>(k / BK) : 0;  // tiles before kt_full: unchecked
   const T* a_row[LA];
   const T* b_col[LB];
-  long long b_room[LB];  // TB 0: elements of B's row from this vector's column on (0: past n)
 #pragma unroll
   for (int i = 0; i < LA; ++i) {
     int r, cc;
     a_rc(i, r, cc);
-    a_row[i] = m0 + r < m ? a + (m0 + r) * k + cc : nullptr;
+    a_row[i] = a + (interior ? (m0 + r) * k + cc : 0);
   }
 #pragma unroll
   for (int i = 0; i < LB; ++i) {
     int r, cc;
     b_rc(i, r, cc);
-    if constexpr (TB) {
-      b_col[i] = n0 + r < n ? b + (n0 + r) * k + cc : nullptr;
-    } else {
-      b_room[i] = n0 + cc < n ? n - (n0 + cc) : 0;
-      b_col[i] = b_room[i] > 0 ? b + n0 + cc + static_cast<long long>(r) * n : nullptr;
-    }
+    b_col[i] = b + (!interior ? 0 : TB ? (n0 + r) * k + cc : n0 + cc + static_cast<long long>(r) * n);
   }
-  // Source of vector i in k tile kt and how many of its elements are in range.
+  // One wide multiply-add per vector: B row-major steps BK rows of n per tile, which fit 32 bits
+  // of bytes in interior blocks.
+  const unsigned b_step = static_cast<unsigned>((TB ? BK : BK * n) * static_cast<long long>(sizeof(T)));
+  auto a_fast = [&](int i, int kt) { return a_row[i] + kt * BK; };
+  auto b_fast = [&](int i, int kt) {
+    return reinterpret_cast<const T*>(reinterpret_cast<const char*>(b_col[i]) +
+                                      static_cast<unsigned long long>(static_cast<unsigned>(kt)) * b_step);
+  };
+  // Checked path: the source of vector i in k tile kt and how many of its elements are in range.
   auto a_src = [&](int i, int kt, long long& avail) {
     int r, cc;
     a_rc(i, r, cc);
     const long long gk = static_cast<long long>(kt) * BK + cc;
-    avail = a_row[i] != nullptr ? k - gk : 0;
-    return avail > 0 ? a_row[i] + static_cast<long long>(kt) * BK : a;
+    avail = m0 + r < m ? k - gk : 0;
+    return avail > 0 ? a + (m0 + r) * k + gk : a;
   };
   auto b_src = [&](int i, int kt, long long& avail) {
     int r, cc;
     b_rc(i, r, cc);
     if constexpr (TB) {
       const long long gk = static_cast<long long>(kt) * BK + cc;
-      avail = b_col[i] != nullptr ? k - gk : 0;
-      return avail > 0 ? b_col[i] + static_cast<long long>(kt) * BK : b;
+      avail = n0 + r < n ? k - gk : 0;
+      return avail > 0 ? b + (n0 + r) * k + gk : b;
     } else {
       const long long gk = static_cast<long long>(kt) * BK + r;
-      avail = gk < k ? b_room[i] : 0;
-      return avail > 0 ? b_col[i] + static_cast<long long>(kt) * BK * n : b;
+      avail = gk < k && n0 + cc < n ? n - (n0 + cc) : 0;
+      return avail > 0 ? b + gk * n + n0 + cc : b;
     }
   };
   // Shared-memory destination of element e of vector i.
@@ -287,14 +305,26 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     b_rc(i, r, cc);
     return TB ? bs + (cc + e) * LDB + r : bs + r * LDB + cc + e;
   };
-  auto stage_a = [&](int s) { return smem + s * (SA + SB); };
-  auto stage_b = [&](int s) { return smem + s * (SA + SB) + SA; };
+  // Stages are named by their byte offset o, which the k loop carries from tile to tile (with
+  // two stages a toggle), so that shared-memory addresses cost one add per base and tile.
+  constexpr int STB = (SA + SB) * static_cast<int>(sizeof(T));  // bytes per stage
+  auto stage_a = [&](int o) { return reinterpret_cast<T*>(matmul_smem + o); };
+  auto stage_b = [&](int o) { return reinterpret_cast<T*>(matmul_smem + o) + SA; };
+  auto next_stage = [&](int o) { return STAGES == 2 ? o ^ STB : o + STB == STAGES * STB ? 0 : o + STB; };
 
   // Register path: fetch a k tile's vectors into registers, then store them into a stage; vector
   // i < LA is A's, the rest B's. Double-buffered, the tile goes in G groups of GV vectors, one
   // group's loads in flight per BK / G k steps, so that a deep tile needs one group's registers.
   P rv[GV];
   auto fetch = [&](int kt, int g) {
+    if (kt < kt_full) {
+#pragma unroll
+      for (int q = 0; q < GV; ++q) {
+        const int i = g * GV + q;
+        rv[q] = ld<T, VEC>(i < LA ? a_fast(i, kt) : b_fast(i - LA, kt));
+      }
+      return;
+    }
 #pragma unroll
     for (int q = 0; q < GV; ++q) {
       const int i = g * GV + q;
@@ -308,9 +338,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
       }
     }
   };
-  auto stash = [&](int s, int g) {
-    T* as = stage_a(s);
-    T* bs = stage_b(s);
+  auto stash = [&](int o, int g) {
+    T* as = stage_a(o);
+    T* bs = stage_b(o);
 #pragma unroll
     for (int q = 0; q < GV; ++q) {
       const int i = g * GV + q;
@@ -332,9 +362,16 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     }
   };
   // cp.async path: whole aligned vectors asynchronously, the rest (edges) element-wise at once.
-  auto issue = [&](int kt, int s) {
-    T* as = stage_a(s);
-    T* bs = stage_b(s);
+  auto issue = [&](int kt, int o) {
+    T* as = stage_a(o);
+    T* bs = stage_b(o);
+    if (kt < kt_full) {
+#pragma unroll
+      for (int i = 0; i < LA; ++i) cp_async<VEC * sizeof(T)>(a_dst(as, i, 0), a_fast(i, kt));
+#pragma unroll
+      for (int i = 0; i < LB; ++i) cp_async<VEC * sizeof(T)>(b_dst(bs, i, 0), b_fast(i, kt));
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < LA; ++i) {
       long long avail;
@@ -373,10 +410,10 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
       for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
   };
   float fa[2][TM], fb[2][TN];  // DB: step kk's fragments in [kk % 2]
-  auto first = [&](int s) {    // DB: the fragments of step 0 of the tile in stage s
+  auto first = [&](int o) {    // DB: the fragments of step 0 of the tile in stage o
     if constexpr (DB) {
-      read_a(stage_a(s), 0, fa[0]);
-      read_b(stage_b(s), 0, fb[0]);
+      read_a(stage_a(o), 0, fa[0]);
+      read_b(stage_b(o), 0, fb[0]);
     }
   };
   // Makes tile kt+1 ready in its stage after tile kt's last fragments are read (one barrier per
@@ -384,28 +421,28 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
   // while tile kt is computed, and tile kt's stage then takes tile kt+STAGES. Registers: tile
   // kt+1's loads were in flight during tile kt and go to the other stage, last read before the
   // barrier that ended tile kt-1.
-  auto handoff = [&](int kt) {
+  auto handoff = [&](int kt, int o) {  // o: tile kt's stage
     if constexpr (STAGES > 1) {
       if (kt + 1 < kt_count) {
         if constexpr (ASYNC) {
           cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt+1 have landed
           __syncthreads();              // everyone's have, and everyone is done with tile kt's stage
-          if (kt + STAGES < kt_count) issue(kt + STAGES, kt % STAGES);
+          if (kt + STAGES < kt_count) issue(kt + STAGES, o);
           cp_async_commit();  // possibly empty: keeps one group per tile for the wait count
-          first((kt + 1) % STAGES);
+          first(next_stage(o));
         } else {
-          stash((kt + 1) & 1, G - 1);
+          stash(o ^ STB, G - 1);
           __syncthreads();
-          first((kt + 1) & 1);
+          first(o ^ STB);
         }
       }
     }
   };
-  // The FMAs of tile kt (in stage s), with the handoff before the last step's FMAs where
+  // The FMAs of tile kt (in stage o), with the handoff before the last step's FMAs where
   // fragments are double-buffered, else after them.
-  auto tile = [&](int s, int kt) {
-    const T* as = stage_a(s);
-    const T* bs = stage_b(s);
+  auto tile = [&](int o, int kt) {
+    const T* as = stage_a(o);
+    const T* bs = stage_b(o);
     if constexpr (DB) {
       // USTEPS (even) steps per iteration; a group's loads start on an iteration's first step.
 #pragma unroll 1
@@ -420,7 +457,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
 #pragma unroll
               for (int gg = 0; gg < G; ++gg)
                 if (gg == g) {
-                  if (gg > 0) stash((kt + 1) & 1, gg - 1);
+                  if (gg > 0) stash(o ^ STB, gg - 1);
                   fetch(kt + 1, gg);
                 }
             }
@@ -429,7 +466,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
             read_a(as, kk + 1, fa[(ku + 1) % 2]);
             read_b(bs, kk + 1, fb[(ku + 1) % 2]);
           } else {
-            handoff(kt);  // the next tile's step 0 into fa[0], fb[0]
+            handoff(kt, o);  // the next tile's step 0 into fa[0], fb[0]
           }
           fmas(fa[ku % 2], fb[ku % 2]);
         }
@@ -457,7 +494,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
             for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(af[i][q], bf[j], acc[i][j]);
         }
       }
-      handoff(kt);
+      handoff(kt, o);
     }
   };
 
@@ -480,7 +517,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     if constexpr (ASYNC) {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
-        if (s < kt_count) issue(s, s);
+        if (s < kt_count) issue(s, s * STB);
         cp_async_commit();
       }
       cp_async_wait<STAGES - 1>();
@@ -493,10 +530,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     }
     __syncthreads();
     first(0);
+    int o = 0;
     for (int kt = 0; kt < kt_count; ++kt) {
       if constexpr (!ASYNC && !DB)
         if (kt + 1 < kt_count) fetch(kt + 1, 0);  // (DB: inside the tile's steps)
-      tile(kt % STAGES, kt);
+      tile(o, kt);
+      o = next_stage(o);
     }
   }
 

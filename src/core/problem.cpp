@@ -164,8 +164,8 @@ LaunchSpec parse_launch(const yaml::Node& n, const Names& allowed, bool with_arg
 }
 
 // Parses the template arguments: "T", or an integer expression over `allowed` (a variant's knobs
-// and sizes; nothing for the reference and the baseline, whose arguments are literals).
-void parse_template_args(LaunchSpec& l, const Names& allowed, const SourceLoc& loc) {
+// and sizes; the sizes alone for the reference and the baseline).
+void parse_template_args(LaunchSpec& l, const Names& allowed, const SourceLoc& loc, const char* what = "knobs and sizes") {
   l.template_values.clear();
   for (const auto& t : l.template_args) {
     if (t == "T") {
@@ -174,10 +174,12 @@ void parse_template_args(LaunchSpec& l, const Names& allowed, const SourceLoc& l
     }
     Expr e(t, loc);  // a syntax error names the file, the line and the column
     for (const auto& n : e.variables())
-      if (!allowed.count(n))
-        throw Error(loc, "template argument '" + t + "' is neither T nor an integer expression over " +
-                             (allowed.empty() ? std::string("literals") : "knobs and sizes") + " (unknown name '" +
-                             n + "')");
+      if (!allowed.count(n)) {
+        std::string known;
+        for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+        throw Error(loc, "template argument '" + t + "' is neither T nor an integer expression over the " + what +
+                             " (" + known + "; unknown name '" + n + "')");
+      }
     l.template_values.push_back(std::move(e));
   }
 }
@@ -589,7 +591,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     p.reference.args = strings(r.get("args"));
     if (p.reference.args.empty())
       for (const auto& a : p.args) p.reference.args.push_back(a.name);
-    parse_template_args(p.reference, {}, r.loc());
+    parse_template_args(p.reference, sizes, r.has("template_args") ? r.at("template_args").loc() : r.loc(), "sizes");
     check_reference_args(p, r.has("args") ? r.at("args").loc() : r.loc());
   }
   {
@@ -602,7 +604,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     for (const auto& l : b.at("launches").seq()) {
       l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem"});
       p.baseline.push_back(parse_launch(l, geo, true));
-      parse_template_args(p.baseline.back(), {}, l.loc());
+      parse_template_args(p.baseline.back(), sizes, l.has("template_args") ? l.at("template_args").loc() : l.loc(), "sizes");
       check_args(p.baseline.back().args, p, true, l.loc());
     }
     if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");

@@ -480,5 +480,18 @@ TEST_F(BadInput, AKnobThatReachesNothingIsRefused) {
                {"knob 'block_size_x' reaches neither a template argument", "every value would compile to the same kernel"});
 }
 
+// The reference and the baseline may compile a size in (a template argument over the sizes), not a
+// name the problem does not have.
+TEST_F(BadInput, ReferenceTemplateArgumentsAreOverTheSizes) {
+  int line = edit(problem_yaml(), "  kernel: gelu_reference\n  template_args: [T]", "  kernel: gelu_reference\n  template_args: [T, \"n % 2\"]");
+  {
+    const auto p = load();
+    ASSERT_EQ(p.reference.template_values.size(), 2u);
+    EXPECT_EQ(name_expression(p.reference, DType::f32, Bindings{{"n", 7}}), "gelu_reference<float, 1>");
+  }
+  edit(problem_yaml(), "[T, \"n % 2\"]", "[T, \"m\"]");
+  expect_error([&] { load(); }, problem_yaml(), line + 1, 0, {"template argument 'm'", "over the sizes (n; unknown name 'm')"});
+}
+
 }  // namespace
 }  // namespace soltune

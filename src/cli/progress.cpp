@@ -185,6 +185,7 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
     line.best_sol = s.score;
   }
   if (r.status != Status::ok && r.status != Status::slow) ++line.failed;
+  if (r.kind == TimeKind::predicted && r.status == Status::ok && !r.replayed) predicted_us_[t.id()].push_back(r.time.median_us);
   if (mode_ == Mode::quiet) return;
 
   const std::string status = std::string(status_name(r.status)) + (r.replayed ? "*" : "");

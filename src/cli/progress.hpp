@@ -61,8 +61,14 @@ class Progress {
   std::vector<double> overhead_ms_, wall_ms_;  // per measured candidate: GPU-side time not in timed kernels
   std::vector<double> compile_ms_;             // per candidate compiled in this run (not from the cache)
   int64_t cache_hits_ = 0;                     // candidates whose compile came from the on-disk cache
+  std::map<std::string, std::vector<double>> predicted_us_;  // per task id: the model's times, to find ties
   int64_t results_recorded_ = 0;               // results of this run (not replayed) sent to the knowledge base
 };
+
+// The share of candidates whose predicted time equals another's (to a part in 10^9), and the share
+// at which the summary says that the model cannot rank a task's candidates.
+double tied_fraction(std::vector<double> times);
+inline constexpr double kTiedWarn = 0.5;
 
 // The first line of a failure's log that says why (for a compile error, the first error NVRTC
 // names), cut to `width` characters.

@@ -20,6 +20,18 @@ std::string median_of(std::vector<double> v) {
 
 }  // namespace
 
+double tied_fraction(std::vector<double> times) {
+  if (times.size() < 2) return 0;
+  std::sort(times.begin(), times.end());
+  size_t tied = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    const bool prev = i > 0 && times[i] - times[i - 1] <= 1e-9 * times[i];
+    const bool next = i + 1 < times.size() && times[i + 1] - times[i] <= 1e-9 * times[i + 1];
+    tied += prev || next;
+  }
+  return static_cast<double>(tied) / static_cast<double>(times.size());
+}
+
 void Progress::summary(const std::vector<TaskReport>& reports) {
   if (block_) block_->clear();
   std::printf("\nsummary%s on %s:\n", ev_.kind() == TimeKind::predicted ? " (predicted)" : "", ev_.device().name.c_str());
@@ -99,6 +111,16 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     std::snprintf(buf, sizeof buf, "GPU busy %.1f%% of the wall time after the first compile batch (%.1f of %.1f s: "
                   "candidates, baselines, re-timing)", 100 * use->fraction(), use->busy_s, use->wall_s);
     std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
+  }
+  // A model that predicts one time for most candidates cannot rank them: the search among them is
+  // blind, and only a GPU can tell them apart.
+  for (const auto& [id, times] : predicted_us_) {
+    const double tied = tied_fraction(times);
+    if (times.size() >= 8 && tied >= kTiedWarn) {
+      std::snprintf(buf, sizeof buf, "%s: predictions tie for %.0f%% of its %zu candidates: the model cannot tell them "
+                    "apart; measure on a GPU (--backend cuda)", id.c_str(), 100 * tied, times.size());
+      std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
+    }
   }
   // Which agent found each task's best, and how the bandit shared the proposals.
   for (const auto& r : reports)

@@ -130,6 +130,20 @@ TEST_F(Progress, TheSummaryFitsIn120ColumnsAndSaysWhatToRunNext) {
             std::string::npos) << r;
 }
 
+// The model predicts one time for most GELU candidates at a million elements (latency-bound: knobs
+// that only change the arithmetic do not move it): the summary says it cannot rank them. Softmax's
+// candidates it tells apart, and says nothing.
+TEST_F(Progress, TheSummarySaysWhenThePredictionsTie) {
+  auto r = soltune("tune " + q(kSource / "configs" / "gelu.yaml") + " --backend model --evals 40 -q --kb " + q(kb_));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("gelu/vectorized/f32/n=1000003: predictions tie for [0-9]+% of its [0-9]+ "
+                                                  "candidates: the model cannot tell them apart")))
+      << r;
+  r = soltune("tune " + q(kSource / "configs" / "softmax.yaml") + " --backend model --evals 40 -q --kb " + q(tmp_ / "b.sqlite"));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(r.out.find("predictions tie"), std::string::npos) << r;
+}
+
 TEST_F(Progress, OnATerminalABlockIsRedrawnInPlace) {
   const auto out = on_terminal("tune " + q(kSource / "configs" / "gelu.yaml") + " --backend model --evals 12 --kb " +
                                q(kb_), 100, 30);

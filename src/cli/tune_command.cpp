@@ -18,8 +18,11 @@
 #include "cli/progress.hpp"
 #include "cli/resume_loader.hpp"
 #include "codegen/content_hash.hpp"
+#include "codegen/signature_check.hpp"
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "core/space.hpp"
+#include "core/task.hpp"
 #include "cli/backends.hpp"
 #include "kb/knowledge_base.hpp"
 
@@ -73,6 +76,27 @@ class RunObserver final : public TaskObserver {
   int64_t run_;
   Progress& progress_;
 };
+
+// Each variant's kernels against what it passes them, once per dtype, on a legal configuration of
+// its first task: a mismatch stops the run before anything is measured or recorded.
+void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, const DeviceInfo& device) {
+  std::set<std::pair<const VariantSpec*, DType>> done;
+  std::string problems;
+  for (const auto& t : config_tasks(cfg)) {
+    if (!done.insert({t.variant, t.dtype}).second) continue;
+    const Space space(*t.variant, t.fixed(device));
+    Rng rng(cfg.seed);
+    const auto c = space.sample(rng);
+    if (!c) continue;  // no legal configuration here: the task says so itself
+    const std::string arch = variant_arch(*t.variant, cfg.arch == "auto" ? device.arch() : cfg.arch);
+    std::istringstream lines(check_signatures(compiler, *t.problem, *t.variant, t.dtype, space.bind(*c), arch));
+    for (std::string line; std::getline(lines, line);)
+      problems += "\n" + line + " (variant " + t.variant->name + ", " + std::string(dtype_name(t.dtype)) + ")";
+  }
+  if (!problems.empty())
+    throw Error("kernel parameters do not take what the variants pass them (fix the kernel or the variant's args):" +
+                problems);
+}
 
 // The command that continues this run as printed: the same program, config and options, and --resume.
 std::string resume_command(const std::string& program, const std::vector<std::string>& args) {
@@ -147,11 +171,15 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     std::printf("%s: problem %s, %zu task(s), budget %s; loads and checks\n", cfg.path.string().c_str(),
                 cfg.problem.c_str(), tasks.size(), cfg.budget.describe().c_str());
     for (const auto& t : tasks) std::printf("  %s\n", t.id().c_str());
+    const auto gpu = find_known_gpu(cfg.model_gpu);
+    check_kernel_signatures(cfg, Compiler(compiler_options()), *gpu);
+    std::printf("kernel parameters take what the variants pass them\n");
     return 0;
   }
   Compiler compiler(compiler_options());
   if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes, vm.count("no-wait") == 0);
+  check_kernel_signatures(cfg, compiler, ev->device());
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here
   const auto gpu = kb.gpu_id(ev->device(), ev->kind());

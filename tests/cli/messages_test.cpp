@@ -4,6 +4,7 @@
 // must not be overwritten or taken as whole when they are not.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <regex>
 
 #include "cli_fixture.hpp"
@@ -42,6 +43,44 @@ TEST_F(Messages, ParseFailuresNameFileLineAndColumnAndExitWithOne) {
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_NE(r.err.find("configs: is a folder, not a YAML file"), std::string::npos) << r;
   EXPECT_FALSE(fs::exists(kb_));
+}
+
+// A kernel whose parameters do not take what the variant passes (an input as T*, one parameter too
+// many) is refused before anything is tuned or recorded, with the kernel's file and line; --check
+// says so too.
+TEST_F(Messages, KernelSignaturesAreCheckedBeforeTuning) {
+  fs::copy(kSource / "templates", tmp_ / "templates", fs::copy_options::recursive);
+  const auto cu = tmp_ / "templates" / "gelu" / "vectorized.cu";
+  const std::string good = read(cu);
+  const std::string decl = "gelu_tanh(const T* __restrict__ x, T* __restrict__ y, long long n)";
+  const auto at = good.find(decl);
+  ASSERT_NE(at, std::string::npos) << "vectorized.cu's kernel is no longer declared as this test expects";
+  const int line = 1 + static_cast<int>(std::count(good.begin(), good.begin() + static_cast<long>(at), '\n'));
+  const auto cfg = tmp_ / "c.yaml";
+  write(cfg, "problem: gelu\nshapes: [{n: 100000}]\nbudget: {evals: 4}\nbackend: model\ntemplates: templates\n");
+  auto r = soltune("tune " + q(cfg) + " --check");
+  EXPECT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.out.find("kernel parameters take what the variants pass them"), std::string::npos) << r;
+
+  std::string bad = good;
+  bad.replace(at, decl.size(), "gelu_tanh(T* __restrict__ x, T* __restrict__ y, long long n)");
+  write(cu, bad);
+  for (const std::string& extra : {std::string(" --check"), " --kb " + q(kb_)}) {
+    r = soltune("tune " + q(cfg) + extra);
+    EXPECT_EQ(r.code, 1) << r;
+    EXPECT_NE(r.err.find("vectorized.cu:" + std::to_string(line) + ": gelu_tanh<float, "), std::string::npos) << r;
+    EXPECT_NE(r.err.find("parameter 1 cannot take 'x', which soltune passes as const float* (variant vectorized, f32)"),
+              std::string::npos) << r;
+    EXPECT_NE(r.err.find("which soltune passes as const __nv_bfloat16* (variant vectorized, bf16)"), std::string::npos) << r;
+  }
+  EXPECT_FALSE(fs::exists(kb_)) << "nothing is recorded for a run that cannot start";
+
+  bad = good;
+  bad.replace(at, decl.size(), "gelu_tanh(const T* __restrict__ x, T* __restrict__ y, long long n, int extra)");
+  write(cu, bad);
+  r = soltune("tune " + q(cfg) + " --check");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("does not take 3 parameters, as its args (x, y, n) pass"), std::string::npos) << r;
 }
 
 TEST_F(Messages, BudgetsThatAreNotPositiveAreRefusedFromOptionsAndFilesAlike) {

@@ -1,0 +1,121 @@
+#include "codegen/signature_check.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace soltune {
+namespace {
+
+constexpr const char* kMarker = "soltune-signature: ";
+
+// The parameter list of a kernel's pointer type, and its I-th parameter (void past the end, so
+// that a wrong count is reported once, not as an error per parameter).
+constexpr const char* kHelpers = R"SRC(
+#include <cuda/std/type_traits>
+namespace soltune_signature {
+template <int I, typename... P> struct nth { using type = void; };
+template <typename H, typename... T> struct nth<0, H, T...> { using type = H; };
+template <int I, typename H, typename... T> struct nth<I, H, T...> { using type = typename nth<I - 1, T...>::type; };
+template <typename F> struct sig;
+template <typename... P> struct sig<void (*)(P...)> {
+  static constexpr int count = sizeof...(P);
+  template <int I> using at = typename nth<I, P...>::type;
+};
+}  // namespace soltune_signature
+)SRC";
+
+// What soltune passes for an argument of a launch ("" for a tensor map: a 128-byte value).
+std::string passed_type(const ProblemSpec& p, const VariantSpec& v, DType t, const std::string& name) {
+  if (v.tensor_map(name)) return "";
+  if (const ArgSpec* s = v.find_scratch(name)) return std::string(dtype_cpp(s->resolve_dtype(t))) + "*";
+  const ArgSpec* a = p.find_arg(name);
+  if (!a) return "";
+  const std::string type(dtype_cpp(a->resolve_dtype(t)));
+  if (!a->is_buffer) return type;
+  return (a->role == Role::in ? "const " : "") + type + "*";
+}
+
+// A string literal's contents: the name expressions hold only identifiers, digits, '<', '>', ',',
+// ' ', '_' and ':', so only quotes and backslashes (never there) would need escaping.
+std::string literal(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The line of the source where kernel `name` is defined (a `__global__` before its name and '('),
+// 0 when it is not found.
+int kernel_line(const std::string& src, const std::string& name) {
+  for (size_t at = src.find(name + "("); at != std::string::npos; at = src.find(name + "(", at + 1)) {
+    const size_t from = at > 400 ? at - 400 : 0;
+    const size_t g = src.rfind("__global__", at);
+    if (g == std::string::npos || g < from || src.find(';', g) < at) continue;
+    return 1 + static_cast<int>(std::count(src.begin(), src.begin() + static_cast<long>(at), '\n'));
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string signature_check_source(const ProblemSpec& p, const VariantSpec& v, DType t,
+                                   const std::vector<std::pair<const LaunchSpec*, std::string>>& launches) {
+  std::ostringstream s;
+  s << v.source << "\n" << kHelpers;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const auto& [l, expr] = launches[i];
+    const std::string k = "soltune_signature_k" + std::to_string(i);
+    std::string names;
+    for (const auto& a : l->args) names += (names.empty() ? "" : ", ") + a;
+    s << "using " << k << " = soltune_signature::sig<decltype(&" << expr << ")>;\n"
+      << "static_assert(" << k << "::count == " << l->args.size() << ", \"" << kMarker << literal(expr)
+      << " does not take " << l->args.size() << " parameters, as its args (" << names << ") pass\");\n";
+    for (size_t j = 0; j < l->args.size(); ++j) {
+      const std::string type = passed_type(p, v, t, l->args[j]);
+      if (type.empty()) continue;
+      // A pointer converts (T* to const T*); a scalar's bytes are passed as they are, so a float
+      // parameter needs a float, and an integer one an integer (the low bytes of an i64 are an int).
+      const std::string param = k + "::at<" + std::to_string(j) + ">";
+      const std::string takes =
+          type.back() == '*' ? "cuda::std::is_convertible<" + type + ", " + param + ">::value"
+                             : "(cuda::std::is_same<" + type + ", " + param + ">::value || (cuda::std::is_integral<" +
+                                   type + ">::value && cuda::std::is_integral<" + param + ">::value))";
+      s << "static_assert(" << k << "::count != " << l->args.size() << " || " << takes << ", \"" << kMarker
+        << literal(expr) << ": parameter " << j + 1 << " cannot take '" << l->args[j] << "', which soltune passes as "
+        << type << "\");\n";
+    }
+  }
+  return s.str();
+}
+
+std::string check_signatures(const Compiler& c, const ProblemSpec& p, const VariantSpec& v, DType t, const Bindings& b,
+                             const std::string& arch) {
+  std::vector<std::pair<const LaunchSpec*, std::string>> launches;
+  for (const auto* l : v.all_launches()) launches.emplace_back(l, name_expression(*l, t, b));
+  CompileRequest r{signature_check_source(p, v, t, launches), v.source_path.filename().string() + " (signature check)",
+                   {launches.front().second}, arch, {}};
+  // The main kernel is first in all_launches only without `before`: name it as such.
+  for (const auto& [l, expr] : launches)
+    if (l == &v.launch) r.name_expressions = {expr};
+  const auto out = c.compile(r);
+  if (out.ok) return "";
+  std::string found;
+  for (size_t at = out.log.find(kMarker); at != std::string::npos; at = out.log.find(kMarker, at + 1)) {
+    const size_t start = at + std::string(kMarker).size();
+    const size_t end = out.log.find('"', start);
+    std::string line = out.log.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    // Where the kernel is: the file and line of its definition.
+    for (const auto& [l, expr] : launches)
+      if (line.rfind(expr, 0) == 0) {
+        const int at_line = kernel_line(v.source, l->kernel);
+        line = v.source_path.string() + (at_line ? ":" + std::to_string(at_line) : "") + ": " + line;
+        break;
+      }
+    if (found.find(line) == std::string::npos) found += (found.empty() ? "" : "\n") + line;
+  }
+  return found;
+}
+
+}  // namespace soltune

@@ -1,0 +1,26 @@
+#pragma once
+// A kernel's parameters checked against what its variant passes, before any tuning: one NVRTC
+// compile per variant and dtype of the variant's source with static_asserts appended, one per
+// parameter, that the argument soltune passes (an input as `const T*`, an output, workspace or
+// scratch as `T*`, a scalar as its dtype) converts to it. A kernel that takes `float*` for an input
+// would tune and then fail only at export (the header passes `const float*`), its results lost
+// with the fix's new source hash.
+#include <string>
+#include <vector>
+
+#include "codegen/compiler.hpp"
+#include "core/problem.hpp"
+
+namespace soltune {
+
+// The appended checks for these launches (name expressions for one configuration), over v's source.
+std::string signature_check_source(const ProblemSpec& p, const VariantSpec& v, DType t,
+                                   const std::vector<std::pair<const LaunchSpec*, std::string>>& launches);
+
+// Compiles the check for one legal configuration of v at dtype t (bindings b: sizes, device and
+// knobs). Returns "" when every parameter takes its argument (or when the kernel does not compile
+// at all: the candidates report that themselves), else each mismatch, one per line.
+std::string check_signatures(const Compiler& c, const ProblemSpec& p, const VariantSpec& v, DType t, const Bindings& b,
+                             const std::string& arch);
+
+}  // namespace soltune

@@ -94,11 +94,9 @@ std::string check_signatures(const Compiler& c, const ProblemSpec& p, const Vari
                              const std::string& arch) {
   std::vector<std::pair<const LaunchSpec*, std::string>> launches;
   for (const auto* l : v.all_launches()) launches.emplace_back(l, name_expression(*l, t, b));
-  CompileRequest r{signature_check_source(p, v, t, launches), v.source_path.filename().string() + " (signature check)",
-                   {launches.front().second}, arch, {}};
-  // The main kernel is first in all_launches only without `before`: name it as such.
-  for (const auto& [l, expr] : launches)
-    if (l == &v.launch) r.name_expressions = {expr};
+  const CompileRequest r{signature_check_source(p, v, t, launches),
+                         v.source_path.filename().string() + " (signature check)", {name_expression(v.launch, t, b)},
+                         arch, {}};
   const auto out = c.compile(r);
   if (out.ok) return "";
   std::string found;

@@ -328,7 +328,8 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
     check_args(plain_args, p, false, loc);
   };
   check_launch_args(v.launch, n.has("args") ? n.at("args").loc() : n.loc());
-  for (const auto* l : v.all_launches()) {
+  const auto launches = v.all_launches();
+  for (const auto* l : launches) {
     if (l == &v.launch) continue;
     check_launch_args(*l, l->loc);
     for (const auto& a : l->args)
@@ -336,7 +337,6 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
         throw Error(l->loc, "tensor map '" + a + "' is passed to '" + l->kernel +
                                 "': tensor maps go to the main kernel only (its `args`)");
   }
-  const auto launches = v.all_launches();
   for (const auto& sc : v.scratch)
     if (std::none_of(launches.begin(), launches.end(), [&](const LaunchSpec* l) {
           return std::find(l->args.begin(), l->args.end(), sc.name) != l->args.end();
@@ -352,7 +352,7 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
     auto add_all = [&](const std::vector<Expr>& es) {
       for (const auto& e : es) add(e);
     };
-    for (const auto* l : v.all_launches()) {
+    for (const auto* l : launches) {
       add_all(l->template_values);
       add_all(l->grid);
       add_all(l->block);

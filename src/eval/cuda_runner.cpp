@@ -25,14 +25,13 @@ cudaError_t set_launch_attributes(cudaKernel_t k, const PlannedLaunch& l, int de
   return cudaSuccess;
 }
 
-// A candidate's plan, loaded: one kernel per launch, attributes raised. "" or why not (a CUDA
-// error's text; `err` holds it).
-std::string load_plan(const Candidate& c, const LoadedModule& mod, int device, std::vector<cudaKernel_t>& out,
-                      cudaError_t& err) {
+// A candidate's plan, loaded: one kernel per launch, attributes raised. "" or why not (with the
+// CUDA error's text).
+std::string load_plan(const Candidate& c, const LoadedModule& mod, int device, std::vector<cudaKernel_t>& out) {
   out.clear();
   for (const auto& l : c.plan) {
     out.push_back(mod.at(l.name_expr));
-    if ((err = set_launch_attributes(out.back(), l, device)) != cudaSuccess)
+    if (const auto err = set_launch_attributes(out.back(), l, device); err != cudaSuccess)
       return "cannot raise the dynamic shared memory or cluster size limit of " + l.spec->kernel + ": " +
              cuda_error_text(err);
   }
@@ -144,8 +143,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     return;
   }
   std::vector<cudaKernel_t> ks;
-  cudaError_t attr_err = cudaSuccess;
-  if (auto why = load_plan(c, mod, index_, ks, attr_err); !why.empty()) {
+  if (auto why = load_plan(c, mod, index_, ks); !why.empty()) {
     res.status = Status::launch_error;
     res.log = why;
     return;
@@ -255,8 +253,7 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
   for (size_t i = 0; i < cs.size(); ++i) {
     std::string log;
     if (LoadedModule::load(rs[i], mods[i], log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
-    cudaError_t err = cudaSuccess;
-    if (auto why = load_plan(cs[i], mods[i], index_, kernels[i], err); !why.empty())
+    if (auto why = load_plan(cs[i], mods[i], index_, kernels[i]); !why.empty())
       throw Error("re-timing " + cs[i].result.key + ": " + why);
     maps[i].resize(t.variant->tensor_maps.empty() ? 0 : static_cast<size_t>(st.sets()));
     for (size_t s = 0; s < maps[i].size(); ++s)

@@ -235,10 +235,9 @@ std::string TaskState::use_scratch(const VariantSpec& v, const Bindings& b) {
     const auto& a = v.scratch[i];
     try {
       elems.push_back(buffer_elements(a, b));
-    } catch (const Error& e) {
+    } catch (const Error& e) {  // a negative size, or an expression that does not evaluate here
       return "scratch buffer '" + a.name + "': " + e.what();
     }
-    if (elems.back() < 0) return "scratch buffer '" + a.name + "' has a negative size";
     same = same && scratch_[i]->spec == &a && scratch_[i]->elems == elems.back();
   }
   if (same) return "";

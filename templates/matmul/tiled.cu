@@ -130,6 +130,21 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
 #endif
 }
 
+// Vector i of thread tid among NT threads that copy a slice of VPR vectors (of VEC elements) per
+// row: its row and first column. Where VPR divides NT, a thread's vectors lie whole rows apart, so
+// their addresses differ by constants.
+template <int NT, int VPR, int VEC>
+__device__ __forceinline__ void vector_rc(int tid, int i, int& r, int& cc) {
+  if constexpr (NT % VPR == 0) {
+    r = tid / VPR + i * (NT / VPR);
+    cc = tid % VPR * VEC;
+  } else {
+    const int v = tid + i * NT;
+    r = v / VPR;
+    cc = v % VPR * VEC;
+  }
+}
+
 }  // namespace matmul_detail
 
 // BM x BN x BK: block tile. TM x TN: micro-tile per thread. VEC: elements per global load.
@@ -222,28 +237,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
     return x;
   };
   // Vector i of this thread in the A (B) slice of a k tile: its row and column in the slice (TB 1:
-  // its n row and k column in B's n x k storage). Where the vectors per row divide the threads, the
-  // vectors differ only by whole rows: one per-thread address plus constant offsets.
-  auto a_rc = [&](int i, int& r, int& cc) {
-    if constexpr (NT % VPR_A == 0) {
-      r = tid / VPR_A + i * (NT / VPR_A);
-      cc = tid % VPR_A * VEC;
-    } else {
-      const int v = tid + i * NT;
-      r = v / VPR_A;
-      cc = v % VPR_A * VEC;
-    }
-  };
-  auto b_rc = [&](int i, int& r, int& cc) {
-    if constexpr (NT % VPR_B == 0) {
-      r = tid / VPR_B + i * (NT / VPR_B);
-      cc = tid % VPR_B * VEC;
-    } else {
-      const int v = tid + i * NT;
-      r = v / VPR_B;
-      cc = v % VPR_B * VEC;
-    }
-  };
+  // its n row and k column in B's n x k storage).
+  auto a_rc = [&](int i, int& r, int& cc) { vector_rc<NT, VPR_A, VEC>(tid, i, r, cc); };
+  auto b_rc = [&](int i, int& r, int& cc) { vector_rc<NT, VPR_B, VEC>(tid, i, r, cc); };
   // Interior blocks load the k tiles that lie wholly inside k with no checks: a vector's source is
   // its row (column) pointer, formed once, plus the tile's offset. Edge blocks and the last partial
   // tile take the checked path, which forms everything anew from tid: nothing of it stays live

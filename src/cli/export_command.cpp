@@ -43,7 +43,8 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
     // A variant built for an architecture-specific target (sm_90a) keeps it: the plan's cc test
     // (binary_cc) is the same, and only such a cubin holds its wgmma code.
     requests.push_back(CompileRequest{s.variant->source, s.variant->source_path.filename().string(),
-                                      plan_name_expressions(*s.variant, s.dtype, b), variant_arch(*s.variant, arch), {}});
+                                      plan_name_expressions(*s.variant, s.dtype, b), variant_arch(*s.variant, arch),
+                                      define_options(*s.variant, s.dtype, b)});
   }
   const Compiler compiler(default_compiler_options());
   const auto built = compiler.compile_all(requests);

@@ -73,17 +73,18 @@ EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const Pro
     }
     const VariantSpec* v = variant_named(spec, r.variant);
     if (!v) continue;
-    std::vector<std::string> exprs;
+    std::vector<std::string> exprs, defines;
     try {  // a configuration today's knobs no longer describe cannot be today's kernel
       const auto config = Space(*v, Bindings{}).parse_key(r.config_key);
       const auto b = specialization_bindings(*v, config.values, parse_shape(spec, r.shape_key).dims);
       exprs = plan_name_expressions(*v, parse_dtype(r.dtype), b);
+      defines = define_options(*v, parse_dtype(r.dtype), b);
     } catch (const Error&) {
       continue;
     }
     const auto file = v->source_path.filename().string();
-    requests.push_back(CompileRequest{v->source, file, exprs, arch->second, {}});
-    requests.push_back(CompileRequest{*old_text, file, exprs, arch->second, {}});
+    requests.push_back(CompileRequest{v->source, file, exprs, arch->second, defines});
+    requests.push_back(CompileRequest{*old_text, file, exprs, arch->second, defines});
     asked.push_back(std::move(r));
   }
   if (!unbuildable.empty()) out.note = "this NVRTC cannot build for " + *unbuildable.begin();

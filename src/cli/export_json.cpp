@@ -94,6 +94,11 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                                     {"measured_at", r.created_at},
                                     {"source_hash", r.source_hash},
                                     {"notes", notes_for(v, s.dtype, s.config.values, s.shape.dims)}});
+    if (!v.defines.empty()) {  // the macros its kernels are compiled with, in order
+      nlohmann::json defs = nlohmann::json::array();
+      for (const auto& [name, value] : define_values(v, s.dtype, b)) defs.push_back({{"name", name}, {"value", value}});
+      j["specializations"].back()["defines"] = defs;
+    }
     if (!s.binary.empty())  // the code soltune timed, for a GPU of this compute capability
       j["specializations"].back()["cubin"] = {{"compute_capability", s.binary_cc},
                                               {"kernel", s.lowered.at(name_expression(v.launch, s.dtype, b))},

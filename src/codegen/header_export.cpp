@@ -11,6 +11,57 @@
 #include "core/error.hpp"
 
 namespace soltune {
+namespace {
+
+// A variant's source in its namespace: once, or for a variant with definitions once per set of
+// values its specializations use, those macros defined around it. Every macro a copy defines is
+// undefined after it: nothing of one copy reaches the next, or the code after them.
+std::string variant_copies(const VariantSpec& v, const std::string& body, const std::vector<Specialization>& specs) {
+  std::vector<std::string> names;
+  for (const auto& d : v.defines) names.push_back(d.name);
+  for (const auto& m : source_macros(body))
+    if (std::find(names.begin(), names.end(), m) == names.end()) names.push_back(m);
+  std::ostringstream h;
+  std::set<std::string> done;
+  for (const auto& s : specs) {
+    if (s.variant != &v) continue;
+    const std::string ns = variant_namespace(s);
+    if (!done.insert(ns).second) continue;
+    const auto values = define_values(v, s.dtype, specialization_bindings(v, s.config.values, s.shape.dims));
+    h << "// ---- variant '" << v.name << "' (" << v.source_path.filename().string() << ")";
+    for (size_t k = 0; k < values.size(); ++k) h << (k ? ", " : " with ") << values[k].first << "=" << values[k].second;
+    h << "\n";
+    for (const auto& [name, value] : values) h << "#define " << name << " " << value << "\n";
+    h << "namespace " << ns << " {\n" << body << "}  // namespace " << ns << "\n";
+    for (const auto& n : names) h << "#undef " << n << "\n";
+    h << "\n";
+    if (v.defines.empty()) break;  // one copy serves every specialization
+  }
+  return h.str();
+}
+
+// The names the header's code uses that the includer may have defined as macros (a Kernel Tuner
+// user's block_size_x, say): knobs, sizes, arguments, definitions and the sources' own macros.
+// The header saves and undefines them first and restores them last (push_macro, pop_macro), so
+// neither side's macros reach the other.
+std::vector<std::string> guarded_names(const ProblemSpec& p, const std::vector<const VariantSpec*>& variants,
+                                       const std::vector<std::string>& bodies) {
+  std::set<std::string> seen;
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) {
+    if (seen.insert(n).second) out.push_back(n);
+  };
+  for (const auto& s : p.sizes) add(s);
+  for (const auto& a : p.args) add(a.name);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    for (const auto& k : variants[i]->knobs) add(k.name);
+    for (const auto& d : variants[i]->defines) add(d.name);
+    for (const auto& m : source_macros(bodies[i])) add(m);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string export_header(const ProblemSpec& p, const std::vector<Specialization>& specs, const std::string& banner) {
   std::map<DType, std::vector<const Specialization*>> by_dtype;
@@ -63,10 +114,7 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
   if (!images.empty())
     body << embedded_helpers() << "#ifndef SOLTUNE_SOURCE_ONLY\nnamespace detail {\n" << arrays
       << "}  // namespace detail\n#endif\n\n";
-  for (size_t i = 0; i < variants.size(); ++i)
-    body << "// ---- variant '" << variants[i]->name << "' (" << variants[i]->source_path.filename().string()
-      << ")\nnamespace v_" << export_ident(variants[i]->name) << " {\n"
-      << bodies[i] << "}  // namespace v_" << export_ident(variants[i]->name) << "\n\n";
+  for (size_t i = 0; i < variants.size(); ++i) body << variant_copies(*variants[i], bodies[i], specs);
   for (const auto& [dt, group] : by_dtype) body << export_dtype(p, dt, group, images);
   // Two different exports of one problem in one process (two extension modules, say) must not share
   // a name: a function-local static of an inline function (the loaded cubin of a specialization) is
@@ -74,10 +122,14 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
   // would launch the first one's kernels. An inline namespace named by the contents keeps the API
   // (soltune_<problem>::<problem>_<dtype>) and makes every symbol of a different export different.
   const std::string inner = "x" + content_hash(body.str()).substr(0, 16);
+  const auto guarded = guarded_names(p, variants, bodies);
+  h << "\n// The includer's macros of these names are set aside until the end of the header.\n";
+  for (const auto& n : guarded) h << "#pragma push_macro(\"" << n << "\")\n#undef " << n << "\n";
   h << "\nnamespace " << ns << " {\n"
     << "// Named by this header's contents: different exports linked into one process stay apart.\n"
     << "inline namespace " << inner << " {\n" << body.str() << "}  // namespace " << inner << "\n"
-    << "}  // namespace " << ns << "\n";
+    << "}  // namespace " << ns << "\n\n";
+  for (const auto& n : guarded) h << "#undef " << n << "\n#pragma pop_macro(\"" << n << "\")\n";
   return h.str();
 }
 

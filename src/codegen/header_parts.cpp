@@ -1,10 +1,12 @@
 #include "codegen/header_parts.hpp"
 
+#include "codegen/content_hash.hpp"
 #include "codegen/header_maps.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <regex>
 #include <sstream>
 
 namespace soltune {
@@ -84,7 +86,7 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
   const auto& v = *s.variant;
   const auto b = specialization_bindings(v, s.config.values, s.shape.dims);
   const std::string expr = name_expression(l, dt, b);
-  const std::string kernel = "v_" + export_ident(v.name) + "::" + expr;
+  const std::string kernel = variant_namespace(s) + "::" + expr;
   std::string call_args;
   for (const auto& name : l.args) {
     const auto* a = p.find_arg(name);
@@ -186,6 +188,29 @@ std::string workspace_notes(const ProblemSpec& p, DType dt, const std::string& f
 std::string export_ident(const std::string& s) {
   std::string out;
   for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return out;
+}
+
+std::string variant_namespace(const Specialization& s) {
+  const auto& v = *s.variant;
+  const std::string base = "v_" + export_ident(v.name);
+  if (v.defines.empty()) return base;
+  std::string text;
+  for (const auto& [name, value] : define_values(v, s.dtype, specialization_bindings(v, s.config.values, s.shape.dims)))
+    text += name + "=" + value + "\n";
+  return base + "_" + content_hash(text).substr(0, 12);
+}
+
+std::vector<std::string> source_macros(const std::string& src) {
+  static const std::regex define(R"(^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*))");
+  std::vector<std::string> out;
+  std::istringstream in(src);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line))
+    if (line.find('#') != std::string::npos && std::regex_search(line, m, define) &&
+        std::find(out.begin(), out.end(), m[1].str()) == out.end())
+      out.push_back(m[1].str());
   return out;
 }
 

@@ -10,6 +10,11 @@
 namespace soltune {
 
 std::string export_ident(const std::string& s);  // a C++ identifier from a name
+// The namespace holding the copy of s's variant source its kernels come from: v_<variant>, and for
+// a variant with definitions (defines:) one per set of values, v_<variant>_<hash of the values>.
+std::string variant_namespace(const Specialization& s);
+// The macro names a source #defines, in order of first definition.
+std::vector<std::string> source_macros(const std::string& src);
 // Returns the source without its #include lines, which are added to `includes`.
 std::string split_includes(const std::string& src, std::set<std::string>& includes);
 // cdiv, fdiv, mod, pow, min, max, is_pow2 over doubles, as soltune's expressions define them.

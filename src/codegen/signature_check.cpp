@@ -96,7 +96,7 @@ std::string check_signatures(const Compiler& c, const ProblemSpec& p, const Vari
   for (const auto* l : v.all_launches()) launches.emplace_back(l, name_expression(*l, t, b));
   const CompileRequest r{signature_check_source(p, v, t, launches),
                          v.source_path.filename().string() + " (signature check)", {name_expression(v.launch, t, b)},
-                         arch, {}};
+                         arch, define_options(v, t, b)};
   const auto out = c.compile(r);
   if (out.ok) return "";
   std::string found;

@@ -1,7 +1,9 @@
 #include "core/problem.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -13,6 +15,15 @@ namespace soltune {
 namespace {
 
 using Names = std::set<std::string, std::less<>>;
+
+// Whether `name` occurs in the source as a whole identifier (comments and strings count: a cheap
+// test that catches a misspelt macro, not a parser).
+bool mentions_identifier(const std::string& src, const std::string& name) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = src.find(name); at != std::string::npos; at = src.find(name, at + 1))
+    if ((at == 0 || !word(src[at - 1])) && (at + name.size() >= src.size() || !word(src[at + name.size()]))) return true;
+  return false;
+}
 
 std::string read_file(const std::filesystem::path& p, const SourceLoc& from) {
   std::ifstream in(p, std::ios::binary);
@@ -216,10 +227,47 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
                            ".magnitude' once (a double per element of " + a.name + ")");
 }
 
+// `defines:` as a mapping (macro: expression, or T for the element type) or as a list of knob and
+// size names, each defined as itself. A macro the source never names would leave every value of
+// its knob compiling to the same kernel, as would one the compiler defines: both are refused.
+std::vector<DefineSpec> parse_defines(const yaml::Node& dn, const Names& names, const VariantSpec& v) {
+  static const std::regex ident(R"([A-Za-z_][A-Za-z0-9_]*)");
+  std::vector<std::pair<std::string, yaml::Node>> items;
+  if (dn.node.IsMap())
+    items = dn.map_items();
+  else
+    for (const auto& e : dn.seq()) items.emplace_back(e.str(), e);
+  std::vector<DefineSpec> out;
+  for (const auto& [name, vn] : items) {
+    DefineSpec d{name, {}, false, vn.loc()};
+    if (!std::regex_match(name, ident)) vn.fail("define '" + name + "': expected a C identifier as the macro's name");
+    if (name.rfind("__", 0) == 0 || name.rfind("CUDA", 0) == 0 || name.rfind("NVRTC", 0) == 0)
+      vn.fail("define '" + name + "': names starting __, CUDA or NVRTC belong to the compiler and toolkit");
+    if (std::any_of(out.begin(), out.end(), [&](const DefineSpec& o) { return o.name == name; }))
+      vn.fail("define '" + name + "' given twice");
+    const std::string text = dn.node.IsMap() ? vn.str() : name;
+    if (text == "T") {
+      d.type = true;
+    } else {
+      if (!dn.node.IsMap() && !names.count(name))
+        vn.fail("define '" + name + "': a list names knobs and sizes, and this is neither (map a macro to an "
+                "expression: `NAME: expression`)");
+      d.value = dn.node.IsMap() ? vn.expr() : Expr(name, vn.loc());
+      d.value.check_names(names, "define '" + name + "'");
+    }
+    if (!mentions_identifier(v.source, name))
+      vn.fail("define '" + name + "' is never named in " + v.source_path.filename().string() +
+              ": every value would compile to the same kernel");
+    out.push_back(std::move(d));
+  }
+  if (out.empty()) dn.fail("`defines` is empty (leave it out where the kernel reads no macros)");
+  return out;
+}
+
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
   n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "constraints", "launch", "model",
-               "presets", "notes", "dtypes", "arch", "tensor_maps", "scratch", "before", "after"});
+               "presets", "notes", "dtypes", "arch", "tensor_maps", "scratch", "before", "after", "defines"});
   VariantSpec v;
   v.yaml_path = yaml_path;
   v.name = yaml_path.stem().string();
@@ -305,6 +353,11 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
           std::count_if(v.scratch.begin(), v.scratch.end(), [&](const ArgSpec& a) { return a.name == name; }) > 1)
         sn.at("name").fail("scratch buffer '" + name + "' shadows an argument, a tensor map or another scratch buffer");
     }
+  if (n.has("defines")) {
+    Names define_names = targs;  // knobs and sizes, as the template arguments
+    define_names.insert("dtype_bytes");
+    v.defines = parse_defines(n.at("defines"), define_names, v);
+  }
   // The launches around the main one: a baseline launch's keys plus `when`, template arguments
   // over knobs and sizes like the main kernel's.
   for (const auto* key : {"before", "after"}) {
@@ -362,6 +415,7 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
     }
     add_all(v.constraints);
     for (const auto& a : v.scratch) add_all(a.shape);
+    for (const auto& d : v.defines) add(d.value);
     for (const auto& m : v.tensor_maps) {
       add_all(m.dims);
       add_all(m.box);
@@ -370,8 +424,8 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
     for (const auto& k : v.knobs)
       if (!reached.count(k.name))
         n.at("knobs").fail("knob '" + k.name +
-                           "' reaches neither a template argument, the launch geometry, a constraint, a scratch "
-                           "shape nor a tensor map: every value would compile to the same kernel");
+                           "' reaches neither a template argument, a definition (defines:), the launch geometry, a "
+                           "constraint, a scratch shape nor a tensor map: every value would compile to the same kernel");
   }
   if (n.has("model")) {
     auto m = n.at("model");
@@ -632,6 +686,34 @@ std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b) {
   return s + ">";
 }
 
+std::vector<std::pair<std::string, std::string>> define_values(const VariantSpec& v, DType t, const Bindings& given) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (v.defines.empty()) return out;
+  Bindings b = given;  // a specialization's bindings hold knobs and sizes only
+  b.emplace("dtype_bytes", static_cast<double>(dtype_bytes(t)));
+  for (const auto& d : v.defines) {
+    if (d.type) {
+      out.emplace_back(d.name, std::string(dtype_cpp(t)));
+      continue;
+    }
+    const double x = d.value.eval(b);
+    if (!std::isfinite(x)) throw Error(d.loc, "define '" + d.name + "' is " + std::to_string(x) + " here");
+    std::ostringstream s;
+    if (x == std::trunc(x) && std::fabs(x) < 9.2e18)
+      s << static_cast<long long>(x);
+    else
+      s << std::setprecision(17) << x;
+    out.emplace_back(d.name, s.str());
+  }
+  return out;
+}
+
+std::vector<std::string> define_options(const VariantSpec& v, DType t, const Bindings& b) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : define_values(v, t, b)) out.push_back("-D" + name + "=" + value);
+  return out;
+}
+
 std::vector<std::string> plan_name_expressions(const VariantSpec& v, DType t, const Bindings& b) {
   std::vector<std::string> out{name_expression(v.launch, t, b)};
   for (const auto* l : v.all_launches())
@@ -664,6 +746,10 @@ std::vector<Expr> size_template_args(const VariantSpec& v, const ProblemSpec& p)
       if (std::any_of(e.variables().begin(), e.variables().end(),
                       [&](const std::string& n) { return std::find(p.sizes.begin(), p.sizes.end(), n) != p.sizes.end(); }))
         out.push_back(e);
+  for (const auto& d : v.defines)
+    if (std::any_of(d.value.variables().begin(), d.value.variables().end(),
+                    [&](const std::string& n) { return std::find(p.sizes.begin(), p.sizes.end(), n) != p.sizes.end(); }))
+      out.push_back(d.value);
   return out;
 }
 

@@ -105,6 +105,17 @@ struct TensorMapSpec {
   DType elem_dtype(DType task) const { return elem == "T" ? task : parse_dtype(elem); }
 };
 
+// A preprocessor definition the variant's kernels are compiled with (`defines:`), for kernels
+// written as macro programs: -D name=value, the value an expression over knobs, sizes and
+// dtype_bytes (an integer where it is one), or with `type` the task's element type ("float",
+// "__nv_bfloat16"...).
+struct DefineSpec {
+  std::string name;
+  Expr value;
+  bool type = false;
+  SourceLoc loc;
+};
+
 struct VariantSpec {
   std::string name, description;
   std::filesystem::path source_path;
@@ -128,6 +139,7 @@ struct VariantSpec {
   // (role temp): shaped over sizes, knobs, dtype_bytes and the device, contents undefined on entry.
   std::vector<LaunchSpec> before, after;
   std::vector<ArgSpec> scratch;
+  std::vector<DefineSpec> defines;  // optional, in declaration order
   std::filesystem::path yaml_path;
   bool serves(DType t) const;
   const ArgSpec* find_scratch(const std::string& name) const;  // the scratch buffer of that name, or null
@@ -194,6 +206,10 @@ std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b);
 // The name expressions of every kernel of v's plan for these bindings, the main kernel's first and
 // each other once (launches whose `when` may not hold included: a header decides at call time).
 std::vector<std::string> plan_name_expressions(const VariantSpec& v, DType t, const Bindings& b);
+// The definitions of v's compile for these bindings, in declaration order: {name, value text}.
+std::vector<std::pair<std::string, std::string>> define_values(const VariantSpec& v, DType t, const Bindings& b);
+// The same as NVRTC options: "-Dname=value" each.
+std::vector<std::string> define_options(const VariantSpec& v, DType t, const Bindings& b);
 // A specialization's bindings for its name expression: its knob values and the sizes it was tuned
 // for (a template argument may name a size: the kernel is then compiled for that size alone).
 Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,

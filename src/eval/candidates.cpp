@@ -45,7 +45,8 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
     for (const auto& l : c.plan)
       if (std::find(names.begin(), names.end(), l.name_expr) == names.end()) names.push_back(l.name_expr);
     c.request = static_cast<int>(b.requests.size());
-    b.requests.push_back(CompileRequest{t.variant->source, t.variant->source_path.filename().string(), names, target, {}});
+    b.requests.push_back(CompileRequest{t.variant->source, t.variant->source_path.filename().string(), names, target,
+                                        define_options(*t.variant, t.dtype, c.bindings)});
     b.candidates.push_back(std::move(c));
   }
   return b;

@@ -215,7 +215,12 @@ std::shared_future<CompileResult> WorkerEvaluator::start_compile(const CompileRe
 }
 
 namespace {
-std::string ahead_key(const Task& t, const CompileRequest& r) { return t.id() + "\n" + r.name_expressions.front(); }
+// A macro kernel's configurations share one name expression and differ in their definitions.
+std::string ahead_key(const Task& t, const CompileRequest& r) {
+  std::string key = t.id() + "\n" + r.name_expressions.front();
+  for (const auto& o : r.extra_options) key += "\n" + o;
+  return key;
+}
 }  // namespace
 
 void WorkerEvaluator::prefetch(const Task& t, const std::vector<Config>& configs) {

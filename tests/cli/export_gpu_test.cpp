@@ -13,6 +13,7 @@
 
 #include "../eval/gpu_fixture.hpp"
 #include "../support/files.hpp"
+#include "../support/macro_variants.hpp"
 #include "../support/tma_variants.hpp"
 
 namespace soltune {
@@ -91,6 +92,43 @@ TEST(ExportGpu, ExportedTensorMapKernelsAreCorrectFromTheTimedBinaryAndFromSourc
                   q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
         << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000008 12344 8" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+  }
+  fs::remove_all(tmp);
+}
+
+// The same path for a kernel written as a macro program (knobs as -D definitions): tuned at two
+// sizes on the GPU, exported with one copy of its source per set of definitions, and called from
+// the header at tuned and untuned sizes.
+TEST(ExportGpu, ExportedMacroKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto nvcc = test::nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
+  const auto dev = cuda_devices().devices.front();
+  std::string t = (fs::temp_directory_path() / "soltune-export-macro-XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const fs::path tmp = t, src = test::source_dir();
+  fs::create_directories(tmp / "templates");
+  fs::copy(src / "templates" / "gelu", tmp / "templates" / "gelu", fs::copy_options::recursive);
+  test::add_macro_gelu(tmp / "templates" / "gelu");
+  test::write_file(tmp / "gelu.yaml", "problem: gelu\nvariants: [macro]\ndtypes: [f32, bf16]\nshapes:\n  - {n: 1048576}\n"
+                                      "  - {n: 4099}\nbudget: {evals: 24, seconds: 120}\nseed: 3\nbackend: cuda\ntemplates: " +
+                                          (tmp / "templates").string() + "\n");
+  const std::string bin = q(test::soltune_binary());
+  const std::string log = " > " + q(tmp / "log.txt") + " 2>&1";
+  ASSERT_EQ(run(bin + " tune " + q(tmp / "gelu.yaml") + " --kb " + q(tmp / "kb.sqlite") + " -q" + log), 0)
+      << test::read_file(tmp / "log.txt");
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp / "kb.sqlite") + " --problem gelu --templates " + q(tmp / "templates") +
+                " -o " + q(tmp / "gelu.cuh") + log), 0)
+      << test::read_file(tmp / "log.txt");
+  EXPECT_NE(test::read_file(tmp / "gelu.cuh").find("namespace v_macro_"), std::string::npos);
+  const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
+    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "gelu.cuh").string() + "\"' " +
+                  q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_EQ(run(q(tmp / "check") + " 1048576 4099 1000003 12345 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
         << def << "\n" << test::read_file(tmp / "log.txt");
   }

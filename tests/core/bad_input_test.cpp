@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/files.hpp"
+#include "../support/macro_variants.hpp"
 #include "../support/plan_variants.hpp"
 #include <stdlib.h>
 
@@ -477,7 +478,49 @@ TEST_F(BadInput, PlansOfSeveralLaunches) {
 TEST_F(BadInput, AKnobThatReachesNothingIsRefused) {
   const int line = edit(variant_yaml(), "knobs:\n", "knobs:\n  block_size_x: [16, 32]\n");
   expect_error([&] { load(); }, variant_yaml(), line + 1, 0,
-               {"knob 'block_size_x' reaches neither a template argument", "every value would compile to the same kernel"});
+               {"knob 'block_size_x' reaches neither a template argument, a definition (defines:)",
+                "every value would compile to the same kernel"});
+}
+
+// Knobs as preprocessor definitions: a mapping (macro: expression, or T for the element type) or a
+// list of knob and size names. A knob that reaches only a definition is a knob; a macro the source
+// never names, a name outside the knobs and sizes, a malformed or reserved name and a repeated one
+// are refused with the file and line.
+TEST_F(BadInput, MacroKnobsAreDefinitions) {
+  test::add_macro_gelu(templates_ / "gelu");
+  const fs::path v = templates_ / "gelu" / "macro.yaml";
+  {
+    const auto p = load();
+    const auto& m = p.variant("macro");
+    ASSERT_EQ(m.defines.size(), 3u);
+    EXPECT_TRUE(m.defines[2].type);
+    Bindings b{{"n", 1000}, {"block_size_x", 256}, {"ITEMS", 4}};
+    EXPECT_EQ(define_options(m, DType::bf16, b),
+              (std::vector<std::string>{"-Dblock_size_x=256", "-DITEMS=4", "-Dreal=__nv_bfloat16"}));
+    EXPECT_EQ(name_expression(m.launch, DType::f32, b), "gelu_macro");
+  }
+  int line = edit(v, "defines: {block_size_x: block_size_x, ITEMS: ITEMS, real: T}", "defines: [block_size_x, ITEMS]");
+  EXPECT_EQ(define_options(load().variant("macro"), DType::f32, Bindings{{"block_size_x", 64}, {"ITEMS", 2}}),
+            (std::vector<std::string>{"-Dblock_size_x=64", "-DITEMS=2"}));
+  edit(v, "[block_size_x, ITEMS]", "{block_size_x: block_size_x, ITEMS: \"ITEMS * dtype_bytes / 4\", real: T}");
+  EXPECT_EQ(define_options(load().variant("macro"), DType::f32, Bindings{{"block_size_x", 64}, {"ITEMS", 2}})[1], "-DITEMS=2");
+  EXPECT_EQ(define_options(load().variant("macro"), DType::bf16, Bindings{{"block_size_x", 64}, {"ITEMS", 2}})[1], "-DITEMS=1");
+  edit(v, "ITEMS: \"ITEMS * dtype_bytes / 4\"", "ITEMS: ITEMS");
+  edit(v, "ITEMS: ITEMS,", "ITEMS: ITEMS, TILES: ITEMS,");
+  expect_error([&] { load(); }, v, line, 0, {"define 'TILES' is never named in macro.cu", "same kernel"});
+  edit(v, " TILES: ITEMS,", "");
+  edit(v, "ITEMS: ITEMS,", "ITEMS: WIDTH,");
+  expect_error([&] { load(); }, v, line, 0, {"define 'ITEMS'", "WIDTH"});
+  edit(v, "ITEMS: WIDTH,", "ITEMS: ITEMS,");
+  edit(v, "real: T", "2real: T");
+  expect_error([&] { load(); }, v, line, 0, {"define '2real': expected a C identifier"});
+  edit(v, "2real: T", "__CUDA_ARCH__: ITEMS");
+  expect_error([&] { load(); }, v, line, 0, {"belong to the compiler"});
+  edit(v, "__CUDA_ARCH__: ITEMS", "real: T");
+  edit(v, "defines: {block_size_x: block_size_x, ITEMS: ITEMS, real: T}", "defines: []");
+  expect_error([&] { load(); }, v, line, 0, {"`defines` is empty"});
+  edit(v, "defines: []", "defines: [block_size_x, ITEMS, ITEMS]");
+  expect_error([&] { load(); }, v, line, 0, {"define 'ITEMS' given twice"});
 }
 
 // The reference and the baseline may compile a size in (a template argument over the sizes), not a

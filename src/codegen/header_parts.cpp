@@ -334,7 +334,7 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   std::string params, checks;
   for (const auto& a : p.args) {
     if (!a.is_buffer) continue;
-    params += (a.role == Role::in ? "const " : "") + std::string(dtype_cpp(a.resolve_dtype(dt))) + "* " + a.name + ", ";
+    params += (a.role == Role::in ? "const " : "") + a.item_cpp(dt) + "* " + a.name + ", ";
     checks += "  if (reinterpret_cast<std::uintptr_t>(" + a.name + ") % 16 != 0) return cudaErrorInvalidValue;\n";
   }
   // Plans with scratch take it from the caller (as cuBLASLt's workspace): one allocation, its size

@@ -30,8 +30,8 @@ std::string passed_type(const ProblemSpec& p, const VariantSpec& v, DType t, con
   if (const ArgSpec* s = v.find_scratch(name)) return std::string(dtype_cpp(s->resolve_dtype(t))) + "*";
   const ArgSpec* a = p.find_arg(name);
   if (!a) return "";
-  const std::string type(dtype_cpp(a->resolve_dtype(t)));
-  if (!a->is_buffer) return type;
+  if (!a->is_buffer) return std::string(dtype_cpp(a->resolve_dtype(t)));
+  const std::string type = a->item_cpp(t);
   return (a->role == Role::in ? "const " : "") + type + "*";
 }
 

@@ -10,24 +10,51 @@ struct Row {
   DType t;
   std::string_view name, cpp;
   int bytes;
+  bool is_float;
+  std::string_view vec;  // the stem of CUDA's vector types ("float" for float2, float4); "" for none
+  int max_lanes;         // the widest of them (CUDA 13 deprecates the 32-byte double4, longlong4...)
 };
-constexpr std::array<Row, 6> kRows{{{DType::f16, "f16", "__half", 2},
-                                    {DType::bf16, "bf16", "__nv_bfloat16", 2},
-                                    {DType::f32, "f32", "float", 4},
-                                    {DType::f64, "f64", "double", 8},
-                                    {DType::i32, "i32", "int", 4},
-                                    {DType::i64, "i64", "long long", 8}}};
+constexpr std::array<Row, 13> kRows{{{DType::f16, "f16", "__half", 2, true, "__half", 2},
+                                     {DType::bf16, "bf16", "__nv_bfloat16", 2, true, "__nv_bfloat16", 2},
+                                     {DType::f32, "f32", "float", 4, true, "float", 4},
+                                     {DType::f64, "f64", "double", 8, true, "double", 2},
+                                     {DType::i32, "i32", "int", 4, false, "int", 4},
+                                     {DType::i64, "i64", "long long", 8, false, "longlong", 2},
+                                     {DType::i8, "i8", "signed char", 1, false, "char", 4},
+                                     {DType::i16, "i16", "short", 2, false, "short", 4},
+                                     {DType::u8, "u8", "unsigned char", 1, false, "uchar", 4},
+                                     {DType::u16, "u16", "unsigned short", 2, false, "ushort", 4},
+                                     {DType::u32, "u32", "unsigned int", 4, false, "uint", 4},
+                                     {DType::u64, "u64", "unsigned long long", 8, false, "ulonglong", 2},
+                                     {DType::boolean, "bool", "bool", 1, false, "", 1}}};
 const Row& row(DType t) { return kRows[static_cast<size_t>(t)]; }
 }  // namespace
 
 DType parse_dtype(std::string_view name) {
   for (const auto& r : kRows)
     if (r.name == name) return r.t;
-  throw Error("unknown dtype '" + std::string(name) + "' (expected one of f16, bf16, f32, f64, i32, i64)");
+  std::string names;
+  for (const auto& r : kRows) names += (names.empty() ? "" : ", ") + std::string(r.name);
+  throw Error("unknown dtype '" + std::string(name) + "' (expected one of " + names + ")");
 }
 std::string_view dtype_name(DType t) { return row(t).name; }
 std::string_view dtype_cpp(DType t) { return row(t).cpp; }
 int dtype_bytes(DType t) { return row(t).bytes; }
-bool dtype_is_float(DType t) { return t != DType::i32 && t != DType::i64; }
+bool dtype_is_float(DType t) { return row(t).is_float; }
+
+const std::vector<DType>& all_dtypes() {
+  static const std::vector<DType> all = [] {
+    std::vector<DType> v;
+    for (const auto& r : kRows) v.push_back(r.t);
+    return v;
+  }();
+  return all;
+}
+
+std::string dtype_vector_cpp(DType t, int lanes) {
+  const Row& r = row(t);
+  if (r.vec.empty() || lanes < 2 || lanes > r.max_lanes || (lanes != 2 && lanes != 3 && lanes != 4)) return "";
+  return std::string(r.vec) + std::to_string(lanes);
+}
 
 }  // namespace soltune

@@ -1,15 +1,22 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace soltune {
 
-enum class DType { f16, bf16, f32, f64, i32, i64 };
+// Element types of buffers and scalars. Integer and bool outputs compare exactly (unless the
+// problem declares a tolerance for their dtype); bool is one byte, 0 or 1.
+enum class DType { f16, bf16, f32, f64, i32, i64, i8, i16, u8, u16, u32, u64, boolean };
 
 DType parse_dtype(std::string_view name);  // throws Error on an unknown name
 std::string_view dtype_name(DType t);      // "f32"
 std::string_view dtype_cpp(DType t);       // "float", "__nv_bfloat16"...
 int dtype_bytes(DType t);
 bool dtype_is_float(DType t);
+const std::vector<DType>& all_dtypes();   // in declaration order
+// The CUDA vector type of `lanes` elements of t ("float2", "int4", "__nv_bfloat162"), or "" where
+// CUDA has none.
+std::string dtype_vector_cpp(DType t, int lanes);
 
 }  // namespace soltune

@@ -104,7 +104,7 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
   if (temp)
     n.only_keys({"name", "dtype", "shape"});
   else
-    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value", "magnitude"});
+    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value", "magnitude", "vec"});
   ArgSpec a;
   a.loc = n.loc();
   a.name = n.at("name").str();
@@ -146,8 +146,14 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
       allowed.insert(kDeviceSymbols.begin(), kDeviceSymbols.end());
     }
     a.shape = exprs(n.at("shape"), allowed, "shape");
+    if (n.has("vec")) {
+      a.lanes = static_cast<int>(n.at("vec").integer(1, 4));
+      if (a.dtype != "T" && dtype_vector_cpp(parse_dtype(a.dtype), a.lanes).empty() && a.lanes > 1)
+        n.at("vec").fail("CUDA has no vector of " + std::to_string(a.lanes) + " " + a.dtype + " elements");
+      if (a.lanes > 1) a.shape.push_back(Expr(std::to_string(a.lanes), n.at("vec").loc()));
+    }
   } else {
-    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("magnitude"))
+    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("magnitude") || n.has("vec"))
       n.fail("a scalar takes only name, kind, dtype and value");
     a.value = n.at("value").expr();
     a.value.check_names(size_names, "scalar value");
@@ -634,6 +640,11 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   }
   for (auto t : p.dtypes)
     if (!p.tolerance.count(t)) n.at("tolerance").fail("no tolerance for dtype " + std::string(dtype_name(t)));
+  for (const auto& a : p.args)
+    for (auto t : p.dtypes)
+      if (a.lanes > 1 && a.item_cpp(t).empty())
+        throw Error(a.loc, "buffer '" + a.name + "': CUDA has no vector of " + std::to_string(a.lanes) + " " +
+                               std::string(dtype_name(a.resolve_dtype(t))) + " elements (dtype " + std::string(dtype_name(t)) + ")");
 
   Names geo = size_dt;
   for (const auto& s : kDeviceSymbols) geo.insert(s);

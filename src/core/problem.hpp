@@ -41,9 +41,15 @@ struct ArgSpec {
   // magnitudes of its terms, not with the result, which cancellation can make small.
   bool magnitude = false;
   Expr value;                 // scalars
+  // Buffers a kernel takes as CUDA vectors (float2, int4...): `vec` elements per item. The shape
+  // counts items; the buffer holds shape * vec elements of its dtype, drawn, referenced and compared
+  // element by element.
+  int lanes = 1;
   SourceLoc loc;
 
   DType resolve_dtype(DType t) const { return dtype == "T" ? t : parse_dtype(dtype); }
+  // The C++ type of one item: the dtype's, or its vector type.
+  std::string item_cpp(DType t) const { return lanes == 1 ? std::string(dtype_cpp(resolve_dtype(t))) : dtype_vector_cpp(resolve_dtype(t), lanes); }
 };
 
 // One kernel launch: a __global__ function template, its template arguments ("T", or integer

@@ -1,5 +1,6 @@
 #include "eval/builtin_kernels.hpp"
 
+#include "core/dtype.hpp"
 #include "core/tolerance.hpp"
 
 namespace soltune {
@@ -22,7 +23,29 @@ __device__ inline unsigned long long mix64(unsigned long long z) {
 // (0, 1]: never 0, so log() below is finite.
 __device__ inline double unit(unsigned long long h) { return ((h >> 11) + 1) * (1.0 / 9007199254740992.0); }
 
-template <typename T> __device__ inline T from_double(double v) { return static_cast<T>(v); }
+// The integer types (and bool), with the range a drawn value is clamped to.
+template <typename T> struct Int { static constexpr bool value = false; };
+#define SOLTUNE_INT(T, LO, HI) \
+  template <> struct Int<T> { static constexpr bool value = true; static constexpr double lo = LO, hi = HI; };
+SOLTUNE_INT(signed char, -128.0, 127.0)
+SOLTUNE_INT(short, -32768.0, 32767.0)
+SOLTUNE_INT(int, -2147483648.0, 2147483647.0)
+SOLTUNE_INT(long long, -9223372036854775808.0, 9223372036854774784.0)  // the largest double below 2^63
+SOLTUNE_INT(unsigned char, 0.0, 255.0)
+SOLTUNE_INT(unsigned short, 0.0, 65535.0)
+SOLTUNE_INT(unsigned int, 0.0, 4294967295.0)
+SOLTUNE_INT(unsigned long long, 0.0, 18446744073709549568.0)  // the largest double below 2^64
+SOLTUNE_INT(bool, 0.0, 1.0)
+#undef SOLTUNE_INT
+// How an element is read back: a bool as its byte (the poison 0xFF is no valid bool).
+template <typename T> struct Raw { using type = T; };
+template <> struct Raw<bool> { using type = unsigned char; };
+
+// Integers: a drawn value rounded to nearest and clamped to the type's range (bool: 0 or 1).
+template <typename T> __device__ inline T from_double(double v) {
+  if constexpr (Int<T>::value) return static_cast<T>(fmin(fmax(rint(v), Int<T>::lo), Int<T>::hi));
+  else return static_cast<T>(v);
+}
 template <> __device__ inline __nv_bfloat16 from_double<__nv_bfloat16>(double v) { return __double2bfloat16(v); }
 template <> __device__ inline __half from_double<__half>(double v) { return __double2half(v); }
 template <typename T> __device__ inline double to_double(T v) { return static_cast<double>(v); }
@@ -67,14 +90,19 @@ __global__ void soltune_compare(const T* out, const double* ref, const double* m
   unsigned long long mism = 0, nonfin = 0, unwr = 0, cnt = 0;
   double max_abs = 0, max_rel = 0, sq_err = 0, sq_ref = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-    const T o = out[i];
+    const typename Raw<T>::type o = reinterpret_cast<const typename Raw<T>::type*>(out)[i];
     const double r = ref[i];
     ++cnt;
-    if (all_ones(o)) { ++unwr; ++mism; continue; }
     const double v = to_double(o);
     const double width = SOLTUNE_BAND_WIDTH(r, mag ? mag[i] : 0.0, atol, rtol, mtol);
-    if (isinf(v) && fabs(r) + width > max_finite<T>() && signbit(v) == signbit(r)) continue;
-    if (!isfinite(v)) { ++nonfin; ++mism; continue; }
+    if constexpr (Int<T>::value) {
+      // All ones is a value of an integer (-1): unwritten only where it is not the right one.
+      if (all_ones(o) && !(fabs(v - r) <= width)) { ++unwr; ++mism; continue; }
+    } else {
+      if (all_ones(o)) { ++unwr; ++mism; continue; }
+      if (isinf(v) && fabs(r) + width > max_finite<T>() && signbit(v) == signbit(r)) continue;
+      if (!isfinite(v)) { ++nonfin; ++mism; continue; }
+    }
     const double err = fabs(v - r);
     if (!(err <= width)) ++mism;
     max_abs = fmax(max_abs, err);
@@ -306,13 +334,14 @@ std::vector<std::string> wgmma_probe_name_expressions() {
 }
 
 std::vector<std::string> builtin_name_expressions() {
-  return {"soltune_fill<float>",    "soltune_fill<__nv_bfloat16>",    "soltune_fill<__half>",
-          "soltune_fill<double>",   "soltune_compare<float>",         "soltune_compare<__nv_bfloat16>",
-          "soltune_compare<__half>", "soltune_compare<double>",       "soltune_fma_probe",
-          "soltune_flush_read",     "soltune_copy_probe",             "soltune_mma_probe<1>",
-          "soltune_copy_probe_flat",        "soltune_mma_probe<2>",
-          "soltune_mma_probe<0>",   "soltune_gate",                   "soltune_spin",
-          "soltune_read_probe"};
+  std::vector<std::string> out;
+  for (const DType t : all_dtypes())  // inputs of every dtype are drawn, outputs of every dtype compared
+    for (const char* k : {"soltune_fill<", "soltune_compare<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
+  for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
+                        "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
+                        "soltune_spin", "soltune_read_probe"})
+    out.push_back(k);
+  return out;
 }
 
 }  // namespace soltune

@@ -10,13 +10,26 @@
 namespace soltune {
 namespace {
 
+template <typename X>
+void put(ArgSlot& s, double v) {
+  const X x = static_cast<X>(v);
+  std::memcpy(s.scalar, &x, sizeof x);
+}
+
 void store_scalar(ArgSlot& s, double v) {
   switch (s.dtype) {
-    case DType::i64: { long long x = static_cast<long long>(v); std::memcpy(s.scalar, &x, sizeof x); break; }
-    case DType::i32: { int x = static_cast<int>(v); std::memcpy(s.scalar, &x, sizeof x); break; }
-    case DType::f32: { float x = static_cast<float>(v); std::memcpy(s.scalar, &x, sizeof x); break; }
-    case DType::f64: std::memcpy(s.scalar, &v, sizeof v); break;
-    default: throw Error(s.spec->loc, "scalar '" + s.spec->name + "' needs dtype i32, i64, f32 or f64");
+    case DType::i64: return put<long long>(s, v);
+    case DType::i32: return put<int>(s, v);
+    case DType::i16: return put<short>(s, v);
+    case DType::i8: return put<signed char>(s, v);
+    case DType::u64: return put<unsigned long long>(s, v);
+    case DType::u32: return put<unsigned int>(s, v);
+    case DType::u16: return put<unsigned short>(s, v);
+    case DType::u8: return put<unsigned char>(s, v);
+    case DType::boolean: return put<bool>(s, v);
+    case DType::f32: return put<float>(s, v);
+    case DType::f64: return put<double>(s, v);
+    default: throw Error(s.spec->loc, "scalar '" + s.spec->name + "' needs an integer, bool, f32 or f64 dtype");
   }
 }
 
@@ -189,7 +202,6 @@ int TaskState::distributions() const {
 void TaskState::draw_inputs(int set, int dist) {
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || s->spec->role != Role::in) continue;
-    if (!dtype_is_float(s->dtype)) throw Error(s->spec->loc, "integer inputs are not supported yet");
     void* p = s->sets[static_cast<size_t>(set) % s->sets.size()].get();
     long long n = s->elems;
     unsigned long long seed = next_random();
@@ -274,9 +286,12 @@ void TaskState::compare_outputs(Accuracy& acc) {
   bool band_ok = true;
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || s->spec->role != Role::out) continue;
+    // An output of its own dtype takes that dtype's tolerance; an integer or bool one without a
+    // declared tolerance compares exactly, a float one takes the task dtype's.
     const auto tol_it = task_.problem->tolerance.find(s->dtype);
     const Tolerance tol = tol_it != task_.problem->tolerance.end() ? tol_it->second
-                                                                     : task_.problem->tolerance.at(task_.dtype);
+                          : dtype_is_float(s->dtype)                ? task_.problem->tolerance.at(task_.dtype)
+                                                                    : Tolerance{};
     SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(CompareStats), stream()));
     void* out = s->data();
     void* ref = s->ref.get();

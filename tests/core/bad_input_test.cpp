@@ -14,6 +14,7 @@
 
 #include "core/problem.hpp"
 #include "core/run_config.hpp"
+#include "core/task.hpp"
 
 namespace soltune {
 namespace {
@@ -521,6 +522,28 @@ TEST_F(BadInput, MacroKnobsAreDefinitions) {
   expect_error([&] { load(); }, v, line, 0, {"`defines` is empty"});
   edit(v, "defines: []", "defines: [block_size_x, ITEMS, ITEMS]");
   expect_error([&] { load(); }, v, line, 0, {"define 'ITEMS' given twice"});
+}
+
+// A buffer a kernel takes as CUDA vectors: `vec` elements per item, counted in the element total,
+// the vector type in what soltune passes; a width CUDA has no vector of is refused.
+TEST_F(BadInput, VectorBuffers) {
+  int line = edit(problem_yaml(), "{name: x, kind: buffer, dtype: T, shape: [n], role: in,",
+                  "{name: x, kind: buffer, dtype: T, shape: [n], role: in, vec: 2,");
+  {
+    const auto p = load();
+    const auto* x = p.find_arg("x");
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->lanes, 2);
+    EXPECT_EQ(x->item_cpp(DType::f32), "float2");
+    EXPECT_EQ(x->item_cpp(DType::bf16), "__nv_bfloat162");
+    EXPECT_EQ(buffer_elements(*x, Bindings{{"n", 10}}), 20);
+  }
+  edit(problem_yaml(), "vec: 2,", "vec: 4,");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"buffer 'x': CUDA has no vector of 4 bf16 elements"});
+  edit(problem_yaml(), "dtype: T, shape: [n], role: in, vec: 4,", "dtype: bool, shape: [n], role: in, vec: 2,");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"CUDA has no vector of 2 bool elements"});
+  edit(problem_yaml(), "vec: 2,", "vec: 5,");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"expected an integer from 1 to 4, got 5"});
 }
 
 // The reference and the baseline may compile a size in (a template argument over the sizes), not a

@@ -42,6 +42,23 @@ TEST(Problem, EveryShippedTemplateLoads) {
   }
 }
 
+// Every dtype by name, its C++ type and width; the vector types CUDA has.
+TEST(DTypes, NamesTypesAndVectors) {
+  for (const DType t : all_dtypes()) EXPECT_EQ(parse_dtype(dtype_name(t)), t);
+  EXPECT_EQ(dtype_cpp(parse_dtype("u8")), "unsigned char");
+  EXPECT_EQ(dtype_cpp(parse_dtype("i8")), "signed char");
+  EXPECT_EQ(dtype_cpp(parse_dtype("bool")), "bool");
+  EXPECT_EQ(dtype_bytes(parse_dtype("u64")), 8);
+  EXPECT_FALSE(dtype_is_float(parse_dtype("u32")));
+  EXPECT_TRUE(dtype_is_float(DType::bf16));
+  EXPECT_EQ(dtype_vector_cpp(DType::f32, 4), "float4");
+  EXPECT_EQ(dtype_vector_cpp(DType::u8, 4), "uchar4");
+  EXPECT_EQ(dtype_vector_cpp(DType::i64, 2), "longlong2");
+  EXPECT_EQ(dtype_vector_cpp(DType::f64, 4), "");  // 32-byte vectors are deprecated in CUDA 13
+  EXPECT_EQ(dtype_vector_cpp(DType::boolean, 2), "");
+  EXPECT_THROW(parse_dtype("int"), Error);
+}
+
 TEST(Problem, EveryShippedConfigLoads) {
   int n = 0;
   for (const auto& e : fs::directory_iterator(kConfigs)) {

@@ -19,6 +19,7 @@
 #include "cli/resume_loader.hpp"
 #include "codegen/content_hash.hpp"
 #include "codegen/signature_check.hpp"
+#include "core/array_file.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/space.hpp"
@@ -76,6 +77,31 @@ class RunObserver final : public TaskObserver {
   int64_t run_;
   Progress& progress_;
 };
+
+// Every argument given as a file holds the dtype and the element count each task needs of it: a
+// mismatch stops the run before anything is measured or recorded.
+void check_given_data(const RunConfig& cfg) {
+  std::string problems;
+  std::set<std::string> seen;
+  for (const auto& t : config_tasks(cfg))
+    for (const auto& a : t.problem->args) {
+      if (a.file.empty()) continue;
+      Bindings sizes;
+      for (const auto& [name, value] : t.shape.dims) sizes[name] = static_cast<double>(value);
+      const int64_t want = buffer_elements(a, sizes);
+      std::string why;
+      try {
+        const auto f = read_array_file(a.file, a.file_raw, a.resolve_dtype(t.dtype));
+        if (f.elems != want)
+          why = a.file.string() + ": " + std::to_string(f.elems) + " elements, '" + a.name + "' needs " + std::to_string(want) +
+                " at " + t.shape.key();
+      } catch (const Error& e) {
+        why = e.what();
+      }
+      if (!why.empty() && seen.insert(why).second) problems += "\n" + why + " (" + t.id() + ")";
+    }
+  if (!problems.empty()) throw Error("arguments given as files do not fit the tasks:" + problems);
+}
 
 // Each variant's kernels against what it passes them, once per dtype, on a legal configuration of
 // its first task: a mismatch stops the run before anything is measured or recorded.
@@ -172,6 +198,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
                 cfg.problem.c_str(), tasks.size(), cfg.budget.describe().c_str());
     for (const auto& t : tasks) std::printf("  %s\n", t.id().c_str());
     const auto gpu = find_known_gpu(cfg.model_gpu);
+    check_given_data(cfg);
     check_kernel_signatures(cfg, Compiler(compiler_options()), *gpu);
     std::printf("kernel parameters take what the variants pass them\n");
     return 0;
@@ -179,6 +206,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   Compiler compiler(compiler_options());
   if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes, vm.count("no-wait") == 0);
+  check_given_data(cfg);
   check_kernel_signatures(cfg, compiler, ev->device());
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here

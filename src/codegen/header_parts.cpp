@@ -32,6 +32,14 @@ std::string join_sizes(const ProblemSpec& p, const std::string& prefix, const st
   return s;
 }
 
+// The problem's constant arguments, in order.
+std::vector<const ArgSpec*> constants_of(const ProblemSpec& p) {
+  std::vector<const ArgSpec*> out;
+  for (const auto& a : p.args)
+    if (a.role == Role::constant) out.push_back(&a);
+  return out;
+}
+
 // plan_<j>: the specialization's constraints, geometry and scalar arguments for given sizes.
 void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specialization& s, const std::string& fn, size_t j) {
   const auto& v = *s.variant;
@@ -75,7 +83,40 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
   for (const auto& a : p.args)
     if (!a.is_buffer)
       h << "  p." << a.name << " = static_cast<" << dtype_cpp(a.resolve_dtype(dt)) << ">(" << a.value.text() << ");\n";
+  const auto cs = constants_of(p);
+  for (size_t i = 0; i < cs.size(); ++i) {
+    std::string count = "1.0";
+    for (const auto& e : cs[i]->shape) count += " * (" + e.text() + ")";
+    h << "  p.constant_elems[" << i << "] = static_cast<long long>(" << count << ");\n";
+  }
   h << "  return p;\n}\n\n";
+}
+
+// Copies the caller's data of each constant (host or device memory: cudaMemcpyDefault) into the
+// kernel's __constant__ variable, stream-ordered before the launch: in the embedded cubin's library
+// (`lib`), or the variable of the source's copy in namespace `ns`.
+std::string constant_copies(const ProblemSpec& p, DType dt, const std::string& lib, const std::string& ns,
+                            const std::string& indent) {
+  std::string out;
+  const auto cs = constants_of(p);
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const auto& a = *cs[i];
+    const std::string bytes = "static_cast<size_t>(p.constant_elems[" + std::to_string(i) + "]) * sizeof(" +
+                              std::string(dtype_cpp(a.resolve_dtype(dt))) + ")";
+    out += indent + "{  // constant '" + a.name + "'\n";
+    if (!lib.empty())
+      out += indent + "  void* sym = nullptr;\n" + indent + "  size_t sym_bytes = 0;\n" + indent +
+             "  cudaError_t e = cudaLibraryGetGlobal(&sym, &sym_bytes, " + lib + ", \"" + a.name + "\");\n" + indent +
+             "  if (e != cudaSuccess) return e;\n" + indent + "  if (" + bytes + " > sym_bytes) return cudaErrorInvalidValue;\n" +
+             indent + "  if ((e = cudaMemcpyAsync(sym, " + a.name + ", " + bytes +
+             ", cudaMemcpyDefault, stream)) != cudaSuccess) return e;\n";
+    else
+      out += indent + "  if (" + bytes + " > sizeof(" + ns + "::" + a.name + ")) return cudaErrorInvalidValue;\n" + indent +
+             "  const cudaError_t e = cudaMemcpyToSymbolAsync(" + ns + "::" + a.name + ", " + a.name + ", " + bytes +
+             ", 0, cudaMemcpyDefault, stream);\n" + indent + "  if (e != cudaSuccess) return e;\n";
+    out += indent + "}\n";
+  }
+  return out;
 }
 
 // One kernel launch of a specialization's plan, as the body of a function returning its status:
@@ -103,10 +144,11 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
   if (!s.binary.empty() && lowered != s.lowered.end())
     h << "#ifndef SOLTUNE_SOURCE_ONLY\n  if (p.cc == " << s.binary_cc << ") {  // the binary soltune timed\n"
       << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << lowered->second
-      << "\");\n    if (k.error != cudaSuccess) return k.error;\n"
+      << "\");\n    if (k.error != cudaSuccess) return k.error;\n" << constant_copies(p, dt, "k.lib", "", "    ")
       << "    return detail::launch_embedded(k.kernel, " << grid << ", " << block << ", " << smem << ", "
       << (main ? "p.cluster" : "dim3(1, 1, 1)") << ", " << optin << ", stream, " << call_args << ");\n  }\n"
       << "#endif\n";
+  h << constant_copies(p, dt, "", variant_namespace(s), "  ");
   h << "  if (" << smem << " > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(" << smem << "));\n    if (e != cudaSuccess) return e;\n  }\n"
     << (!cluster
@@ -259,11 +301,12 @@ std::string embedded_helpers() {
          "namespace detail {\n"
          "// A kernel of an embedded cubin. The library is context-independent (every device's context gets\n"
          "// it when first used) and deliberately never unloaded: launches may come until the process ends.\n"
-         "struct Embedded {\n  cudaKernel_t kernel = nullptr;\n  cudaError_t error = cudaSuccess;\n};\n"
+         "struct Embedded {\n  cudaKernel_t kernel = nullptr;\n  cudaLibrary_t lib = nullptr;  // its __constant__ variables\n"
+         "  cudaError_t error = cudaSuccess;\n};\n"
          "inline Embedded load_embedded(const char* image, const char* name) {\n"
-         "  Embedded e;\n  cudaLibrary_t lib = nullptr;\n"
-         "  e.error = cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);\n"
-         "  if (e.error == cudaSuccess) e.error = cudaLibraryGetKernel(&e.kernel, lib, name);\n  return e;\n}\n"
+         "  Embedded e;\n"
+         "  e.error = cudaLibraryLoadData(&e.lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);\n"
+         "  if (e.error == cudaSuccess) e.error = cudaLibraryGetKernel(&e.kernel, e.lib, name);\n  return e;\n}\n"
          "// Arguments by value, passed by address as the kernel's parameters (the same types soltune passed).\n"
          "template <typename... A>\n"
          "inline cudaError_t launch_embedded(cudaKernel_t k, dim3 grid, dim3 block, size_t smem, dim3 cluster,\n"
@@ -330,12 +373,16 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
       << "  size_t scratch_bytes = 0;  // of the caller's scratch allocation this plan uses\n";
   for (const auto& a : p.args)
     if (!a.is_buffer) h << "  " << dtype_cpp(a.resolve_dtype(dt)) << " " << a.name << "{};\n";
+  if (const auto cs = constants_of(p); !cs.empty())
+    h << "  long long constant_elems[" << cs.size() << "] = {};  // of each constant, in the problem's order\n";
   h << "};\n\n";
   std::string params, checks;
   for (const auto& a : p.args) {
     if (!a.is_buffer) continue;
-    params += (a.role == Role::in ? "const " : "") + a.item_cpp(dt) + "* " + a.name + ", ";
-    checks += "  if (reinterpret_cast<std::uintptr_t>(" + a.name + ") % 16 != 0) return cudaErrorInvalidValue;\n";
+    // A constant's data may lie in host or device memory: it is copied, never read by a kernel.
+    params += (a.role == Role::in || a.role == Role::constant ? "const " : "") + a.item_cpp(dt) + "* " + a.name + ", ";
+    if (a.role != Role::constant)
+      checks += "  if (reinterpret_cast<std::uintptr_t>(" + a.name + ") % 16 != 0) return cudaErrorInvalidValue;\n";
   }
   // Plans with scratch take it from the caller (as cuBLASLt's workspace): one allocation, its size
   // given; a plan that needs more than is given yields to the next one that fits.

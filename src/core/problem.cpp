@@ -104,7 +104,7 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
   if (temp)
     n.only_keys({"name", "dtype", "shape"});
   else
-    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value", "magnitude", "vec"});
+    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value", "magnitude", "vec", "file"});
   ArgSpec a;
   a.loc = n.loc();
   a.name = n.at("name").str();
@@ -117,10 +117,18 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
     }
   }
   const auto kind = temp ? std::string("buffer") : n.at("kind").str();
-  if (kind != "buffer" && kind != "scalar") n.at("kind").fail("expected 'buffer' or 'scalar', got '" + kind + "'");
-  a.is_buffer = kind == "buffer";
+  if (kind != "buffer" && kind != "scalar" && kind != "constant")
+    n.at("kind").fail("expected 'buffer', 'scalar' or 'constant', got '" + kind + "'");
+  a.is_buffer = kind != "scalar";
   if (a.is_buffer) {
-    if (temp) {
+    if (kind == "constant") {
+      if (n.has("role") || n.has("magnitude") || n.has("vec"))
+        n.fail("a constant takes name, kind, dtype, shape and init, edge_inits or file");
+      a.role = Role::constant;
+      a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
+      if (n.has("edge_inits"))
+        for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
+    } else if (temp) {
       a.role = Role::temp;
     } else {
       const auto role = n.at("role").str();
@@ -146,6 +154,14 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
       allowed.insert(kDeviceSymbols.begin(), kDeviceSymbols.end());
     }
     a.shape = exprs(n.at("shape"), allowed, "shape");
+    if (n.has("file")) {
+      if (a.role != Role::in && a.role != Role::constant) n.at("file").fail("file gives the data of an input or a constant");
+      if (n.has("init") || n.has("edge_inits")) n.at("file").fail("an argument read from a file takes no init or edge_inits");
+      a.file = n.at("file").str();
+      a.file_raw = a.file.extension() != ".npy";
+      if (a.file_raw && a.dtype == "T")
+        n.at("file").fail("a raw file's elements have one dtype: give the argument a dtype, not T (or use .npy)");
+    }
     if (n.has("vec")) {
       a.lanes = static_cast<int>(n.at("vec").integer(1, 4));
       if (a.dtype != "T" && dtype_vector_cpp(parse_dtype(a.dtype), a.lanes).empty() && a.lanes > 1)
@@ -153,7 +169,8 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
       if (a.lanes > 1) a.shape.push_back(Expr(std::to_string(a.lanes), n.at("vec").loc()));
     }
   } else {
-    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("magnitude") || n.has("vec"))
+    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("magnitude") || n.has("vec") ||
+        n.has("file"))
       n.fail("a scalar takes only name, kind, dtype and value");
     a.value = n.at("value").expr();
     a.value.check_names(size_names, "scalar value");
@@ -330,8 +347,16 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   v.launch.kernel = n.at("kernel").str();
   v.launch.template_args = strings(n.get("template_args"));
   v.launch.args = strings(n.get("args"));
+  // A constant reaches the kernels through its __constant__ symbol, not as an argument.
   if (v.launch.args.empty())
-    for (const auto& a : p.args) v.launch.args.push_back(a.name);
+    for (const auto& a : p.args)
+      if (a.role != Role::constant) v.launch.args.push_back(a.name);
+  for (const auto& a : p.args) {
+    if (a.role != Role::constant) continue;
+    if (!mentions_identifier(v.source, a.name))
+      n.fail("constant '" + a.name + "' is never named in " + v.source_path.filename().string() +
+             " (declare `__constant__ " + a.dtype + " " + a.name + "[...]` at file scope)");
+  }
   v.launch.grid = geometry(ln.at("grid"), all, "grid");
   v.launch.block = geometry(ln.at("block"), all, "block");
   v.launch.smem = ln.has("smem") ? ln.at("smem").expr() : Expr("0", ln.loc());
@@ -382,8 +407,11 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   // The problem's arguments among each kernel's: all but the maps and the scratch buffers.
   auto check_launch_args = [&](const LaunchSpec& l, const SourceLoc& loc) {
     std::vector<std::string> plain_args;
-    for (const auto& a : l.args)
+    for (const auto& a : l.args) {
+      if (const ArgSpec* c = p.find_arg(a); c && c->role == Role::constant)
+        throw Error(loc, "'" + a + "' is a constant: kernel '" + l.kernel + "' reads it from its __constant__ symbol, not as an argument");
       if (!v.tensor_map(a) && !v.find_scratch(a)) plain_args.push_back(a);
+    }
     check_args(plain_args, p, false, loc);
   };
   check_launch_args(v.launch, n.has("args") ? n.at("args").loc() : n.loc());
@@ -487,6 +515,7 @@ std::string_view role_name(Role r) {
     case Role::out: return "out";
     case Role::temp: return "temp";
     case Role::workspace: return "workspace";
+    case Role::constant: return "constant";
   }
   return "?";
 }
@@ -598,6 +627,12 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   for (const auto& a : n.at("args").seq()) {
     p.args.push_back(parse_arg(a, sizes, false));
     if (!arg_names.insert(p.args.back().name).second) a.fail("argument '" + p.args.back().name + "' declared twice");
+    auto& f = p.args.back().file;
+    if (!f.empty()) {
+      if (f.is_relative()) f = dir / f;
+      if (!std::filesystem::is_regular_file(f))
+        a.at("file").fail("no file '" + f.string() + "' (a relative path is from the problem's folder)");
+    }
   }
   if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return a.role == Role::out && a.is_buffer; }))
     n.at("args").fail("a problem needs at least one buffer with role out");

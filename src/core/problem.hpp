@@ -17,8 +17,10 @@ namespace soltune {
 
 // workspace: scratch the kernels share with the caller, zeroed once and left zeroed by every launch
 // (docs/TEMPLATES.md); its shape may use dtype_bytes and the device symbols besides the sizes.
-enum class Role { in, out, temp, workspace };
-std::string_view role_name(Role r);  // "in", "out", "temp", "workspace"
+// constant (kind: constant): data the variants' kernels read from a __constant__ symbol of its name,
+// filled before they run; the reference and the baseline take it as an input.
+enum class Role { in, out, temp, workspace, constant };
+std::string_view role_name(Role r);  // "in", "out", "temp", "workspace", "constant"
 
 // How a buffer's inputs are drawn: normal(mean, std) or uniform(lo, hi).
 struct InitSpec {
@@ -33,7 +35,12 @@ struct ArgSpec {
   std::string dtype;          // "T" (the task's dtype) or a concrete dtype name
   std::vector<Expr> shape;    // buffers: element count is the product (workspaces' may use device symbols)
   Role role = Role::in;
-  InitSpec init;              // buffers with role in
+  InitSpec init;              // buffers with role in or constant
+  // Given data instead of random draws (inputs and constants): a .npy file (its dtype and element
+  // count must be the buffer's), or raw little-endian elements of the buffer's dtype. Every round
+  // reads the same data.
+  std::filesystem::path file;
+  bool file_raw = false;
   std::vector<InitSpec> edge_inits;  // extra correctness rounds: values near the dtype's edges, where relevant
   // Outputs of a reduction: the reference also writes, per element, the magnitude of what it summed
   // (for C = A B, (|A| |B|)_ij) into `<name>.magnitude`, a double array its args name. The

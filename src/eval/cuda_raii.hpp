@@ -120,6 +120,10 @@ class Library {
   cudaError_t kernel(const std::string& lowered_name, cudaKernel_t& k) const {
     return cudaLibraryGetKernel(&k, h_.get(), lowered_name.c_str());
   }
+  // A __device__ or __constant__ variable's address and size in the current context.
+  cudaError_t global(const std::string& name, void*& ptr, size_t& bytes) const {
+    return cudaLibraryGetGlobal(&ptr, &bytes, h_.get(), name.c_str());
+  }
   void abandon() { h_.abandon(); }
 
  private:

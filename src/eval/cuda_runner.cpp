@@ -62,6 +62,12 @@ std::string cluster_occupancy(cudaKernel_t k, const Geometry& g, cudaStream_t s)
   return "";
 }
 
+// Forgets the constants' variables of the modules bound while it lived, before those modules go.
+struct ConstantsBound {
+  TaskState& st;
+  ~ConstantsBound() { st.unbind_constants(); }
+};
+
 // "a; b", or "a" when there is no b (the timing loop's note on dropped repetitions).
 std::string with_note(std::string text, const std::string& note) {
   return note.empty() ? text : text + "; " + note;
@@ -149,6 +155,12 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     return;
   }
   const cudaKernel_t k = mod.at(c.name_expr);
+  const ConstantsBound bound{st};
+  if (auto why = st.bind_constants(mod.lib); !why.empty()) {
+    res.status = Status::launch_error;
+    res.log = why;
+    return;
+  }
   if (auto why = st.use_scratch(*t.variant, c.bindings); !why.empty()) {
     res.status = Status::illegal;
     res.log = why;
@@ -250,9 +262,11 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
   std::vector<LoadedModule> mods(cs.size());
   std::vector<std::vector<cudaKernel_t>> kernels(cs.size());
   std::vector<std::vector<TensorMapArgs>> maps(cs.size());  // per candidate, per input set
+  const ConstantsBound bound{st};
   for (size_t i = 0; i < cs.size(); ++i) {
     std::string log;
     if (LoadedModule::load(rs[i], mods[i], log) != cudaSuccess) throw Error("re-timing " + cs[i].result.key + ": " + log);
+    if (auto why = st.bind_constants(mods[i].lib); !why.empty()) throw Error("re-timing " + cs[i].result.key + ": " + why);
     if (auto why = load_plan(cs[i], mods[i], index_, kernels[i]); !why.empty())
       throw Error("re-timing " + cs[i].result.key + ": " + why);
     maps[i].resize(t.variant->tensor_maps.empty() ? 0 : static_cast<size_t>(st.sets()));

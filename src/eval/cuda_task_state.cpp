@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/array_file.hpp"
 #include "core/rng.hpp"
 #include "eval/candidates.hpp"
 
@@ -78,7 +79,7 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
     if (a.is_buffer) {
       s->elems = buffer_elements(a, bind_);
       const size_t bytes = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
-      const int n = a.role == Role::in ? sets_ : 1;
+      const int n = a.role == Role::in ? sets_ : 1;  // a constant has one set
       // Outputs, workspaces and temporaries sit between two guard zones: a write past either end changes them.
       const size_t guard = a.role == Role::in ? 0 : kGuardBytes;
       for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes + 2 * guard);
@@ -86,6 +87,13 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
       if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.magnitude) s->mag = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.role == Role::workspace) zero_workspace(*s);  // zeroed once; every kernel leaves it so
+      if (!a.file.empty()) {  // checked before tuning; a file changed since is an error of the run
+        auto f = read_array_file(a.file, a.file_raw, s->dtype);
+        if (f.elems != s->elems)
+          throw Error(a.loc, a.file.string() + " holds " + std::to_string(f.elems) + " elements, '" + a.name + "' needs " +
+                                 std::to_string(s->elems) + " for " + t.id());
+        s->given = std::move(f.bytes);
+      }
     } else {
       store_scalar(*s, a.value.eval(bind_));
     }
@@ -152,6 +160,7 @@ LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference, const T
     }
     void* p = s.sets.empty()                ? nullptr  // a scratch buffer of no elements
               : s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get()
+              : s.spec->role == Role::constant ? s.sets[0].get()  // the reference's and the baseline's
               : (reference && s.spec->role == Role::out) ? s.ref.get()
                                                          : s.data();
     a.values.push_back(p);
@@ -201,9 +210,12 @@ int TaskState::distributions() const {
 
 void TaskState::draw_inputs(int set, int dist) {
   for (auto& s : slots_) {
-    if (!s->spec->is_buffer || s->spec->role != Role::in) continue;
+    if (!s->spec->is_buffer || (s->spec->role != Role::in && s->spec->role != Role::constant)) continue;
     void* p = s->sets[static_cast<size_t>(set) % s->sets.size()].get();
     long long n = s->elems;
+    if (!s->given.empty()) {  // the same given data every round
+      SOLTUNE_CUDA(cudaMemcpyAsync(p, s->given.data(), s->given.size(), cudaMemcpyHostToDevice, stream()));
+    } else {
     unsigned long long seed = next_random();
     // Rounds past the three built-in ones use the input's declared edge values, where it has them.
     const auto& edges = s->spec->edge_inits;
@@ -220,7 +232,34 @@ void TaskState::draw_inputs(int set, int dist) {
       if (!normal) b -= 2 * spread;
     }
     launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
+    }
+    for (void* sym : s->symbols)
+      SOLTUNE_CUDA(cudaMemcpyAsync(sym, p, static_cast<size_t>(n) * dtype_bytes(s->dtype), cudaMemcpyDeviceToDevice, stream()));
   }
+}
+
+std::string TaskState::bind_constants(const Library& lib) {
+  for (auto& s : slots_) {
+    if (s->spec->role != Role::constant) continue;
+    void* sym = nullptr;
+    size_t bytes = 0;
+    const size_t need = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
+    if (auto e = lib.global(s->spec->name, sym, bytes); e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return "constant '" + s->spec->name + "': no __constant__ variable of that name at file scope in the module (" +
+             cuda_error_text(e) + ")";
+    }
+    if (bytes < need)
+      return "constant '" + s->spec->name + "': its __constant__ variable holds " + std::to_string(bytes) + " bytes, the data " +
+             std::to_string(need);
+    SOLTUNE_CUDA(cudaMemcpyAsync(sym, s->sets[0].get(), need, cudaMemcpyDeviceToDevice, stream()));
+    s->symbols.push_back(sym);
+  }
+  return "";
+}
+
+void TaskState::unbind_constants() {
+  for (auto& s : slots_) s->symbols.clear();
 }
 
 void TaskState::run_reference(int set) {

@@ -40,6 +40,8 @@ struct ArgSlot {
   void* data() const { return static_cast<char*>(sets[0].get()) + guard; }
   DeviceBuffer ref;                // outputs only: the reference's double-precision result
   DeviceBuffer mag;                // outputs that declare one: the reference's magnitude per element
+  std::vector<char> given;         // an argument read from a file: its bytes, written into every draw
+  std::vector<void*> symbols;      // constants: the __constant__ variables of the loaded candidates
   alignas(8) unsigned char scalar[8] = {};
 };
 
@@ -69,6 +71,11 @@ class TaskState {
   // declared distribution, 1 the same eight times wider (large magnitudes), 2 shifted negative,
   // 3 and on the input's declared edge values (edge_inits), where it has them.
   void draw_inputs(int set, int dist = 0);
+  // A loaded candidate's __constant__ variable of each constant argument, filled now and after every
+  // draw (a constant has one set: the check that follows a draw sees the data the reference read).
+  // Returns "" or why not (a variable missing or smaller than the data: the candidate's failure).
+  std::string bind_constants(const Library& lib);
+  void unbind_constants();  // before the modules bound go
   static std::string distribution_name(int dist);
   int distributions() const;  // the three built-in ones plus the problem's edge-value rounds
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }

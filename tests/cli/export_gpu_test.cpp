@@ -8,12 +8,16 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "../eval/gpu_fixture.hpp"
 #include "../support/files.hpp"
 #include "../support/macro_variants.hpp"
+#include "../support/npy.hpp"
 #include "../support/tma_variants.hpp"
 
 namespace soltune {
@@ -129,6 +133,74 @@ TEST(ExportGpu, ExportedMacroKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
                   q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
         << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_EQ(run(q(tmp / "check") + " 1048576 4099 1000003 12345 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+  }
+  fs::remove_all(tmp);
+}
+
+// The shipped pnpoly (a macro program with the polygon in constant memory, float2 points and an int
+// output) tuned on the GPU with its polygon read from a .npy file, beside two copies that answer
+// wrong: one flips every 1000th point's answer, one leaves the last point unwritten. Each of theirs
+// is a wrong_answer; the right kernel's results pass, and its export, called with a polygon from
+// host and from device memory, agrees with a double-precision test at tuned and untuned sizes.
+TEST(ExportGpu, ExportedConstantMemoryKernelWithAnIntegerOutputIsCorrect) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto nvcc = test::nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
+  const auto dev = cuda_devices().devices.front();
+  std::string t = (fs::temp_directory_path() / "soltune-export-pnpoly-XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const fs::path tmp = t, src = test::source_dir(), dir = tmp / "templates" / "pnpoly";
+  fs::create_directories(tmp / "templates");
+  fs::copy(src / "templates" / "pnpoly", dir, fs::copy_options::recursive);
+  auto yaml = test::read_file(dir / "problem.yaml");
+  const std::string from = "shape: [2 * nv], init: \"uniform(-1, 1)\"}";
+  ASSERT_NE(yaml.find(from), std::string::npos);
+  test::write_file(dir / "problem.yaml", yaml.replace(yaml.find(from), from.size(), "shape: [2 * nv], file: polygon.npy}"));
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> poly(1200);
+  for (auto& x : poly) x = u(gen);
+  ASSERT_TRUE(test::write_npy(dir / "polygon.npy", poly, "<f4", "(600, 2)"));
+  const auto cu = test::read_file(dir / "crossing.cu");
+  const std::string store = "if (i < n) inside[i] = c[k];";
+  ASSERT_NE(cu.find(store), std::string::npos);
+  for (const auto& [name, wrong] : {std::pair<std::string, std::string>{"flipped", "if (i < n) inside[i] = c[k] ^ (i % 1000 == 0);"},
+                                    {"tail", "if (i < n - 1) inside[i] = c[k];"}}) {
+    test::write_file(dir / (name + ".cu"), std::string(cu).replace(cu.find(store), store.size(), wrong));
+    test::write_file(dir / (name + ".yaml"), test::read_file(dir / "crossing.yaml"));
+  }
+  test::write_file(tmp / "pnpoly.yaml", "problem: pnpoly\nshapes:\n  - {n: 1048576, nv: 600}\n"
+                                        "budget: {evals: 18, seconds: 150}\nseed: 3\nbackend: cuda\ntemplates: " +
+                                            (tmp / "templates").string() + "\n");
+  const std::string bin = q(test::soltune_binary());
+  const std::string log = " > " + q(tmp / "log.txt") + " 2>&1";
+  ASSERT_EQ(run(bin + " tune " + q(tmp / "pnpoly.yaml") + " --kb " + q(tmp / "kb.sqlite") + " -q" + log), 0)
+      << test::read_file(tmp / "log.txt");
+  ASSERT_EQ(run(bin + " kb show 1 --kb " + q(tmp / "kb.sqlite") + " --json > " + q(tmp / "run.json")), 0);
+  int right = 0, caught = 0;
+  for (const auto& r : nlohmann::json::parse(test::read_file(tmp / "run.json"))["results"]) {
+    const std::string variant = r["variant"], status = r["status"];
+    if (variant == "crossing") {
+      EXPECT_TRUE(status == "ok" || status == "slow") << r.dump();
+      right += status == "ok";
+    } else {
+      EXPECT_EQ(status, "wrong_answer") << r.dump();
+      caught += status == "wrong_answer";
+    }
+  }
+  EXPECT_GT(right, 0);
+  EXPECT_GT(caught, 0);
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp / "kb.sqlite") + " --problem pnpoly --templates " + q(tmp / "templates") +
+                " -o " + q(tmp / "pnpoly.cuh") + log), 0)
+      << test::read_file(tmp / "log.txt");
+  const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
+    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "pnpoly.cuh").string() +
+                  "\"' " + q(src / "tests" / "export" / "pnpoly_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000003 4099 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
     EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
         << def << "\n" << test::read_file(tmp / "log.txt");
   }

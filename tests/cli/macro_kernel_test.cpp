@@ -6,6 +6,7 @@
 #include <set>
 
 #include "../support/macro_variants.hpp"
+#include "../support/npy.hpp"
 #include "cli_fixture.hpp"
 
 namespace soltune {
@@ -63,6 +64,58 @@ TEST_F(MacroKernel, TunesOnTheModelBackendAndExportsWithoutLeakingMacros) {
   const std::string build = q(nvcc) + " -std=c++17 -arch=sm_90 -DEXPORTED='\"" + header.string() + "\"' -I" + q(tmp_) +
                             " -o " + q(tmp_ / "check") + " " + q(tmp_ / "main.cu");
   r = shell(build + " > " + q(tmp_ / "stdout.txt") + " 2> " + q(tmp_ / "stderr.txt"));
+  ASSERT_EQ(r.code, 0) << r;
+}
+
+// The shipped pnpoly, a port of a Kernel Tuner-style kernel: knobs as definitions, a `%`
+// restriction, float2 points, the polygon in a __constant__ array read from a .npy file, an int
+// output. It tunes on the model backend, a file that does not fit stops the run before it starts,
+// and the export takes the polygon as a parameter of its launch function.
+TEST_F(MacroKernel, APortedKernelWithConstantMemoryTunesAndExports) {
+  const auto t = tmp_ / "templates";
+  fs::create_directories(t);
+  fs::copy(kSource / "templates" / "pnpoly", t / "pnpoly", fs::copy_options::recursive);
+  const auto yaml = t / "pnpoly" / "problem.yaml";
+  auto text = read(yaml);
+  const std::string from = "shape: [2 * nv], init: \"uniform(-1, 1)\"}";
+  ASSERT_NE(text.find(from), std::string::npos);
+  write(yaml, text.replace(text.find(from), from.size(), "shape: [2 * nv], file: polygon.npy}"));
+  std::vector<float> poly(1200);
+  for (size_t i = 0; i < poly.size(); ++i) poly[i] = static_cast<float>((i * 7919) % 2001) / 1000.0f - 1.0f;
+  ASSERT_TRUE(test::write_npy(t / "pnpoly" / "polygon.npy", poly, "<f4", "(600, 2)"));
+  const auto cfg = tmp_ / "pnpoly.yaml";
+  write(cfg, "problem: pnpoly\nshapes: [{n: 1048576, nv: 600}]\nbudget: {evals: 8}\nseed: 1\nbackend: model\ntemplates: " +
+                 t.string() + "\n");
+  auto r = soltune("tune " + q(cfg) + " --check");
+  ASSERT_EQ(r.code, 0) << r;
+  r = soltune("tune " + q(cfg) + " --kb " + q(kb_) + " -q");
+  ASSERT_EQ(r.code, 0) << r;
+  const auto header = tmp_ / "pnpoly.cuh";
+  r = soltune("export --kb " + q(kb_) + " --problem pnpoly --templates " + q(t) + " --allow-predicted -o " + q(header));
+  ASSERT_EQ(r.code, 0) << r;
+  const auto h = read(header);
+  EXPECT_NE(h.find("pnpoly_f32(const float2* points, const float* vertices, int* inside, long long n, long long nv"),
+            std::string::npos);
+  EXPECT_NE(h.find("cudaMemcpyToSymbolAsync("), std::string::npos);
+  EXPECT_NE(h.find("cudaLibraryGetGlobal(&sym, &sym_bytes, k.lib, \"vertices\")"), std::string::npos);
+
+  // A polygon of the wrong size, and one of the wrong dtype: refused before anything runs.
+  poly.resize(1100);
+  ASSERT_TRUE(test::write_npy(t / "pnpoly" / "polygon.npy", poly, "<f4", "(550, 2)"));
+  r = soltune("tune " + q(cfg) + " --kb " + q(tmp_ / "other.sqlite"));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("polygon.npy: 1100 elements, 'vertices' needs 1200 at n=1048576,nv=600"), std::string::npos) << r;
+  EXPECT_FALSE(fs::exists(tmp_ / "other.sqlite"));
+  ASSERT_TRUE(test::write_npy(t / "pnpoly" / "polygon.npy", std::vector<double>(1200), "<f8", "(600, 2)"));
+  r = soltune("tune " + q(cfg) + " --check");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("holds '<f8' elements, the argument is f32"), std::string::npos) << r;
+
+  const auto nvcc = test::nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  r = shell(q(nvcc) + " -std=c++17 -arch=sm_90 -DEXPORTED='\"" + header.string() + "\"' -o " + q(tmp_ / "check") + " " +
+            q(kSource / "tests" / "export" / "pnpoly_export_check.cu") + " > " + q(tmp_ / "stdout.txt") + " 2> " +
+            q(tmp_ / "stderr.txt"));
   ASSERT_EQ(r.code, 0) << r;
 }
 

@@ -99,7 +99,8 @@ TEST(AutoPch, ShippedTemplatesCompileToTheSameCode) {
           if (!cfg) break;
           found = true;
           const auto expr = name_expression(v.launch, dt, space.bind(*cfg));
-          rs.push_back({t.id() + " " + expr, {v.source, v.source_path.filename().string(), {expr}, "sm_90", {}}});
+          rs.push_back({t.id() + " " + expr, {v.source, v.source_path.filename().string(), {expr}, "sm_90",
+                                              define_options(v, dt, space.bind(*cfg))}});
         }
       }
       ASSERT_TRUE(found) << name << "/" << v.name << ": no legal point at any task of its config";
@@ -113,7 +114,7 @@ TEST(AutoPch, ShippedTemplatesCompileToTheSameCode) {
                   {p.reference_source, "reference.cu", {name_expression(p.reference, p.dtypes.back(), b)}, "sm_90", {}}});
     for (const auto& [what, r] : rs) {
       auto loud = r;  // the PCH messages say that it was created or used: this test is about both
-      loud.extra_options = {"-pch-messages=true"};
+      loud.extra_options.push_back("-pch-messages=true");
       const auto with = pooled.compile(loud);
       if (contains(r.source, "#include")) {
         EXPECT_TRUE(contains(with.log, "precompiled header")) << what << ": no PCH created or used:\n" << with.log;

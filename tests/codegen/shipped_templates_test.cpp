@@ -58,7 +58,8 @@ TEST(ShippedTemplates, CompileForSm90AndSm80) {
               const auto cfg = space.sample(rng);
               ASSERT_TRUE(cfg.has_value()) << t.id() << ": no legal configuration";
               reqs.push_back(CompileRequest{v.source, v.source_path.filename().string(),
-                                            {name_expression(v.launch, dt, space.bind(*cfg))}, variant_arch(v, arch), {}});
+                                            {name_expression(v.launch, dt, space.bind(*cfg))}, variant_arch(v, arch),
+                                            define_options(v, dt, space.bind(*cfg))});
             }
             for (const auto& r : c.compile_all(reqs)) EXPECT_TRUE(r.ok) << t.id() << " " << arch << ":\n" << r.log;
           }

@@ -177,6 +177,11 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
     ++results_recorded_;
     if (r.cache_hit) ++cache_hits_;
     else if (r.compile_ms > 0) compile_ms_.push_back(r.compile_ms);
+    if (r.res.spill_stores > 0 || r.res.spill_loads > 0) {
+      auto& [count, fastest] = spilled_[t.id()];
+      ++count;
+      if (r.status == Status::ok && (fastest == 0 || r.time.median_us < fastest)) fastest = r.time.median_us;
+    }
   }
   const bool ok = r.status == Status::ok && !s.below_sol;
   const bool better = ok && (line.best_us == 0 || r.time.median_us < line.best_us);

@@ -63,6 +63,8 @@ class Progress {
   int64_t cache_hits_ = 0;                     // candidates whose compile came from the on-disk cache
   std::map<std::string, std::vector<double>> predicted_us_;  // per task id: the model's times, to find ties
   int64_t results_recorded_ = 0;               // results of this run (not replayed) sent to the knowledge base
+  // Per task id: this run's candidates that spilled registers, and the fastest correct one of them.
+  std::map<std::string, std::pair<int64_t, double>> spilled_;
 };
 
 // The share of candidates whose predicted time equals another's (to a part in 10^9), and the share

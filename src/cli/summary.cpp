@@ -107,6 +107,21 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
                     static_cast<long long>(cache_hits_));
     std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
   }
+  // Spilling candidates are timed like the others: their spills are a cost their times show.
+  for (const auto& r : reports) {
+    const auto it = spilled_.find(r.task.id());
+    if (it == spilled_.end()) continue;
+    const auto [count, fastest] = it->second;
+    std::string line = r.task.id() + ": " + std::to_string(count) + " candidate(s) spilled registers and were " +
+                       (ev_.kind() == TimeKind::predicted ? "predicted" : "timed") + " with their spills";
+    if (fastest > 0 && r.outcome.best) {
+      std::snprintf(buf, sizeof buf, "; the fastest of them %.1f us against the task's best %.1f us%s", fastest,
+                    r.outcome.best->time.median_us,
+                    r.outcome.best->res.spill_stores + r.outcome.best->res.spill_loads > 0 ? " (the best spills)" : "");
+      line += buf;
+    }
+    std::fputs(wrap(line, kWidth, 2).c_str(), stdout);
+  }
   if (const auto use = ev_.gpu_use()) {
     std::snprintf(buf, sizeof buf, "GPU busy %.1f%% of the wall time after the first compile batch (%.1f of %.1f s: "
                   "candidates, baselines, re-timing)", 100 * use->fraction(), use->busy_s, use->wall_s);

@@ -58,7 +58,7 @@ inline constexpr int64_t kMaxClusterBlocks = 16;
 // the cluster at most kMaxClusterBlocks. "" when it is legal (or there is none), else the reason.
 std::string cluster_limits(const Geometry& g, const DeviceInfo& d);
 
-// Device limits for a compiled kernel (clusters included), register spills, and ptxas's notes that it undid a Hopper
+// Device limits for a compiled kernel (clusters included), and ptxas's notes that it undid a Hopper
 // kernel's design (serialised wgmma, ignored setmaxnreg): "" when it is worth a launch, else the
 // reason (status illegal).
 std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInfo& d);

@@ -180,7 +180,9 @@ TEST(ExportGpu, ExportedConstantMemoryKernelWithAnIntegerOutputIsCorrect) {
       << test::read_file(tmp / "log.txt");
   ASSERT_EQ(run(bin + " kb show 1 --kb " + q(tmp / "kb.sqlite") + " --json > " + q(tmp / "run.json")), 0);
   int right = 0, caught = 0;
-  for (const auto& r : nlohmann::json::parse(test::read_file(tmp / "run.json"))["results"]) {
+  const auto run_json = nlohmann::json::parse(test::read_file(tmp / "run.json"));
+  ASSERT_FALSE(run_json["results"].empty());
+  for (const auto& r : run_json["results"]) {
     const std::string variant = r["variant"], status = r["status"];
     if (variant == "crossing") {
       EXPECT_TRUE(status == "ok" || status == "slow") << r.dump();

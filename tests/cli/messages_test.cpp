@@ -83,6 +83,56 @@ TEST_F(Messages, KernelSignaturesAreCheckedBeforeTuning) {
   EXPECT_NE(r.err.find("does not take 3 parameters, as its args (x, y, n) pass"), std::string::npos) << r;
 }
 
+// A configuration that spills registers is evaluated like any other, its spill bytes recorded, and
+// the summary says per task how many spilled and how the fastest of them compares.
+TEST_F(Messages, SpillingCandidatesAreEvaluatedAndReported) {
+  fs::copy(kSource / "templates", tmp_ / "templates", fs::copy_options::recursive);
+  const auto dir = tmp_ / "templates" / "gelu";
+  fs::remove(dir / "vectorized.yaml");
+  // N floats kept live per thread under 32 registers (1024 threads, 2 blocks per SM): N 64 spills.
+  write(dir / "spill.cu", R"SRC(#include <cuda_bf16.h>
+__device__ inline float to_f(float v) { return v; }
+__device__ inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline void put(float& d, float v) { d = v; }
+__device__ inline void put(__nv_bfloat16& d, float v) { d = __float2bfloat16_rn(v); }
+template <typename T, int N>
+__global__ void __launch_bounds__(1024, 2) gelu_spill(const T* x, T* y, long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float r[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) r[k] = to_f(x[i + k < n ? i + k : i]);
+#pragma unroll
+  for (int j = 0; j < 3; ++j)
+#pragma unroll
+    for (int k = 0; k < N; ++k) r[k] = r[k] * r[(k + j + 1) % N] + 1.0f;
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) s += r[k] * r[N - 1 - k];
+  const float v = to_f(x[i]);
+  const float g = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * fmaf(0.044715f * v, v * v, v)));
+  put(y[i], s == 1.2345e30f ? 0.0f : g);
+}
+)SRC");
+  write(dir / "spill.yaml", "kernel: gelu_spill\ntemplate_args: [T, N]\nknobs:\n  N: [2, 96]\nlaunch:\n  grid: cdiv(n, 1024)\n"
+                            "  block: 1024\n");
+  write(tmp_ / "s.yaml", "problem: gelu\ndtypes: [f32]\nshapes: [{n: 100000}]\nbudget: {evals: 2}\nbackend: model\n"
+                         "templates: " + (tmp_ / "templates").string() + "\n");
+  auto r = soltune("tune " + q(tmp_ / "s.yaml") + " --kb " + q(kb_));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.out.find("1 candidate(s) spilled registers and were predicted with their spills; the fastest of them"),
+            std::string::npos) << r;
+  r = soltune("kb show 1 --kb " + q(kb_) + " --json");
+  ASSERT_EQ(r.code, 0) << r;
+  const auto j = nlohmann::json::parse(r.out);
+  int spilled = 0;
+  for (const auto& row : j["results"]) {
+    EXPECT_EQ(row["status"], "ok") << row.dump();
+    spilled += row["spill_stores"].get<int>() > 0;
+  }
+  EXPECT_EQ(spilled, 1) << r.out;
+}
+
 TEST_F(Messages, BudgetsThatAreNotPositiveAreRefusedFromOptionsAndFilesAlike) {
   const auto cfg = config();
   for (const std::string opt : {"--evals -1", "--evals 0", "--seconds -5", "--seconds 0"}) {

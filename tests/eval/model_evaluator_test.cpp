@@ -63,8 +63,8 @@ TEST_F(ModelEval, LaunchLimitsFollowTheDevice) {
   EXPECT_NE(launch_limits(r, g, h200).find("shared memory"), std::string::npos);
   g.smem = 0;
   EXPECT_EQ(occupancy_blocks_per_sm(r, g, h200), 2);  // 2048 threads per SM on sm_90
-  r.spill_loads = 4;  // ptxas's report: a spilling kernel never reaches the GPU
-  EXPECT_NE(launch_limits(r, g, h200).find("spilled"), std::string::npos);
+  r.spill_loads = 4;  // spills are a cost the timing (or the model) weighs, not a limit
+  EXPECT_EQ(launch_limits(r, g, h200), "");
 }
 
 // A cluster given at launch: only on sm_90 and newer, in a grid of whole clusters, of at most 16.

@@ -124,7 +124,8 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
   }
   if (const auto use = ev_.gpu_use()) {
     std::snprintf(buf, sizeof buf, "GPU busy %.1f%% of the wall time after the first compile batch (%.1f of %.1f s: "
-                  "candidates, baselines, re-timing)", 100 * use->fraction(), use->busy_s, use->wall_s);
+                  "candidates, baselines, re-timing); it waited %.1f s (%.1f%%) for compiles", 100 * use->fraction(),
+                  use->busy_s, use->wall_s, use->compile_wait_s, use->wall_s > 0 ? 100 * use->compile_wait_s / use->wall_s : 0.0);
     std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
   }
   // A model that predicts one time for most candidates cannot rank them: the search among them is

@@ -137,8 +137,15 @@ CompileResult Compiler::compile(const CompileRequest& r) const {
     CompileResult res;
     bool cacheable = true;  // a killed or crashed compile says nothing about the source
     if (pool_) {
-      auto iso = pool_->compile(r, options);
+      const double limit = pool_->limit_s();
+      auto iso = pool_->compile(r, options, limit);
+      if (iso.timed_out) {  // once more with room: a busy machine, or a compile that never ends
+        auto again = pool_->compile(r, options, 2 * limit);
+        if (again.timed_out) again.res.log = iso.res.log + again.res.log;
+        iso = std::move(again);
+      }
       res = std::move(iso.res);
+      res.timed_out = iso.timed_out;
       cacheable = iso.cacheable;
     } else {
       res = nvrtc_compile(r, options);

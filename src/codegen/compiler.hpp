@@ -31,6 +31,9 @@ struct CompileResult {
   std::vector<CompiledKernel> kernels;  // same order as name_expressions (empty when !ok)
   double ms = 0;                        // compile time, or cache load time on a hit
   bool cache_hit = false;
+  // The compile missed its time limit twice (the second time at twice the limit): the machine's load
+  // or the source, unknown; never cached, and the candidate's status is `timeout`, not compile_error.
+  bool timed_out = false;
   std::string key;                      // hex of the cache hash (computed even without a disk cache)
 };
 
@@ -39,8 +42,10 @@ struct CompilerOptions {
   std::filesystem::path cache_dir;        // empty = no disk cache
   // NVRTC can hang (or take minutes) on pathological code. With a limit and a helper command, cache
   // misses compile in persistent worker processes (nvrtc_worker_pool.hpp), one per concurrent
-  // compile; a worker that misses the limit is killed: the result is ok=false with a log that says
-  // so, and is not cached. Workers use NVRTC's automatic precompiled headers (-pch, NVRTC 12.8+),
+  // compile; a worker that misses the limit is killed and the compile retried once at twice the
+  // limit; missing that too, the result is ok=false and timed_out, with a log that says so, and is
+  // not cached. The limit grows with what compiles take here: at least 10 times the longest that
+  // succeeded, so that a loaded machine's slow compiles are not mistaken for hangs. Workers use NVRTC's automatic precompiled headers (-pch, NVRTC 12.8+),
   // which is what keeping them buys. Otherwise NVRTC runs in-process.
   double timeout_s = 0;                            // 0 = no limit
   std::vector<std::string> isolate_command = {};  // e.g. {"/proc/self/exe", "nvrtc-worker"}

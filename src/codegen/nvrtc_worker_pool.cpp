@@ -91,11 +91,13 @@ void NvrtcWorkerPool::put_back(std::unique_ptr<Worker> w) {
   idle_.push_back(std::move(w));
 }
 
-IsolatedCompile NvrtcWorkerPool::compile(const CompileRequest& r, const std::vector<std::string>& options) {
+IsolatedCompile NvrtcWorkerPool::compile(const CompileRequest& r, const std::vector<std::string>& options,
+                                         double timeout_s) {
   using Clock = ChildProcess::Clock;
   using IoStatus = ChildProcess::IoStatus;
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+  const double limit = timeout_s > 0 ? timeout_s : limit_s();
+  const auto began = Clock::now();
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
   const std::string msg = encode_compile_request(r, options);
 
   bool reused = false;
@@ -110,9 +112,9 @@ IsolatedCompile NvrtcWorkerPool::compile(const CompileRequest& r, const std::vec
 
   auto timed_out = [&] {
     w.reset();  // killed
-    return IsolatedCompile{failed("NVRTC did not finish within " + seconds(timeout_s_) +
+    return IsolatedCompile{failed("NVRTC did not finish within " + seconds(limit) +
                                   " s: compile abandoned (the compile process was killed)"),
-                           false};
+                           false, true};
   };
   auto died = [&] {
     const std::string exit = child.exit_text();
@@ -146,6 +148,11 @@ IsolatedCompile NvrtcWorkerPool::compile(const CompileRequest& r, const std::vec
   auto res = status == "ok" ? decode_cache_entry(body, "") : std::nullopt;
   if (!res) return garbage("an undecodable result");
   put_back(std::move(w));
+  if (res->ok) {  // what a compile takes here: the limit follows it
+    const double s = std::chrono::duration<double>(Clock::now() - began).count();
+    for (double seen = longest_ok_s_.load(); s > seen && !longest_ok_s_.compare_exchange_weak(seen, s);) {
+    }
+  }
   return {std::move(*res), true};
 }
 

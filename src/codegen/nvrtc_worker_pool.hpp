@@ -8,6 +8,7 @@
 // to src/codegen. Thread-safe.
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,8 @@ namespace soltune {
 
 struct IsolatedCompile {
   CompileResult res;
-  bool cacheable = true;  // false when the worker was killed at the limit, died or answered garbage
+  bool cacheable = true;   // false when the worker was killed at the limit, died or answered garbage
+  bool timed_out = false;  // killed at the limit
 };
 
 class NvrtcWorkerPool {
@@ -31,9 +33,12 @@ class NvrtcWorkerPool {
   NvrtcWorkerPool& operator=(const NvrtcWorkerPool&) = delete;
 
   // Throws Error when a worker cannot be started (exec fails) or reports an infrastructure failure.
-  IsolatedCompile compile(const CompileRequest& r, const std::vector<std::string>& options);
+  // `timeout_s` > 0 replaces the pool's limit for this compile.
+  IsolatedCompile compile(const CompileRequest& r, const std::vector<std::string>& options, double timeout_s = 0);
 
   size_t started() const { return started_.load(); }  // workers started so far
+  // The limit a compile gets: the pool's, or 10 times the longest compile that succeeded, if longer.
+  double limit_s() const { return std::max(timeout_s_, 10 * longest_ok_s_.load()); }
   std::vector<pid_t> idle_pids() const;                // for tests
 
  private:
@@ -46,6 +51,7 @@ class NvrtcWorkerPool {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Worker>> idle_;
   std::atomic<size_t> started_{0};
+  std::atomic<double> longest_ok_s_{0};
 };
 
 }  // namespace soltune

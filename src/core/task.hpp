@@ -75,6 +75,7 @@ struct Retimed {
 // wall time since the first candidate reached it (the first compile batch excluded).
 struct GpuUse {
   double busy_s = 0, wall_s = 0;
+  double compile_wait_s = 0;  // of the idle time: waiting for a candidate's compile to finish
   double fraction() const { return wall_s > 0 ? busy_s / wall_s : 0; }
 };
 

@@ -83,8 +83,8 @@ bool take_compile_result(Candidate& c, const CompileResult& r) {
   c.result.compile_ms = r.ms;
   c.result.cache_hit = r.cache_hit;
   if (!r.ok || r.kernels.empty()) {
-    c.result.status = Status::compile_error;
-    c.result.log = r.log;
+    c.result.status = r.timed_out ? Status::timeout : Status::compile_error;
+    c.result.log = r.timed_out ? "compile: " + r.log : r.log;
     return false;
   }
   c.result.res = r.kernels.front().res;

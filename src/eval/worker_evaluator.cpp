@@ -74,7 +74,7 @@ WorkerEvaluator::Outcome WorkerEvaluator::call(const YAML::Node& req, const std:
 
 std::optional<GpuUse> WorkerEvaluator::gpu_use() const {
   if (!first_run_) return std::nullopt;
-  return GpuUse{busy_s_, std::chrono::duration<double>(ChildProcess::Clock::now() - *first_run_).count()};
+  return GpuUse{busy_s_, std::chrono::duration<double>(ChildProcess::Clock::now() - *first_run_).count(), compile_wait_s_};
 }
 
 WorkerEvaluator::Outcome WorkerEvaluator::call_unmetered(const YAML::Node& req, const std::string& trailing,
@@ -253,7 +253,10 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
   for (auto& c : batch.candidates) {
     c.result.kind = TimeKind::measured;
     if (c.request >= 0) {
+      // Time the GPU sat idle for this compile (after the first candidate reached it).
+      const auto waited_from = ChildProcess::Clock::now();
       compiled[c.request] = compiling[c.request].get();  // an infrastructure Error surfaces here
+      if (first_run_) compile_wait_s_ += std::chrono::duration<double>(ChildProcess::Clock::now() - waited_from).count();
       if (take_compile_result(c, compiled[c.request])) {
         c.result.occupancy_blocks = occupancy_blocks_per_sm(c.result.res, c.result.geo, dev_);
         run_one(t, c, compiled[c.request]);

@@ -85,6 +85,7 @@ class WorkerEvaluator final : public Evaluator {
   std::map<std::string, double> best_us_;  // per task id: the incumbent for the early stop
   int restarts_ = 0;
   std::optional<ChildProcess::Clock::time_point> first_run_;  // the first candidate sent to the GPU
+  double compile_wait_s_ = 0;  // evaluate() waiting on compiles since the first candidate ran
   double busy_s_ = 0;                                          // time the worker spent serving requests since
   std::counting_semaphore<> cores_;
   std::mutex ahead_mu_;  // prefetch() may run while evaluate() does

@@ -98,16 +98,21 @@ TEST_F(CompileTimeoutTest, RejectedSourceIsAnOrdinaryCachedValue) {
   EXPECT_TRUE(isolated("", 60, true).compile(bad).cache_hit);
 }
 
-TEST_F(CompileTimeoutTest, HungCompileIsKilledAtTheLimit) {
+// Killed at the limit, then retried once at twice the limit (a loaded machine is not a hang) before
+// the result says timed_out.
+TEST_F(CompileTimeoutTest, HungCompileIsKilledAtTheLimitAndRetriedOnce) {
   const auto t0 = Clock::now();
   const CompileResult r = isolated("hang", 1).compile(trigger_request());
   const double s = seconds_since(t0);
   EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.timed_out);
   EXPECT_TRUE(contains(r.log, "NVRTC did not finish within 1 s: compile abandoned")) << r.log;
+  EXPECT_TRUE(contains(r.log, "NVRTC did not finish within 2 s: compile abandoned")) << r.log;
   EXPECT_TRUE(r.cubin.empty());
   EXPECT_TRUE(r.kernels.empty());
-  EXPECT_GE(s, 0.95);
-  EXPECT_LT(s, 5);
+  EXPECT_GE(s, 2.9);
+  EXPECT_LT(s, 8);
+  EXPECT_FALSE(isolated("crash", 60).compile(trigger_request()).timed_out) << "a crash is no timeout";
 }
 
 TEST_F(CompileTimeoutTest, HungCompileCostsItselfOnlyInABatch) {
@@ -117,7 +122,8 @@ TEST_F(CompileTimeoutTest, HungCompileCostsItselfOnlyInABatch) {
   ASSERT_EQ(out.size(), 3u);
   EXPECT_TRUE(out[0].ok) << out[0].log;
   EXPECT_FALSE(out[1].ok);
-  EXPECT_TRUE(contains(out[1].log, "did not finish within 3 s")) << out[1].log;
+  EXPECT_TRUE(out[1].timed_out);
+  EXPECT_TRUE(contains(out[1].log, "did not finish within")) << out[1].log;
   EXPECT_TRUE(out[2].ok) << out[2].log;
   EXPECT_EQ(out[2].kernels.at(0).lowered_name, "_Z5scaleIfLi3EEvPT_S0_i");
 }
@@ -151,7 +157,7 @@ TEST_F(CompileTimeoutTest, HelperThatNeverReadsCannotBlockTheRequest) {
   const CompileResult r = isolated("deaf", 1).compile(big);
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(contains(r.log, "did not finish within 1 s")) << r.log;
-  EXPECT_LT(seconds_since(t0), 5);
+  EXPECT_LT(seconds_since(t0), 8);
 }
 
 TEST_F(CompileTimeoutTest, NoLimitCompilesInProcess) {

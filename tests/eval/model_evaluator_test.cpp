@@ -68,6 +68,20 @@ TEST_F(ModelEval, LaunchLimitsFollowTheDevice) {
 }
 
 // A cluster given at launch: only on sm_90 and newer, in a grid of whole clusters, of at most 16.
+// A compile that missed its time limit twice is the candidate's timeout, not its compile error.
+TEST_F(ModelEval, ACompileTimeoutIsATimeout) {
+  Candidate c;
+  CompileResult r;
+  r.log = "NVRTC did not finish within 60 s: compile abandoned (the compile process was killed)\n";
+  r.timed_out = true;
+  EXPECT_FALSE(take_compile_result(c, r));
+  EXPECT_EQ(c.result.status, Status::timeout);
+  EXPECT_NE(c.result.log.find("compile: NVRTC did not finish"), std::string::npos);
+  r.timed_out = false;
+  EXPECT_FALSE(take_compile_result(c, r));
+  EXPECT_EQ(c.result.status, Status::compile_error);
+}
+
 TEST_F(ModelEval, LaunchLimitsCheckClusters) {
   Resources r;
   r.registers = 32;

@@ -13,6 +13,7 @@ namespace {
 
 constexpr int64_t kUnlimited = INT64_MAX / 4;
 constexpr double kMinGap = 0.05;  // a task at the speed of light still gets a little effort
+constexpr int kMaxAhead = 4;      // batches a task may hold ahead of the GPU when compiles are slow
 
 // One task's search and everything it owns, kept alive while tasks interleave.
 struct Slot {
@@ -108,7 +109,18 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     s.run->prime(std::min({batch, reach, warmup}));
     reach -= warmup;
   }
+  // Batches a task holds ahead of the GPU: one (two for a lone task), and one more, up to kMaxAhead,
+  // after each step in which the GPU waited for compiles over a tenth of the time: with more queued,
+  // every core keeps compiling while the GPU measures (a template whose compiles take seconds).
+  int depth = slots.size() == 1 ? 2 : 1;
+  double seen_wait_s = 0, seen_wall_s = 0;
   while (evals_left > 0 && !interrupted() && !out_of_time()) {
+    if (const auto use = ev_.gpu_use()) {
+      const double waited = use->compile_wait_s - seen_wait_s, wall = use->wall_s - seen_wall_s;
+      if (wall > 0 && waited > 0.1 * wall) depth = std::min(depth + 1, kMaxAhead);
+      seen_wait_s = use->compile_wait_s;
+      seen_wall_s = use->wall_s;
+    }
     // Warm-up first (least spent, then task order); then the least effort for the weight.
     Slot* next = nullptr;
     std::tuple<int, double, size_t> best{2, 0.0, 0};
@@ -128,11 +140,12 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     const int64_t before = next->spent();
     const int64_t share = next->spent() < warmup ? warmup - next->spent() : batch;
     const int64_t now = std::min({batch, evals_left, share});
-    // Its next batch, proposed now and compiled while this one is measured, is sized the same way.
-    // A lone task holds two batches ahead: with one, its GPU waited on the batch's slowest compile
-    // (56% busy for LayerNorm on the H200, where other tasks' batches would have filled the gap).
+    // Its next batches, proposed now and compiled while this one is measured, are sized the same way.
+    // A lone task holds two batches ahead at least: with one, its GPU waited on the batch's slowest
+    // compile (56% busy for LayerNorm on the H200, where other tasks' batches would have filled the gap).
     const int64_t after = next->spent() + now < warmup ? warmup - next->spent() - now : batch;
-    const int64_t ahead = slots.size() == 1 ? std::min(2 * batch, evals_left - now) : std::min({batch, evals_left - now, after});
+    const int64_t ahead = slots.size() == 1 ? std::min(depth * batch, evals_left - now)
+                                             : std::min({depth * batch, evals_left - now, after + (depth - 1) * batch});
     const bool more = next->run->step(now, ahead);
     evals_left -= next->spent() - before;
     if (!more) {

@@ -54,12 +54,23 @@ class FakeEvaluator final : public Evaluator {
       out.push_back(std::move(r));
     }
     calls.push_back("evaluate " + t.id() + " x" + std::to_string(configs.size()));
+    {
+      std::lock_guard lock(mu_);
+      ++evaluated_batches;
+    }
     if (measure_s > 0) {  // the GPU's time: does the next batch reach the compilers meanwhile?
       std::unique_lock lock(mu_);
       if (cv_.wait_for(lock, std::chrono::duration<double>(measure_s), [&] { return prefetches > own; }))
         ++prefetched_while_measuring;
     }
     return out;
+  }
+  // With compile_bound, the GPU waited for compiles half of every batch's time.
+  std::optional<GpuUse> gpu_use() const override {
+    if (!compile_bound) return std::nullopt;
+    std::lock_guard lock(mu_);
+    const double batches = static_cast<double>(evaluated_batches);
+    return GpuUse{batches, 2 * batches, batches};
   }
   void prefetch(const Task& t, const std::vector<Config>& configs) override {
     const Space space(*t.variant, t.fixed(dev_));
@@ -79,10 +90,12 @@ class FakeEvaluator final : public Evaluator {
   double measure_s = 0;   // how long measuring a batch takes at most
   size_t prefetches = 0, prefetched_while_measuring = 0;
   size_t largest_prefetch = 0;  // configurations handed to the compilers at once
+  bool compile_bound = false;
+  size_t evaluated_batches = 0;
 
  private:
   DeviceInfo dev_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
 };
 
@@ -191,6 +204,23 @@ TEST_F(DispatcherTest, TasksThatShareTheGpuHoldOneBatchAhead) {
   EXPECT_EQ(total(reports), 64);
   EXPECT_EQ(ev.not_prefetched, 0);
   EXPECT_EQ(ev.largest_prefetch, 8u);  // one batch ahead each: the other task's fills the gap
+}
+
+// Where the GPU waits for compiles, tasks hold more batches ahead, up to four, so that every core
+// keeps compiling while the GPU measures.
+TEST_F(DispatcherTest, TasksHoldMoreBatchesAheadWhileTheGpuWaitsForCompiles) {
+  cfg_.dtypes = {DType::f32};
+  cfg_.shapes.resize(2);
+  FakeEvaluator ev;
+  ev.compile_bound = true;
+  Recorder rec;
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{160, 0}, 3, none);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(total(reports), 160);
+  EXPECT_EQ(ev.not_prefetched, 0);
+  // More than the one batch of 8 tasks sharing the GPU hold otherwise, and never past four.
+  EXPECT_GT(ev.largest_prefetch, 8u);
+  EXPECT_LE(ev.largest_prefetch, 32u);
 }
 
 TEST_F(DispatcherTest, EveryTaskWarmsUpThenTheLargerGapGetsMore) {

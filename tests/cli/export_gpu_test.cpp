@@ -32,6 +32,22 @@ int run(const std::string& cmd) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+// Builds tests/export/<check> with nvcc against the exported header twice, launching the embedded
+// cubins soltune timed and then (SOLTUNE_SOURCE_ONLY) the kernels compiled from source, and runs it
+// with `args` (sizes, tuned and not): every check must pass, both ways.
+void expect_checks_pass(const fs::path& tmp, const std::string& arch, const fs::path& header, const std::string& check,
+                        const std::string& args) {
+  const std::string log = " > " + q(tmp / "log.txt") + " 2>&1";
+  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
+    ASSERT_EQ(run(q(test::nvcc_path()) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + header.string() +
+                  "\"' " + q(test::source_dir() / "tests" / "export" / check) + " -o " + q(tmp / "check") + log), 0)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_EQ(run(q(tmp / "check") + " " + args + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
+    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
+        << def << "\n" << test::read_file(tmp / "log.txt");
+  }
+}
+
 TEST(ExportGpu, ExportedKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
   SOLTUNE_REQUIRE_GPU();
   const auto nvcc = test::nvcc_path();
@@ -53,14 +69,7 @@ TEST(ExportGpu, ExportedKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
   const auto header = test::read_file(tmp / "gelu.cuh");
   EXPECT_NE(header.find("cudaLibraryLoadData"), std::string::npos) << "the export should carry the timed cubins";
   const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "gelu.cuh").string() + "\"' " +
-                  q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000003 12345 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-  }
+  expect_checks_pass(tmp, arch, tmp / "gelu.cuh", "gelu_export_check.cu", "1048576 1000003 12345 1");
   fs::remove_all(tmp);
 }
 
@@ -91,14 +100,7 @@ TEST(ExportGpu, ExportedTensorMapKernelsAreCorrectFromTheTimedBinaryAndFromSourc
   const auto header = test::read_file(tmp / "gelu.cuh");
   EXPECT_NE(header.find("detail::encode_tensor_map(tensor_map_tx_, p.maps[0], x)"), std::string::npos);
   const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "gelu.cuh").string() + "\"' " +
-                  q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000008 12344 8" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-  }
+  expect_checks_pass(tmp, arch, tmp / "gelu.cuh", "gelu_export_check.cu", "1048576 1000008 12344 8");
   fs::remove_all(tmp);
 }
 
@@ -128,14 +130,7 @@ TEST(ExportGpu, ExportedMacroKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
       << test::read_file(tmp / "log.txt");
   EXPECT_NE(test::read_file(tmp / "gelu.cuh").find("namespace v_macro_"), std::string::npos);
   const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "gelu.cuh").string() + "\"' " +
-                  q(src / "tests" / "export" / "gelu_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_EQ(run(q(tmp / "check") + " 1048576 4099 1000003 12345 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-  }
+  expect_checks_pass(tmp, arch, tmp / "gelu.cuh", "gelu_export_check.cu", "1048576 4099 1000003 12345 1");
   fs::remove_all(tmp);
 }
 
@@ -198,14 +193,7 @@ TEST(ExportGpu, ExportedConstantMemoryKernelWithAnIntegerOutputIsCorrect) {
                 " -o " + q(tmp / "pnpoly.cuh") + log), 0)
       << test::read_file(tmp / "log.txt");
   const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "pnpoly.cuh").string() +
-                  "\"' " + q(src / "tests" / "export" / "pnpoly_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_EQ(run(q(tmp / "check") + " 1048576 1000003 4099 1" + log), 0) << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-  }
+  expect_checks_pass(tmp, arch, tmp / "pnpoly.cuh", "pnpoly_export_check.cu", "1048576 1000003 4099 1");
   fs::remove_all(tmp);
 }
 
@@ -244,16 +232,8 @@ TEST(ExportGpu, ExportedSplitKGemmIsCorrectInBothLayouts) {
   EXPECT_NE(header.find("matmul_bf16_scratch_bytes"), std::string::npos);
   EXPECT_NE(header.find("matmul_splitk_reduce"), std::string::npos);
   const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + def + " -DEXPORTED='\"" + (tmp / "matmul.cuh").string() +
-                  "\"' " + q(src / "tests" / "export" / "matmul_export_check.cu") + " -o " + q(tmp / "check") + log), 0)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_EQ(run(q(tmp / "check") + " 1000,1000,1000,0 1000,1000,1000,1 77,131,4100,0 77,131,4100,1 1,1,2048,0 520,264,1032,1" +
-                  log), 0)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-    EXPECT_NE(test::read_file(tmp / "log.txt").find("all checks passed"), std::string::npos)
-        << def << "\n" << test::read_file(tmp / "log.txt");
-  }
+  expect_checks_pass(tmp, arch, tmp / "matmul.cuh", "matmul_export_check.cu",
+                     "1000,1000,1000,0 1000,1000,1000,1 77,131,4100,0 77,131,4100,1 1,1,2048,0 520,264,1032,1");
   fs::remove_all(tmp);
 }
 

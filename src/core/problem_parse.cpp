@@ -1,0 +1,410 @@
+// Reading templates/<name>/problem.yaml (load_problem) and the helpers its variants' YAML shares
+// (problem_parse.hpp); the variants themselves are read in variant.cpp.
+#include "core/problem_parse.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+
+namespace soltune::parse {
+namespace {
+
+std::string read_file(const std::filesystem::path& p, const SourceLoc& from) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error(from, "cannot read source file '" + p.string() + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A source with its quoted includes (`#include "../common/x.cuh"`, a file named from the including
+// file's folder) written in place, each file once: NVRTC, the source hash and an exported header then
+// see one self-contained text, and the text hashes as if the lines had been written there. A file
+// already written (a cycle included) is skipped. The toolkit's headers go in <...> and are left to NVRTC.
+std::string expand_includes(const std::filesystem::path& p, const std::string& text, std::set<std::filesystem::path>& seen) {
+  static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*\r?$)re");
+  std::string out;
+  int line_no = 0;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    ++line_no;
+    std::smatch m;
+    if (line.find('#') != std::string::npos && std::regex_match(line, m, include)) {
+      const SourceLoc loc{p.string(), line_no};
+      const auto file = std::filesystem::weakly_canonical(p.parent_path() / m[1].str());
+      if (!std::filesystem::is_regular_file(file))
+        throw Error(loc, "#include \"" + m[1].str() + "\": no file " + file.string() +
+                             " (a quoted include names a file from this file's folder; the toolkit's headers go in <...>)");
+      if (seen.insert(file).second) {
+        std::string inc = expand_includes(file, read_file(file, loc), seen);
+        if (!inc.empty() && inc.back() != '\n') inc += '\n';  // the file's end ends a line, as in C
+        out += inc;
+      }
+    } else {
+      out.append(text, at, std::min(end + 1, text.size()) - at);
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Whether `name` occurs in the source as a whole identifier (comments and strings count: a cheap
+// test that catches a misspelt macro, not a parser).
+bool mentions_identifier(const std::string& src, const std::string& name) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = src.find(name); at != std::string::npos; at = src.find(name, at + 1))
+    if ((at == 0 || !word(src[at - 1])) && (at + name.size() >= src.size() || !word(src[at + name.size()]))) return true;
+  return false;
+}
+
+std::string read_text(const std::filesystem::path& p, const SourceLoc& from) {
+  std::set<std::filesystem::path> seen{std::filesystem::weakly_canonical(p)};
+  return expand_includes(p, read_file(p, from), seen);
+}
+
+InitSpec parse_init(const yaml::Node& n) {
+  static const std::regex re(R"(\s*(normal|uniform)\s*\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)\s*)");
+  std::smatch m;
+  const auto s = n.str();
+  if (!std::regex_match(s, m, re)) n.fail("expected normal(mean, std) or uniform(lo, hi), got '" + s + "'");
+  InitSpec i;
+  i.kind = m[1] == "normal" ? InitSpec::Kind::normal : InitSpec::Kind::uniform;
+  i.a = std::stod(m[2]);
+  i.b = std::stod(m[3]);
+  if (i.kind == InitSpec::Kind::normal && i.b <= 0) n.fail("normal() needs a positive standard deviation");
+  if (i.kind == InitSpec::Kind::uniform && i.b <= i.a) n.fail("uniform(lo, hi) needs lo < hi");
+  return i;
+}
+
+std::vector<Expr> exprs(const yaml::Node& n, const Names& allowed, const std::string& what) {
+  std::vector<Expr> out;
+  for (const auto& e : n.seq()) {
+    out.push_back(e.expr());
+    out.back().check_names(allowed, what);
+  }
+  return out;
+}
+
+std::vector<std::string> strings(const yaml::Node& n) {
+  std::vector<std::string> out;
+  if (!n.defined()) return out;
+  for (const auto& e : n.seq()) out.push_back(e.str());
+  return out;
+}
+
+ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
+  if (temp)
+    n.only_keys({"name", "dtype", "shape"});
+  else
+    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value", "magnitude", "vec", "file"});
+  ArgSpec a;
+  a.loc = n.loc();
+  a.name = n.at("name").str();
+  a.dtype = n.at("dtype").str();
+  if (a.dtype != "T") {
+    try {
+      parse_dtype(a.dtype);
+    } catch (const Error& e) {
+      n.at("dtype").fail(e.what());
+    }
+  }
+  const auto kind = temp ? std::string("buffer") : n.at("kind").str();
+  if (kind != "buffer" && kind != "scalar" && kind != "constant")
+    n.at("kind").fail("expected 'buffer', 'scalar' or 'constant', got '" + kind + "'");
+  a.is_buffer = kind != "scalar";
+  if (a.is_buffer) {
+    if (kind == "constant") {
+      if (n.has("role") || n.has("magnitude") || n.has("vec"))
+        n.fail("a constant takes name, kind, dtype, shape and init, edge_inits or file");
+      a.role = Role::constant;
+      a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
+      if (n.has("edge_inits"))
+        for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
+    } else if (temp) {
+      a.role = Role::temp;
+    } else {
+      const auto role = n.at("role").str();
+      if (role == "in") a.role = Role::in;
+      else if (role == "out") a.role = Role::out;
+      else if (role == "workspace") a.role = Role::workspace;
+      else n.at("role").fail("expected role 'in', 'out' or 'workspace', got '" + role + "'");
+      if (a.role == Role::in) a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
+      if (a.role == Role::workspace && n.has("init")) n.at("init").fail("a workspace starts zeroed: it takes no init");
+      if (n.has("magnitude")) {
+        if (a.role != Role::out) n.at("magnitude").fail("magnitude applies to outputs only");
+        a.magnitude = n.at("magnitude").boolean();
+      }
+      if (n.has("edge_inits")) {
+        if (a.role != Role::in) n.at("edge_inits").fail("edge_inits applies to inputs only");
+        for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
+      }
+    }
+    // A workspace is often sized per block of a grid sized to the device (e.g. [sms * 64 + 1]).
+    Names allowed = size_names;
+    if (a.role == Role::workspace) {
+      allowed.insert("dtype_bytes");
+      allowed.insert(kDeviceSymbols.begin(), kDeviceSymbols.end());
+    }
+    a.shape = exprs(n.at("shape"), allowed, "shape");
+    if (n.has("file")) {
+      if (a.role != Role::in && a.role != Role::constant) n.at("file").fail("file gives the data of an input or a constant");
+      if (n.has("init") || n.has("edge_inits")) n.at("file").fail("an argument read from a file takes no init or edge_inits");
+      a.file = n.at("file").str();
+      a.file_raw = a.file.extension() != ".npy";
+      if (a.file_raw && a.dtype == "T")
+        n.at("file").fail("a raw file's elements have one dtype: give the argument a dtype, not T (or use .npy)");
+    }
+    if (n.has("vec")) {
+      a.lanes = static_cast<int>(n.at("vec").integer(1, 4));
+      if (a.dtype != "T" && dtype_vector_cpp(parse_dtype(a.dtype), a.lanes).empty() && a.lanes > 1)
+        n.at("vec").fail("CUDA has no vector of " + std::to_string(a.lanes) + " " + a.dtype + " elements");
+      if (a.lanes > 1) a.shape.push_back(Expr(std::to_string(a.lanes), n.at("vec").loc()));
+    }
+  } else {
+    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("magnitude") || n.has("vec") ||
+        n.has("file"))
+      n.fail("a scalar takes only name, kind, dtype and value");
+    a.value = n.at("value").expr();
+    a.value.check_names(size_names, "scalar value");
+  }
+  return a;
+}
+
+std::vector<Expr> geometry(const yaml::Node& n, const Names& allowed, const std::string& what) {
+  auto v = exprs(n, allowed, what);
+  if (v.empty() || v.size() > 3) n.fail(what + ": expected 1 to 3 expressions");
+  return v;
+}
+
+LaunchSpec parse_launch(const yaml::Node& n, const Names& allowed, bool with_args) {
+  LaunchSpec l;
+  l.loc = n.loc();
+  l.kernel = n.at("kernel").str();
+  l.template_args = strings(n.get("template_args"));
+  if (with_args) l.args = strings(n.at("args"));
+  l.grid = geometry(n.at("grid"), allowed, "grid");
+  l.block = geometry(n.at("block"), allowed, "block");
+  l.smem = n.has("smem") ? n.at("smem").expr() : Expr("0", n.loc());
+  l.smem.check_names(allowed, "smem");
+  return l;
+}
+
+// Parses the template arguments: "T", or an integer expression over `allowed` (a variant's knobs
+// and sizes; the sizes alone for the reference and the baseline).
+void parse_template_args(LaunchSpec& l, const Names& allowed, const SourceLoc& loc, const char* what) {
+  l.template_values.clear();
+  for (const auto& t : l.template_args) {
+    if (t == "T") {
+      l.template_values.emplace_back();
+      continue;
+    }
+    Expr e(t, loc);  // a syntax error names the file, the line and the column
+    for (const auto& n : e.variables())
+      if (!allowed.count(n)) {
+        std::string known;
+        for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+        throw Error(loc, "template argument '" + t + "' is neither T nor an integer expression over the " + what +
+                             " (" + known + "; unknown name '" + n + "')");
+      }
+    l.template_values.push_back(std::move(e));
+  }
+}
+
+void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool temps_ok, const SourceLoc& loc) {
+  for (const auto& a : args) {
+    if (p.find_arg(a)) continue;
+    bool is_temp = std::any_of(p.baseline_temps.begin(), p.baseline_temps.end(),
+                               [&](const ArgSpec& t) { return t.name == a; });
+    if (temps_ok && is_temp) continue;
+    throw Error(loc, "kernel argument '" + a + "' is not declared in problem.yaml" +
+                         (temps_ok ? " (args or baseline temps)" : " args"));
+  }
+}
+
+namespace {
+
+// The reference's arguments: the problem's, plus `<out>.magnitude` exactly once for each output
+// that declares a magnitude (and for no other).
+void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
+  std::vector<std::string> plain;
+  for (const auto& a : p.reference.args) {
+    const auto dot = a.rfind(".magnitude");
+    if (dot == std::string::npos || dot + 10 != a.size()) {
+      plain.push_back(a);
+      continue;
+    }
+    const ArgSpec* out = p.find_arg(a.substr(0, dot));
+    if (!out || !out->magnitude)
+      throw Error(loc, "reference argument '" + a + "': no output '" + a.substr(0, dot) + "' declares 'magnitude: true'");
+  }
+  check_args(plain, p, false, loc);
+  for (const auto& a : p.args)
+    if (a.magnitude && std::count(p.reference.args.begin(), p.reference.args.end(), a.name + ".magnitude") != 1)
+      throw Error(loc, "output '" + a.name + "' declares a magnitude: the reference's args must name '" + a.name +
+                           ".magnitude' once (a double per element of " + a.name + ")");
+}
+
+}  // namespace
+}  // namespace soltune::parse
+
+namespace soltune {
+
+using namespace parse;
+
+std::vector<std::string> list_problems(const std::filesystem::path& templates_dir) {
+  std::vector<std::string> out;
+  if (!std::filesystem::is_directory(templates_dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(templates_dir))
+    if (std::filesystem::exists(e.path() / "problem.yaml")) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::string& name) {
+  const auto dir = templates_dir / name;
+  const auto file = dir / "problem.yaml";
+  if (!std::filesystem::exists(file)) {
+    std::string known;
+    for (const auto& p : list_problems(templates_dir)) known += (known.empty() ? "" : ", ") + p;
+    throw Error("unknown problem '" + name + "': no " + file.string() + " (problems in " +
+                templates_dir.string() + ": " + (known.empty() ? "none" : known) + ")");
+  }
+  auto n = yaml::load_file(file);
+  n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "compute", "tolerance", "reference",
+               "baseline"});
+  ProblemSpec p;
+  p.dir = dir;
+  p.name = n.at("name").str();
+  if (p.name != name) n.at("name").fail("problem name '" + p.name + "' does not match its folder '" + name + "'");
+  p.description = n.str_or("description", "");
+  for (const auto& sn : n.at("sizes").seq()) {
+    if (!sn.node.IsMap()) {
+      p.sizes.push_back(sn.str());
+      continue;
+    }
+    // {name, values, default, doc}: a size of a few values, e.g. a layout flag.
+    sn.only_keys({"name", "values", "default", "doc"});
+    p.sizes.push_back(sn.at("name").str());
+    SizeOption o;
+    o.doc = sn.str_or("doc", "");
+    for (const auto& e : sn.at("values").seq()) o.values.push_back(e.integer());
+    if (o.values.empty()) sn.at("values").fail("size '" + p.sizes.back() + "' lists no values");
+    if (sn.has("default")) {
+      o.def = sn.at("default").integer();
+      if (std::find(o.values.begin(), o.values.end(), *o.def) == o.values.end())
+        sn.at("default").fail("the default is not among size '" + p.sizes.back() + "''s values");
+    }
+    p.size_options[p.sizes.back()] = std::move(o);
+  }
+  Names sizes;
+  for (const auto& s : p.sizes)
+    if (!sizes.insert(s).second) n.at("sizes").fail("size '" + s + "' declared twice");
+  for (const auto& d : n.at("dtypes").seq()) {
+    try {
+      p.dtypes.push_back(parse_dtype(d.str()));
+    } catch (const Error& e) {
+      d.fail(e.what());
+    }
+  }
+  Names arg_names;
+  for (const auto& a : n.at("args").seq()) {
+    p.args.push_back(parse_arg(a, sizes, false));
+    if (!arg_names.insert(p.args.back().name).second) a.fail("argument '" + p.args.back().name + "' declared twice");
+    auto& f = p.args.back().file;
+    if (!f.empty()) {
+      if (f.is_relative()) f = dir / f;
+      if (!std::filesystem::is_regular_file(f))
+        a.at("file").fail("no file '" + f.string() + "' (a relative path is from the problem's folder)");
+    }
+  }
+  if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return a.role == Role::out && a.is_buffer; }))
+    n.at("args").fail("a problem needs at least one buffer with role out");
+  Names size_dt = sizes;
+  size_dt.insert("dtype_bytes");
+  p.flops = n.at("flops").expr();
+  p.flops.check_names(size_dt, "flops");
+  p.bytes = n.at("bytes").expr();
+  p.bytes.check_names(size_dt, "bytes");
+  if (n.has("compute"))
+    for (const auto& [dt, un] : n.at("compute").map_items()) {
+      DType t;
+      try {
+        t = parse_dtype(dt);
+        if (std::find(p.dtypes.begin(), p.dtypes.end(), t) == p.dtypes.end())
+          throw Error("dtype " + dt + " is not among the problem's dtypes");
+        p.compute[t] = parse_compute_unit(un.str());
+      } catch (const Error& e) {
+        un.fail(e.what());
+      }
+    }
+  for (const auto& [dt, tn] : n.at("tolerance").map_items()) {
+    tn.only_keys({"atol", "rtol", "rel_l2", "min_match", "mtol"});
+    DType t;
+    try {
+      t = parse_dtype(dt);
+    } catch (const Error& e) {
+      tn.fail(e.what());
+    }
+    p.tolerance[t] = Tolerance{tn.at("atol").number(), tn.at("rtol").number(), tn.at("rel_l2").number(),
+                               tn.number_or("min_match", 1.0)};
+    if (!(p.tolerance[t].min_match > 0 && p.tolerance[t].min_match <= 1))
+      tn.at("min_match").fail("min_match must lie in (0, 1]");
+    if (tn.has("mtol")) {
+      if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return a.magnitude; }))
+        tn.at("mtol").fail("mtol scales the magnitude of an output, and no output declares 'magnitude: true'");
+      p.tolerance[t].mtol = tn.at("mtol").expr();
+      p.tolerance[t].mtol.check_names(size_dt, "mtol");
+    }
+  }
+  for (auto t : p.dtypes)
+    if (!p.tolerance.count(t)) n.at("tolerance").fail("no tolerance for dtype " + std::string(dtype_name(t)));
+  for (const auto& a : p.args)
+    for (auto t : p.dtypes)
+      if (a.lanes > 1 && a.item_cpp(t).empty())
+        throw Error(a.loc, "buffer '" + a.name + "': CUDA has no vector of " + std::to_string(a.lanes) + " " +
+                               std::string(dtype_name(a.resolve_dtype(t))) + " elements (dtype " + std::string(dtype_name(t)) + ")");
+
+  Names geo = size_dt;
+  for (const auto& s : kDeviceSymbols) geo.insert(s);
+  {
+    auto r = n.at("reference");
+    r.only_keys({"source", "kernel", "template_args", "args", "grid", "block", "smem"});
+    p.reference_source = read_text(dir / r.at("source").str(), r.loc());
+    p.reference = parse_launch(r, geo, false);
+    p.reference.args = strings(r.get("args"));
+    if (p.reference.args.empty())
+      for (const auto& a : p.args) p.reference.args.push_back(a.name);
+    parse_template_args(p.reference, sizes, r.has("template_args") ? r.at("template_args").loc() : r.loc(), "sizes");
+    check_reference_args(p, r.has("args") ? r.at("args").loc() : r.loc());
+  }
+  {
+    auto b = n.at("baseline");
+    b.only_keys({"description", "source", "temps", "launches"});
+    p.baseline_description = b.str_or("description", "");
+    p.baseline_source = read_text(dir / b.at("source").str(), b.loc());
+    if (b.has("temps"))
+      for (const auto& t : b.at("temps").seq()) p.baseline_temps.push_back(parse_arg(t, sizes, true));
+    for (const auto& l : b.at("launches").seq()) {
+      l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem"});
+      p.baseline.push_back(parse_launch(l, geo, true));
+      parse_template_args(p.baseline.back(), sizes, l.has("template_args") ? l.at("template_args").loc() : l.loc(), "sizes");
+      check_args(p.baseline.back().args, p, true, l.loc());
+    }
+    if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
+  }
+
+  std::vector<std::filesystem::path> variant_files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".yaml" && e.path().filename() != "problem.yaml") variant_files.push_back(e.path());
+  std::sort(variant_files.begin(), variant_files.end());
+  for (const auto& f : variant_files) p.variants.push_back(parse_variant(f, p));
+  if (p.variants.empty()) throw Error(SourceLoc{dir.string()}, "problem has no variant (<variant>.yaml + .cu)");
+  return p;
+}
+
+}  // namespace soltune

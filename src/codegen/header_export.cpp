@@ -17,6 +17,9 @@ namespace {
 // values its specializations use, those macros defined around it. Every macro a copy defines is
 // undefined after it: nothing of one copy reaches the next, or the code after them.
 std::string variant_copies(const VariantSpec& v, const std::string& body, const std::vector<Specialization>& specs) {
+  if (!v.arch.empty())  // nvcc's plain sm_90 pass rejects sm_90a code: its kernels come from cubins only
+    return "// ---- variant '" + v.name + "' (" + v.source_path.filename().string() + ") targets " + v.arch +
+           ": its kernels run from the embedded cubins only\n\n";
   std::vector<std::string> names;
   for (const auto& d : v.defines) names.push_back(d.name);
   for (const auto& m : source_macros(body))

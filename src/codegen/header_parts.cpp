@@ -51,6 +51,12 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
   for (size_t k = 0; k < v.knobs.size(); ++k)
     h << "  [[maybe_unused]] const double " << v.knobs[k].name << " = " << s.config.values.at(k) << ";\n";
   h << "  " << fn << "_plan p;\n  p.cc = static_cast<int>(cc);\n  p.ok = true";
+  // An architecture-specific variant (sm_90a) runs its embedded cubin only: nvcc's plain sm_90 pass
+  // rejects its code, so the header carries no source of it.
+  if (!v.arch.empty())
+    h << (s.binary.empty() ? "\n      && false  // no cubin was built for " + v.arch
+                           : "\n#ifdef SOLTUNE_SOURCE_ONLY\n      && false  // " + v.arch + " code comes from its cubin only\n#endif\n"
+                             "      && (cc == " + std::to_string(s.binary_cc) + ")");
   for (const auto& c : v.constraints) h << "\n      && (" << c.text() << ")";
   // A size compiled into the kernel (a template argument): where that argument takes the value the
   // kernel was compiled with (the knobs are constants here, so "WIDTH * cols" at WIDTH 0 is any width).
@@ -148,6 +154,10 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
       << "    return detail::launch_embedded(k.kernel, " << grid << ", " << block << ", " << smem << ", "
       << (main ? "p.cluster" : "dim3(1, 1, 1)") << ", " << optin << ", stream, " << call_args << ");\n  }\n"
       << "#endif\n";
+  if (!v.arch.empty()) {  // its plan holds only where the cubin above runs
+    h << "  return cudaErrorInvalidDeviceFunction;\n";
+    return;
+  }
   h << constant_copies(p, dt, "", variant_namespace(s), "  ");
   h << "  if (" << smem << " > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(" << smem << "));\n    if (e != cudaSuccess) return e;\n  }\n"

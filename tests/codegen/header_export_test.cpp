@@ -169,6 +169,46 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
 
 // A kernel compiled for one width (RMSNorm looped, WIDTH=1: cols is a template argument) serves that
 // width only; another width falls to the other specializations, or to none.
+// An architecture-specific variant (wgmma, sm_90a) travels as its cubin only: nvcc's plain sm_90 pass
+// would reject its code, so the header carries none of it, compiles with -arch=sm_90, and dispatches
+// to it only on the compute capability its cubin was built for (never from source).
+TEST(HeaderExport, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "matmul");
+  const auto& w = p.variant("wgmma");
+  const auto& m = p.variant("mma_sync");
+  const Space sw(w, Bindings{}), sm(m, Bindings{});
+  std::vector<Specialization> specs = {
+      {&w, DType::bf16, sw.parse_key("BN=256,STAGES=3"), Shape{{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"trans_b", 0}}}, {}},
+      {&m, DType::bf16, sm.parse_key("BM=128,BN=256,BK=64,WM=2,WN=4,STAGES=3,MINB=1,SPLITK=1,PAD=0"),
+       Shape{{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"trans_b", 0}}}, {}}};
+  const auto header = export_header(p, specs, "test");
+  EXPECT_EQ(header.find("wgmma.mma_async"), std::string::npos) << "no sm_90a source in the header";
+  EXPECT_NE(header.find("targets sm_90a: its kernels run from the embedded cubins only"), std::string::npos);
+  const auto dir = fs::temp_directory_path() / ("soltune-export-arch-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "matmul.cuh") << header;
+  std::ofstream(dir / "main.cu") << R"SRC(
+#include "matmul.cuh"
+#include <cstdio>
+using namespace soltune_matmul;
+int main() {
+  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
+  int bad = 0;
+  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  // No cubin was embedded here: the wgmma specialization never dispatches, the portable one does.
+  expect(matmul_bf16_choice(4096, 4096, 4096, 0, sms, cc, optin, l2, 1e9), 1, "wgmma without its cubin: mma_sync");
+  expect(matmul_bf16_choice(1024, 1024, 1024, 0, sms, cc, optin, l2, 1e9), 1, "mma_sync at its own shape");
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  EXPECT_EQ(build_and_run(nv, dir), "");
+  EXPECT_EQ(build_and_run(nv, dir, " -DSOLTUNE_SOURCE_ONLY"), "");
+  fs::remove_all(dir);
+}
+
 TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";

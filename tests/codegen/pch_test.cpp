@@ -99,7 +99,7 @@ TEST(AutoPch, ShippedTemplatesCompileToTheSameCode) {
           if (!cfg) break;
           found = true;
           const auto expr = name_expression(v.launch, dt, space.bind(*cfg));
-          rs.push_back({t.id() + " " + expr, {v.source, v.source_path.filename().string(), {expr}, "sm_90",
+          rs.push_back({t.id() + " " + expr, {v.source, v.source_path.filename().string(), {expr}, variant_arch(v, "sm_90"),
                                               define_options(v, dt, space.bind(*cfg))}});
         }
       }

@@ -32,6 +32,13 @@ std::string join_sizes(const ProblemSpec& p, const std::string& prefix, const st
   return s;
 }
 
+// A buffer's element count as C++ over doubles: the product of its shape.
+std::string element_count(const ArgSpec& a) {
+  std::string count = "1.0";
+  for (const auto& e : a.shape) count += " * (" + e.text() + ")";
+  return count;
+}
+
 // The problem's constant arguments, in order.
 std::vector<const ArgSpec*> constants_of(const ProblemSpec& p) {
   std::vector<const ArgSpec*> out;
@@ -79,9 +86,7 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
   // Scratch buffers lie in the caller's one allocation, each at a 256-byte boundary.
   for (size_t i = 0; i < v.scratch.size(); ++i) {
     const auto& a = v.scratch[i];
-    std::string count = "1.0";
-    for (const auto& e : a.shape) count += " * (" + e.text() + ")";
-    h << "  p.scratch_elems[" << i << "] = static_cast<long long>(" << count << ");\n"
+    h << "  p.scratch_elems[" << i << "] = static_cast<long long>(" << element_count(a) << ");\n"
       << "  p.scratch_offset[" << i << "] = p.scratch_bytes;\n"
       << "  p.scratch_bytes += (static_cast<size_t>(p.scratch_elems[" << i << "]) * sizeof("
       << dtype_cpp(a.resolve_dtype(dt)) << ") + 255) / 256 * 256;\n";
@@ -91,9 +96,7 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
       h << "  p." << a.name << " = static_cast<" << dtype_cpp(a.resolve_dtype(dt)) << ">(" << a.value.text() << ");\n";
   const auto cs = constants_of(p);
   for (size_t i = 0; i < cs.size(); ++i) {
-    std::string count = "1.0";
-    for (const auto& e : cs[i]->shape) count += " * (" + e.text() + ")";
-    h << "  p.constant_elems[" << i << "] = static_cast<long long>(" << count << ");\n";
+    h << "  p.constant_elems[" << i << "] = static_cast<long long>(" << element_count(*cs[i]) << ");\n";
   }
   h << "  return p;\n}\n\n";
 }

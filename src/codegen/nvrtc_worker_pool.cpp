@@ -97,7 +97,7 @@ IsolatedCompile NvrtcWorkerPool::compile(const CompileRequest& r, const std::vec
   using IoStatus = ChildProcess::IoStatus;
   const double limit = timeout_s > 0 ? timeout_s : limit_s();
   const auto began = Clock::now();
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
+  const auto deadline = began + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
   const std::string msg = encode_compile_request(r, options);
 
   bool reused = false;

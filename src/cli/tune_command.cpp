@@ -83,21 +83,28 @@ class RunObserver final : public TaskObserver {
 void check_given_data(const RunConfig& cfg) {
   std::string problems;
   std::set<std::string> seen;
+  // Each file read once per dtype: its element count, or why it cannot be read as that dtype.
+  std::map<std::pair<std::string, DType>, std::pair<int64_t, std::string>> files;
   for (const auto& t : config_tasks(cfg))
     for (const auto& a : t.problem->args) {
       if (a.file.empty()) continue;
+      const DType dt = a.resolve_dtype(t.dtype);
+      auto [it, fresh] = files.try_emplace({a.file.string(), dt});
+      if (fresh) {
+        try {
+          it->second.first = read_array_file(a.file, a.file_raw, dt).elems;
+        } catch (const Error& e) {
+          it->second.second = e.what();
+        }
+      }
       Bindings sizes;
       for (const auto& [name, value] : t.shape.dims) sizes[name] = static_cast<double>(value);
       const int64_t want = buffer_elements(a, sizes);
-      std::string why;
-      try {
-        const auto f = read_array_file(a.file, a.file_raw, a.resolve_dtype(t.dtype));
-        if (f.elems != want)
-          why = a.file.string() + ": " + std::to_string(f.elems) + " elements, '" + a.name + "' needs " + std::to_string(want) +
-                " at " + t.shape.key();
-      } catch (const Error& e) {
-        why = e.what();
-      }
+      const auto& [elems, error] = it->second;
+      const std::string why = !error.empty() ? error
+                              : elems != want ? a.file.string() + ": " + std::to_string(elems) + " elements, '" + a.name +
+                                                    "' needs " + std::to_string(want) + " at " + t.shape.key()
+                                              : "";
       if (!why.empty() && seen.insert(why).second) problems += "\n" + why + " (" + t.id() + ")";
     }
   if (!problems.empty()) throw Error("arguments given as files do not fit the tasks:" + problems);

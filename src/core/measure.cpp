@@ -55,6 +55,8 @@ std::string Accuracy::summary() const {
   std::string s = buf;
   if (workspace_dirty)
     s += ", workspace left with " + std::to_string(workspace_dirty) + " non-zero bytes (a kernel must leave it zeroed)";
+  if (inputs_written)
+    s += ", wrote its input " + written_input + " (" + std::to_string(inputs_written) + " bytes changed; inputs are read-only)";
   return s;
 }
 

@@ -74,6 +74,8 @@ struct Accuracy {
   int64_t checked = 0, mismatches = 0, nonfinite = 0, unwritten = 0;
   int64_t out_of_bounds = 0;  // guard-zone bytes around the outputs and workspaces that the kernel changed
   int64_t workspace_dirty = 0;  // workspace bytes left non-zero (a kernel must leave its workspace zeroed)
+  int64_t inputs_written = 0;   // input bytes the kernel changed (inputs are read-only)
+  std::string written_input;    // the first input it changed
   double max_abs_err = 0, max_rel_err = 0, rel_l2 = 0;
   int rounds = 0;
   bool precision_ok = true;  // rel L2 within the dtype's limit: the declared compute precision was used

@@ -133,6 +133,23 @@ __global__ void soltune_compare(const T* out, const double* ref, const double* m
   }
 }
 
+// Bytes that differ between a and b (n bytes each, 16-byte aligned): an input compared with its
+// pristine copy. 16-byte words per thread, the tail by the first thread.
+__global__ void soltune_count_diff(const unsigned char* a, const unsigned char* b, long long n, unsigned long long* out) {
+  unsigned long long d = 0;
+  const long long words = n / 16;
+  const uint4* wa = reinterpret_cast<const uint4*>(a);
+  const uint4* wb = reinterpret_cast<const uint4*>(b);
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += (long long)gridDim.x * blockDim.x) {
+    const uint4 x = __ldcg(wa + i), y = __ldcg(wb + i);
+    d += (__popc(__vcmpne4(x.x, y.x)) + __popc(__vcmpne4(x.y, y.y)) + __popc(__vcmpne4(x.z, y.z)) +
+          __popc(__vcmpne4(x.w, y.w))) / 8;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    for (long long i = words * 16; i < n; ++i) d += a[i] != b[i];
+  if (d) atomicAdd(out, d);
+}
+
 // Flushes L2 by reading a buffer four times its size: the lines left behind are clean, so the next
 // timed kernel pays no write-back for data that is not its own (a memset flush would leave dirty
 // lines behind). The conditional store keeps the loads alive and practically never happens.
@@ -339,7 +356,7 @@ std::vector<std::string> builtin_name_expressions() {
     for (const char* k : {"soltune_fill<", "soltune_compare<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
-                        "soltune_spin", "soltune_read_probe"})
+                        "soltune_spin", "soltune_read_probe", "soltune_count_diff"})
     out.push_back(k);
   return out;
 }

@@ -109,15 +109,21 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
     throw Error(t.problem->name + "'s reference does not leave its workspace as it found it for " + t.id() + ": " +
                 std::to_string(ref_ws.workspace_dirty) + " bytes left non-zero, " +
                 std::to_string(ref_ws.out_of_bounds) + " guard bytes changed");
+  st.check_inputs(ref_ws, 0);
+  if (ref_ws.inputs_written)
+    throw Error(t.problem->name + "'s reference writes its input " + ref_ws.written_input + " for " + t.id() + " (" +
+                std::to_string(ref_ws.inputs_written) + " bytes changed): inputs are read-only");
   st.poison_outputs();
   SOLTUNE_CUDA(st.run_baseline(0));
+  SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
   Accuracy acc;
   acc.rounds = 1;
+  st.check_inputs(acc, 0);
   st.compare_outputs(acc);
   // The baseline rounds to the storage type after every operation, so it may miss a candidate's
   // tolerance; it must still compute the same function: every element written, finite, and close,
-  // and leave any workspace it uses zeroed.
-  if (acc.unwritten || acc.nonfinite || !(acc.rel_l2 <= kBaselineRelL2) || acc.workspace_dirty)
+  // leave any workspace it uses zeroed, and its inputs as they were.
+  if (acc.unwritten || acc.nonfinite || !(acc.rel_l2 <= kBaselineRelL2) || acc.workspace_dirty || acc.inputs_written)
     throw Error(t.problem->name + "'s baseline does not compute the reference's function for " + t.id() + ": " +
                 acc.summary());
   char note[160];
@@ -210,6 +216,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     st.poison_scratch();
     if (auto e = launch(0); e != cudaSuccess) return failed(e, "launch");
     if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return failed(e, "during the run");
+    st.check_inputs(res.acc, 0);
     st.compare_outputs(res.acc);
     res.acc.rounds = round + 1;
     if (!res.acc.pass) {
@@ -228,12 +235,16 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
   res.time = timed.time;
   const auto clock = with_note(clock_note(clock_before, clock_->mhz()), timed.note);
   // After every repetition (a slow candidate's few included) the workspace must be zero again.
+  // and every input set as drawn: a kernel that writes its inputs only while unchecked is seen here.
   Accuracy after;
   st.check_workspaces(after);
-  if (after.workspace_dirty || after.out_of_bounds) {
+  st.check_inputs(after, -1);
+  if (after.workspace_dirty || after.out_of_bounds || after.inputs_written) {
     res.status = Status::wrong_answer;
     res.acc.workspace_dirty = after.workspace_dirty;
     res.acc.out_of_bounds += after.out_of_bounds;
+    res.acc.inputs_written += after.inputs_written;
+    if (res.acc.written_input.empty()) res.acc.written_input = after.written_input;
     res.acc.pass = false;
     res.log = "correct while checked, but after the timed loop: " + res.acc.summary();
     return;

@@ -83,6 +83,8 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
       // Outputs, workspaces and temporaries sit between two guard zones: a write past either end changes them.
       const size_t guard = a.role == Role::in ? 0 : kGuardBytes;
       for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes + 2 * guard);
+      if (a.role == Role::in)
+        for (int i = 0; i < n; ++i) s->pristine.emplace_back(bytes);
       s->guard = guard;
       if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.magnitude) s->mag = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
@@ -235,6 +237,33 @@ void TaskState::draw_inputs(int set, int dist) {
     }
     for (void* sym : s->symbols)
       SOLTUNE_CUDA(cudaMemcpyAsync(sym, p, static_cast<size_t>(n) * dtype_bytes(s->dtype), cudaMemcpyDeviceToDevice, stream()));
+    if (!s->pristine.empty()) {
+      auto& copy = s->pristine[static_cast<size_t>(set) % s->pristine.size()];
+      SOLTUNE_CUDA(cudaMemcpyAsync(copy.get(), p, copy.bytes(), cudaMemcpyDeviceToDevice, stream()));
+    }
+  }
+}
+
+void TaskState::check_inputs(Accuracy& acc, int set) {
+  for (auto& s : slots_) {
+    for (size_t i = 0; i < s->pristine.size(); ++i) {
+      if (set >= 0 && i != static_cast<size_t>(set) % s->pristine.size()) continue;
+      auto& copy = s->pristine[i];
+      if (copy.bytes() == 0) continue;
+      SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(unsigned long long), stream()));
+      const void* x = s->sets[i].get();
+      const void* y = copy.get();
+      long long n = static_cast<long long>(copy.bytes());
+      void* out = stats_.get();
+      launch_builtin("soltune_count_diff", {&x, &y, &n, &out}, (n + 15) / 16);
+      unsigned long long changed = 0;
+      SOLTUNE_CUDA(cudaMemcpyAsync(&changed, stats_.get(), sizeof changed, cudaMemcpyDeviceToHost, stream()));
+      SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+      if (changed == 0) continue;
+      acc.inputs_written += static_cast<int64_t>(changed);
+      if (acc.written_input.empty()) acc.written_input = s->spec->name;
+      SOLTUNE_CUDA(cudaMemcpyAsync(s->sets[i].get(), copy.get(), copy.bytes(), cudaMemcpyDeviceToDevice, stream()));
+    }
   }
 }
 
@@ -358,7 +387,7 @@ void TaskState::compare_outputs(Accuracy& acc) {
   }
   check_workspaces(acc);
   acc.pass = acc.checked > 0 && band_ok && acc.nonfinite == 0 && acc.unwritten == 0 && acc.precision_ok &&
-             acc.out_of_bounds == 0 && acc.workspace_dirty == 0;
+             acc.out_of_bounds == 0 && acc.workspace_dirty == 0 && acc.inputs_written == 0;
 }
 
 void TaskState::zero_workspace(ArgSlot& s) { fill_guarded(s, 0); }

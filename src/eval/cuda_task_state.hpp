@@ -36,6 +36,7 @@ struct ArgSlot {
   DType dtype = DType::f32;
   int64_t elems = 0;
   std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs and temps: one, guarded
+  std::vector<DeviceBuffer> pristine;  // inputs: a copy of each set as drawn, to see a kernel write it
   size_t guard = 0;                // bytes of guard zone on each side (outputs and temps)
   void* data() const { return static_cast<char*>(sets[0].get()) + guard; }
   DeviceBuffer ref;                // outputs only: the reference's double-precision result
@@ -91,6 +92,10 @@ class TaskState {
   // Compares every output with its reference (tolerance per dtype), then checks the workspaces
   // (check_workspaces); accumulates into acc.
   void compare_outputs(Accuracy& acc);
+  // Inputs are read-only: compares input set `set` (-1: every set) with its copy as drawn, counts
+  // the bytes changed into acc (naming the first input changed) and restores them, so that the
+  // reference and the next run read what was drawn. compare_outputs then fails the candidate.
+  void check_inputs(Accuracy& acc, int set);
   // Workspaces must be all zero between launches: counts the bytes left non-zero and the guard bytes
   // changed into acc (scratch guard zones included), and re-zeroes any workspace found so, and
   // re-guards any scratch buffer, so that the next run starts clean.

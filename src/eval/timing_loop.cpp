@@ -35,7 +35,11 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       // The checked repetition runs on inputs drawn just now, so that a kernel that replays a
       // result from an earlier call (same buffers, one input set) is caught; drawn before the
       // flush, which then evicts them from L2 like any other repetition's inputs.
-      if (r == check_rep) st.draw_inputs(s);
+      // Inputs are read-only: what the earlier repetitions did to this set is seen before the draw.
+      if (r == check_rep) {
+        st.check_inputs(out.loop_acc, s);
+        st.draw_inputs(s);
+      }
       // After the previous repetition has finished (the flush waits for it; a fault of the
       // candidate surfaces here as its own error).
       if (auto e = st.flush_l2(); e != cudaSuccess) return e;
@@ -48,6 +52,7 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       gate.release();  // the repetition is queued up to its end event: the GPU may start the clock
       if (r == check_rep) {
         if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
+        st.check_inputs(out.loop_acc, s);  // restores a written input: the reference reads what was drawn
         st.run_reference(s);
         st.compare_outputs(out.loop_acc);
         out.verified = out.loop_acc.pass;

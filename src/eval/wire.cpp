@@ -247,7 +247,9 @@ YAML::Node encode_outcome(const EvalResult& r) {
   n["time"] = encode_timing(r.time);
   YAML::Node a;
   a["counts"] = std::vector<int64_t>{r.acc.checked,   r.acc.mismatches,    r.acc.nonfinite,
-                                     r.acc.unwritten, r.acc.out_of_bounds, r.acc.workspace_dirty};
+                                     r.acc.unwritten, r.acc.out_of_bounds, r.acc.workspace_dirty,
+                                     r.acc.inputs_written};
+  a["written_input"] = r.acc.written_input;
   a["errors"] = std::vector<double>{r.acc.max_abs_err, r.acc.max_rel_err, r.acc.rel_l2};
   a["rounds"] = r.acc.rounds;
   a["pass"] = r.acc.pass;
@@ -263,13 +265,15 @@ void decode_outcome(const YAML::Node& n, EvalResult& r) {
   r.time = decode_timing(n["time"]);
   const auto c = n["acc"]["counts"].as<std::vector<int64_t>>();
   const auto e = n["acc"]["errors"].as<std::vector<double>>();
-  if (c.size() != 6 || e.size() != 3) throw Error("worker protocol: malformed accuracy");
+  if (c.size() != 7 || e.size() != 3) throw Error("worker protocol: malformed accuracy");
   r.acc.checked = c[0];
   r.acc.mismatches = c[1];
   r.acc.nonfinite = c[2];
   r.acc.unwritten = c[3];
   r.acc.out_of_bounds = c[4];
   r.acc.workspace_dirty = c[5];
+  r.acc.inputs_written = c[6];
+  r.acc.written_input = n["acc"]["written_input"].as<std::string>();
   r.acc.max_abs_err = e[0];
   r.acc.max_rel_err = e[1];
   r.acc.rel_l2 = e[2];

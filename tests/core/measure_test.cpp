@@ -48,6 +48,8 @@ TEST(Measure, AccuracySummaryNamesEveryFailureKind) {
   a.unwritten = 2;
   a.out_of_bounds = 8;
   a.workspace_dirty = 4;
+  a.inputs_written = 16;
+  a.written_input = "x";
   a.precision_ok = false;
   a.rounds = 1;
   const auto s = a.summary();
@@ -56,6 +58,7 @@ TEST(Measure, AccuracySummaryNamesEveryFailureKind) {
   EXPECT_NE(s.find("8 guard bytes written out of bounds"), std::string::npos);
   EXPECT_NE(s.find("workspace left with 4 non-zero bytes"), std::string::npos);
   EXPECT_NE(s.find("lower precision than declared"), std::string::npos);
+  EXPECT_NE(s.find("wrote its input x (16 bytes changed"), std::string::npos);
 }
 
 TEST(Measure, StatusNamesRoundTrip) {

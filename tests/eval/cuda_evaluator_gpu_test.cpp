@@ -162,6 +162,14 @@ const BadKernel kBadKernels[] = {
     {"replayer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
                  "if (i < n) { if (k < 8) { y[i] = gelu(x[i]); stash[i] = float(y[i]); } else { y[i] = T(stash[i]); } }",
      Status::wrong_answer, "inside the timed loop"},
+    // Writes its input: the output is right, but inputs are read-only.
+    {"inplace", "if (i < n) { y[i] = gelu(x[i]); const_cast<T*>(x)[i] = T(0); }", Status::wrong_answer,
+     "wrote its input x"},
+    // Right for its first eight calls, then zeroes its input and writes gelu(0) = 0: a reference run
+    // after it on the zeroed input would agree.
+    {"zeroer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+               "if (i < n) { if (k < 8) { y[i] = gelu(x[i]); } else { const_cast<T*>(x)[i] = T(0); y[i] = T(0); } }",
+     Status::wrong_answer, "wrote its input x"},
 };
 
 std::filesystem::path bad_problem() {

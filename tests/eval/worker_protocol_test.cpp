@@ -218,6 +218,8 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   e.acc.checked = 1000003;
   e.acc.mismatches = 7;
   e.acc.rel_l2 = 1.0 / 3;
+  e.acc.inputs_written = 12;
+  e.acc.written_input = "x";
   EvalResult f;
   wire::decode_outcome(wire::parse(wire::emit(wire::encode_outcome(e))), f);
   EXPECT_EQ(f.status, Status::wrong_answer);
@@ -225,6 +227,9 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   EXPECT_DOUBLE_EQ(f.time.median_us, 2.25);
   EXPECT_EQ(f.acc.mismatches, 7);
   EXPECT_DOUBLE_EQ(f.acc.rel_l2, 1.0 / 3);
+  EXPECT_EQ(f.acc.inputs_written, 12);
+  EXPECT_EQ(f.acc.written_input, "x");
+  EXPECT_EQ(f.acc.summary(), e.acc.summary());
   EXPECT_THROW(wire::parse("[not, a, map]"), Error);
 }
 

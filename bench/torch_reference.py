@@ -111,7 +111,7 @@ def make_flush(mode, nbytes=FLUSH_BYTES, wait="after", cold_bytes=0):
     "before": ahead of the flush, so the launch follows the flush directly, as soltune times it
     (its gate holds the launch without a gap). cold_bytes: that much other memory read before each
     flush, so the launch finds its pages' translations evicted (soltune's timing measured as if so:
-    bench/timing_conditions.cu, BENCHMARKS session 11)."""
+    docs/BENCHMARKS.md)."""
     buf = torch.ones(nbytes // 4, device=DEVICE, dtype=torch.float32)
     other = torch.ones(cold_bytes // 4, device=DEVICE, dtype=torch.float32) if cold_bytes else None
     if mode == "read":
@@ -133,7 +133,7 @@ def reset_persisting(flush):
     """The flush preceded by cudaCtxResetPersistingL2Cache (the stream idle first: a context-wide host
     call): L2 lines a kernel loaded under an evict_last policy outlast a flush by reads, and the next
     repetition, of any implementation reading the same tensor, finds them (soltune's timing resets
-    them too: BENCHMARKS session 12). torch has already loaded libcudart; its soname is looked up."""
+    them too: docs/MEASUREMENT.md). torch has already loaded libcudart; its soname is looked up."""
     name = next((l.split()[-1] for l in open("/proc/self/maps") if "libcudart" in l), None)
     if name is None:
         sys.exit("--reset-persisting: no libcudart in this process")

@@ -132,7 +132,7 @@ TEST(Replay, BadFilesAreRefusedWithTheirName) {
   fs::remove_all(dir);
 }
 
-// The landscapes recorded on the H200 (issue 4): at least three, of different character, each
+// The landscapes recorded on the H200: at least three, of different character, each
 // matching its template's space as the repository has it now.
 TEST(Replay, RecordedLandscapesMatchTheirTemplates) {
   const fs::path data = SOLTUNE_SOURCE_DIR "/tests/data";

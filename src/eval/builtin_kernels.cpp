@@ -150,6 +150,14 @@ __global__ void soltune_count_diff(const unsigned char* a, const unsigned char* 
   if (d) atomicAdd(out, d);
 }
 
+// Bytes of p (n of them) that differ from `value`: a guard zone checked for writes out of bounds.
+__global__ void soltune_count_ne(const unsigned char* p, long long n, unsigned value, unsigned long long* out) {
+  unsigned long long d = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    d += p[i] != static_cast<unsigned char>(value);
+  if (d) atomicAdd(out, d);
+}
+
 // Flushes L2 by reading a buffer four times its size: the lines left behind are clean, so the next
 // timed kernel pays no write-back for data that is not its own (a memset flush would leave dirty
 // lines behind). The conditional store keeps the loads alive and practically never happens.
@@ -356,7 +364,7 @@ std::vector<std::string> builtin_name_expressions() {
     for (const char* k : {"soltune_fill<", "soltune_compare<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
-                        "soltune_spin", "soltune_read_probe", "soltune_count_diff"})
+                        "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne"})
     out.push_back(k);
   return out;
 }

@@ -81,11 +81,12 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
       const size_t bytes = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
       const int n = a.role == Role::in ? sets_ : 1;  // a constant has one set
       // Outputs, workspaces and temporaries sit between two guard zones: a write past either end changes them.
-      const size_t guard = a.role == Role::in ? 0 : kGuardBytes;
-      for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes + 2 * guard);
+      if (a.role == Role::in || a.role == Role::constant)
+        for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes);
+      else
+        allocate_guarded(*s, bytes);
       if (a.role == Role::in)
         for (int i = 0; i < n; ++i) s->pristine.emplace_back(bytes);
-      s->guard = guard;
       if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.magnitude) s->mag = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.role == Role::workspace) zero_workspace(*s);  // zeroed once; every kernel leaves it so
@@ -301,10 +302,7 @@ void TaskState::run_reference(int set) {
 void TaskState::poison_outputs() {
   for (auto& s : slots_)
     if (s->spec->is_buffer && s->spec->role == Role::out) {
-      SOLTUNE_CUDA(cudaMemsetAsync(s->sets[0].get(), kGuardByte, s->guard, stream()));
-      SOLTUNE_CUDA(cudaMemsetAsync(s->data(), 0xFF, s->sets[0].bytes() - 2 * s->guard, stream()));
-      SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s->data()) + s->sets[0].bytes() - 2 * s->guard, kGuardByte,
-                                   s->guard, stream()));
+      fill_guarded(*s, 0xFF);
     }
 }
 
@@ -336,8 +334,7 @@ std::string TaskState::use_scratch(const VariantSpec& v, const Bindings& b) {
         return "scratch buffer '" + s->spec->name + "' of " + std::to_string(bytes) + " bytes exceeds half the " +
                std::to_string(free_bytes) + " bytes of device memory free";
       }
-      s->sets.emplace_back(bytes + 2 * kGuardBytes);
-      s->guard = kGuardBytes;
+      allocate_guarded(*s, bytes);
       fill_guarded(*s, 0xFF);
     }
     scratch_.push_back(std::move(s));
@@ -392,18 +389,25 @@ void TaskState::compare_outputs(Accuracy& acc) {
 
 void TaskState::zero_workspace(ArgSlot& s) { fill_guarded(s, 0); }
 
+void TaskState::allocate_guarded(ArgSlot& s, size_t bytes) {
+  const size_t total = (bytes + 2 * kGuardBytes + kAllocGranularity - 1) / kAllocGranularity * kAllocGranularity;
+  s.sets.emplace_back(total);
+  s.guard = kGuardBytes;
+  s.tail = total - kGuardBytes - bytes;
+}
+
 void TaskState::fill_guarded(ArgSlot& s, int inside) {
-  const size_t bytes = s.sets[0].bytes() - 2 * s.guard;
+  const size_t bytes = s.data_bytes();
   SOLTUNE_CUDA(cudaMemsetAsync(s.sets[0].get(), kGuardByte, s.guard, stream()));
   SOLTUNE_CUDA(cudaMemsetAsync(s.data(), inside, bytes, stream()));
-  SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s.data()) + bytes, kGuardByte, s.guard, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s.data()) + bytes, kGuardByte, s.tail, stream()));
 }
 
 void TaskState::check_workspaces(Accuracy& acc) {
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || s->spec->role != Role::workspace) continue;
     // Workspaces are small (counters, a partial per block): reading one back costs little.
-    std::vector<unsigned char> bytes(s->sets[0].bytes() - 2 * s->guard);
+    std::vector<unsigned char> bytes(s->data_bytes());
     SOLTUNE_CUDA(cudaMemcpyAsync(bytes.data(), s->data(), bytes.size(), cudaMemcpyDeviceToHost, stream()));
     SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
     const auto dirty = static_cast<int64_t>(bytes.size() - static_cast<size_t>(std::count(bytes.begin(), bytes.end(), 0)));
@@ -427,14 +431,20 @@ void TaskState::reset_workspaces() {
 
 int64_t TaskState::guard_damage(const ArgSlot& s) {
   if (s.guard == 0) return 0;
-  std::vector<unsigned char> before(s.guard), after(s.guard);
-  const auto* base = static_cast<const char*>(s.sets[0].get());
-  SOLTUNE_CUDA(cudaMemcpyAsync(before.data(), base, s.guard, cudaMemcpyDeviceToHost, stream()));
-  SOLTUNE_CUDA(cudaMemcpyAsync(after.data(), base + s.sets[0].bytes() - s.guard, s.guard, cudaMemcpyDeviceToHost, stream()));
+  // Counted on the device: the trailing zone runs to the allocation's end (up to 2 MiB).
+  SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(unsigned long long), stream()));
+  void* out = stats_.get();
+  unsigned value = kGuardByte;
+  for (const auto& [p, n0] : {std::pair<const char*, size_t>{static_cast<const char*>(s.sets[0].get()), s.guard},
+                              {static_cast<const char*>(s.data()) + s.data_bytes(), s.tail}}) {
+    const void* q = p;
+    long long n = static_cast<long long>(n0);
+    if (n > 0) launch_builtin("soltune_count_ne", {&q, &n, &value, &out}, (n + 15) / 16);
+  }
+  unsigned long long changed = 0;
+  SOLTUNE_CUDA(cudaMemcpyAsync(&changed, stats_.get(), sizeof changed, cudaMemcpyDeviceToHost, stream()));
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
-  int64_t n = 0;
-  for (size_t i = 0; i < s.guard; ++i) n += (before[i] != kGuardByte) + (after[i] != kGuardByte);
-  return n;
+  return static_cast<int64_t>(changed);
 }
 
 cudaError_t TaskState::run_baseline(int set) {

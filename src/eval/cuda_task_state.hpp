@@ -37,8 +37,10 @@ struct ArgSlot {
   int64_t elems = 0;
   std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs and temps: one, guarded
   std::vector<DeviceBuffer> pristine;  // inputs: a copy of each set as drawn, to see a kernel write it
-  size_t guard = 0;                // bytes of guard zone on each side (outputs and temps)
+  size_t guard = 0;                // bytes of guard zone before the data (outputs and temps)
+  size_t tail = 0;                 // bytes of guard zone after it: the rest of the allocation
   void* data() const { return static_cast<char*>(sets[0].get()) + guard; }
+  size_t data_bytes() const { return sets[0].bytes() - guard - tail; }
   DeviceBuffer ref;                // outputs only: the reference's double-precision result
   DeviceBuffer mag;                // outputs that declare one: the reference's magnitude per element
   std::vector<char> given;         // an argument read from a file: its bytes, written into every draw
@@ -119,6 +121,11 @@ class TaskState {
   void zero_workspace(ArgSlot& s);         // guard bytes around, zeros inside
   void fill_guarded(ArgSlot& s, int inside);  // guard bytes around, `inside` bytes between
   static constexpr size_t kGuardBytes = 64 * 1024;  // a multiple of 256: data() keeps cudaMalloc's alignment
+  // A guarded buffer's allocation: data bytes between guard zones, rounded up to the driver's 2 MiB
+  // granularity, the rounding added to the trailing zone, so that no byte of the allocation past the
+  // data is writable unseen.
+  static constexpr size_t kAllocGranularity = 2 * 1024 * 1024;
+  static void allocate_guarded(ArgSlot& s, size_t bytes);
   static constexpr unsigned char kGuardByte = 0xA5;
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
 

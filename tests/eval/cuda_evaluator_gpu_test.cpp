@@ -142,6 +142,10 @@ const BadKernel kBadKernels[] = {
     // Writes 64 elements past the end of y: the guard zone after the output sees it.
     {"overrun", "if (i < n) y[i] = gelu(x[i]); if (i < 64) y[n + i] = T(0);", Status::wrong_answer,
      "256 guard bytes written out of bounds"},
+    // Writes 64 elements 96 KiB past the end of y: past the leading 64 KiB of the trailing zone, in
+    // the rest of the allocation, which the zone runs to.
+    {"farrun", "if (i < n) y[i] = gelu(x[i]); if (i < 64) y[n + 24576 + i] = T(0);", Status::wrong_answer,
+     "256 guard bytes written out of bounds"},
     // f32 computed through bf16: inside this problem copy's loosened per-element tolerance, but
     // the precision check sees bf16-sized errors.
     {"lowprec", "if (i < n) y[i] = T(__bfloat162float(__float2bfloat16(gelu(x[i]))));", Status::wrong_answer,

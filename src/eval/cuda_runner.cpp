@@ -115,7 +115,6 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
                 std::to_string(ref_ws.inputs_written) + " bytes changed): inputs are read-only");
   st.poison_outputs();
   SOLTUNE_CUDA(st.run_baseline(0));
-  SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
   Accuracy acc;
   acc.rounds = 1;
   st.check_inputs(acc, 0);
@@ -234,8 +233,8 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
   if (timed.err != cudaSuccess) return failed(timed.err, "while timing");
   res.time = timed.time;
   const auto clock = with_note(clock_note(clock_before, clock_->mhz()), timed.note);
-  // After every repetition (a slow candidate's few included) the workspace must be zero again.
-  // and every input set as drawn: a kernel that writes its inputs only while unchecked is seen here.
+  // After every repetition (a slow candidate's few included) the workspace must be zero again, and
+  // every input set as drawn: a kernel that writes its inputs only while unchecked is seen here.
   Accuracy after;
   st.check_workspaces(after);
   st.check_inputs(after, -1);

@@ -251,21 +251,27 @@ void TaskState::check_inputs(Accuracy& acc, int set) {
       if (set >= 0 && i != static_cast<size_t>(set) % s->pristine.size()) continue;
       auto& copy = s->pristine[i];
       if (copy.bytes() == 0) continue;
-      SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(unsigned long long), stream()));
-      const void* x = s->sets[i].get();
-      const void* y = copy.get();
-      long long n = static_cast<long long>(copy.bytes());
-      void* out = stats_.get();
-      launch_builtin("soltune_count_diff", {&x, &y, &n, &out}, (n + 15) / 16);
-      unsigned long long changed = 0;
-      SOLTUNE_CUDA(cudaMemcpyAsync(&changed, stats_.get(), sizeof changed, cudaMemcpyDeviceToHost, stream()));
-      SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+      const auto changed = device_count([&](void* out) {
+        const void* x = s->sets[i].get();
+        const void* y = copy.get();
+        long long n = static_cast<long long>(copy.bytes());
+        launch_builtin("soltune_count_diff", {&x, &y, &n, &out}, (n + 15) / 16);
+      });
       if (changed == 0) continue;
-      acc.inputs_written += static_cast<int64_t>(changed);
+      acc.inputs_written += changed;
       if (acc.written_input.empty()) acc.written_input = s->spec->name;
       SOLTUNE_CUDA(cudaMemcpyAsync(s->sets[i].get(), copy.get(), copy.bytes(), cudaMemcpyDeviceToDevice, stream()));
     }
   }
+}
+
+int64_t TaskState::device_count(const std::function<void(void*)>& launches) {
+  SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(unsigned long long), stream()));
+  launches(stats_.get());
+  unsigned long long n = 0;
+  SOLTUNE_CUDA(cudaMemcpyAsync(&n, stats_.get(), sizeof n, cudaMemcpyDeviceToHost, stream()));
+  SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+  return static_cast<int64_t>(n);
 }
 
 std::string TaskState::bind_constants(const Library& lib) {
@@ -432,19 +438,15 @@ void TaskState::reset_workspaces() {
 int64_t TaskState::guard_damage(const ArgSlot& s) {
   if (s.guard == 0) return 0;
   // Counted on the device: the trailing zone runs to the allocation's end (up to 2 MiB).
-  SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(unsigned long long), stream()));
-  void* out = stats_.get();
-  unsigned value = kGuardByte;
-  for (const auto& [p, n0] : {std::pair<const char*, size_t>{static_cast<const char*>(s.sets[0].get()), s.guard},
-                              {static_cast<const char*>(s.data()) + s.data_bytes(), s.tail}}) {
-    const void* q = p;
-    long long n = static_cast<long long>(n0);
-    if (n > 0) launch_builtin("soltune_count_ne", {&q, &n, &value, &out}, (n + 15) / 16);
-  }
-  unsigned long long changed = 0;
-  SOLTUNE_CUDA(cudaMemcpyAsync(&changed, stats_.get(), sizeof changed, cudaMemcpyDeviceToHost, stream()));
-  SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
-  return static_cast<int64_t>(changed);
+  return device_count([&](void* out) {
+    unsigned value = kGuardByte;
+    for (const auto& [p, bytes] : {std::pair<const void*, size_t>{s.sets[0].get(), s.guard},
+                                   {static_cast<const char*>(s.data()) + s.data_bytes(), s.tail}}) {
+      const void* q = p;
+      long long n = static_cast<long long>(bytes);
+      launch_builtin("soltune_count_ne", {&q, &n, &value, &out}, (n + 15) / 16);
+    }
+  });
 }
 
 cudaError_t TaskState::run_baseline(int set) {

@@ -6,6 +6,7 @@
 // the device is reset.
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -128,6 +129,8 @@ class TaskState {
   static void allocate_guarded(ArgSlot& s, size_t bytes);
   static constexpr unsigned char kGuardByte = 0xA5;
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
+  // The count a builtin counting kernel adds to the counter it is given (zeroed first), read back.
+  int64_t device_count(const std::function<void(void*)>& launches);
 
   Task task_;  // a copy: callers pass temporaries (the worker builds a Task per request)
   const DeviceInfo* dev_;

@@ -3,12 +3,12 @@
 // each own a (BM / WM) x (BN / WN) tile of it, held in registers as m16n8 accumulators. k is walked
 // in BK-wide slices through a STAGES-deep ring of shared-memory buffers filled by cp.async, so the
 // next STAGES - 1 slices load while one is multiplied. Operands reach the tensor cores through
-// ldmatrix, double-buffered across the k16 steps of a slice. B comes in either layout (TB, the
-// problem's trans_b): row-major k x n (NN), its slice stored k-major per column and read by
-// ldmatrix .trans; or stored n x k (NT), its slice held like A's (n rows of k) and read without
-// .trans. Shared memory is XOR-swizzled in 16-byte chunks: neither the cp.async stores nor the
-// ldmatrix reads conflict on banks. The epilogue stages each warp's tile through shared memory (as
-// the output type) and writes whole 16-byte runs of rows.
+// ldmatrix, double-buffered across the k16 steps of a slice (FRAG 1: B's; A's a row of tiles at a
+// time). B comes in either layout (TB, the problem's trans_b): row-major k x n (NN), its slice
+// stored k-major per column and read by ldmatrix .trans; or stored n x k (NT), its slice held like
+// A's (n rows of k) and read without .trans. Shared memory is XOR-swizzled in 16-byte chunks:
+// neither the cp.async stores nor the ldmatrix reads conflict on banks. The epilogue stages each
+// warp's tile through shared memory (as the output type) and writes whole 16-byte runs of rows.
 // Split-K (SPLITK > 1): blockIdx.y picks one of SPLITK contiguous, balanced ranges of k slices; the
 // block writes its f32 partial tile to scratch, and matmul_splitk_reduce sums the splits into C.
 // Any m, n, k works: a row of A or B that is not 16-byte aligned falls back to element loads, or
@@ -109,10 +109,10 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
   return r;
 }
 
-// The kernel's body, compiled twice: FAST (both operands by 16-byte cp.async, no fallback code in
-// the loop) and the general one, which picks per operand at run time.
+// The kernel's body, compiled twice: FAST (both operands by 16-byte cp.async at 32-bit offsets, no
+// fallback code in the loop) and the general one, which picks per operand at run time.
 // lda, ldb: the elements between rows of A and of B (k and TB ? k : n, or a padded copy's).
-template <bool FAST, typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int TB>
+template <bool FAST, typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLITK, int FRAG, int TB>
 __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
                                               float* __restrict__ partials, long long m, long long n, long long k,
                                               long long lda, long long ldb) {
@@ -136,6 +136,7 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
   static_assert(A_CH <= 32 && (!TB || B_CH <= 32), "row masks: at most 32 chunks per operand");
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(SPLITK >= 1, "SPLITK: at least 1");
+  static_assert(FRAG == 0 || FRAG == 1, "FRAG: 0 or 1");
 
   extern __shared__ __align__(128) unsigned char matmul_smem[];
   const unsigned smem0 = smem_addr(matmul_smem);
@@ -173,6 +174,9 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
   const long long a_off = (m0 + a_r0) * lda + a_c * 8, a_step = A_RSTEP * lda;
   const long long b_off = TB ? (n0 + b_r0) * ldb + b_c * 8 : static_cast<long long>(b_r0) * ldb + n0 + b_c * 8;
   const long long b_step = B_RSTEP * ldb;
+  // FAST: every offset from a slice's first chunk fits 32 bits (the kernel checks), so a chunk's
+  // address is one wide multiply-add.
+  const int a_step32 = static_cast<int>(a_step), b_step32 = static_cast<int>(b_step);
   unsigned a_rows = 0, b_rows = 0;  // bit i: A (TB 1: B) row i of this thread lies inside the matrix
 #pragma unroll
   for (int i = 0; i < A_CH; ++i) a_rows |= (m0 + a_r0 + i * A_RSTEP < m ? 1u : 0u) << i;
@@ -206,12 +210,16 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
   // (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15): b0, b1 of one n8 tile, then of the next. mma
   // takes each tile's b0, b1 as a pair of consecutive registers, which ldmatrix writes in that order
   // (A's lane order would give b0 of both tiles, then b1: a register move per fragment register).
-  unsigned af[2][FM][4], bf[2][FN][2];
-  auto load_frags = [&](int buf, int s, int kk) {
-    const unsigned sa = smem0 + s * STAGE_BYTES, sb = sa + A_BYTES;
-#pragma unroll
-    for (int i = 0; i < FM; ++i)
-      ldmatrix_x4(af[buf][i], sa + swizzle<CPR_A>(wm * WTM + i * 16 + (lane & 15), kk * 2 + (lane >> 4)));
+  // FRAG 0: both operands' fragments double-buffered across the k16 steps. FRAG 1: A's loaded a row
+  // of tiles at a time, as soon as that row's mma of the step before have read them (16 registers
+  // fewer); B's double-buffered (every row reads them).
+  unsigned af[FRAG ? 1 : 2][FM][4], bf[2][FN][2];
+  auto load_a = [&](int buf, int i, int s, int kk) {
+    ldmatrix_x4(af[FRAG ? 0 : buf][i],
+                smem0 + s * STAGE_BYTES + swizzle<CPR_A>(wm * WTM + i * 16 + (lane & 15), kk * 2 + (lane >> 4)));
+  };
+  auto load_b = [&](int buf, int s, int kk) {
+    const unsigned sb = smem0 + s * STAGE_BYTES + A_BYTES;
 #pragma unroll
     for (int j = 0; j < FN / 2; ++j) {
       if constexpr (TB) {
@@ -232,15 +240,18 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
-  // Serpentine over the n tiles, so consecutive mma share an operand register set.
-  auto mma_step = [&](int buf) {
+  // One k16 step from buffer buf; FRAG 1 loads each row's A fragment for the next step (stage s, k16
+  // step kk) behind the row. Serpentine over the n tiles, so consecutive mma share an operand.
+  auto mma_step = [&](int buf, int s, int kk) {
 #pragma unroll
-    for (int i = 0; i < FM; ++i)
+    for (int i = 0; i < FM; ++i) {
 #pragma unroll
       for (int jj = 0; jj < FN; ++jj) {
         const int j = i % 2 ? FN - 1 - jj : jj;
-        Mma<T>::run(acc[i][j], af[buf][i], bf[buf][j]);
+        Mma<T>::run(acc[i][j], af[FRAG ? 0 : buf][i], bf[buf][j]);
       }
+      if constexpr (FRAG == 1) load_a(0, i, s, kk);
+    }
   };
 
   // Part `part` (0 .. KK-1) of the block's slice kt's copies into stage s: chunks i with
@@ -256,9 +267,9 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
       if (i * KK / A_CH != part) continue;
       const unsigned dst = sa + swizzle<CPR_A>(a_r0 + i * A_RSTEP, a_c);
       const bool ok = (a_rows >> i & 1) && a_c * 8 < kleft;
-      const T* src = pa + i * a_step;
-      if (FAST || a_fast)
-        cp_async16(dst, ok ? src : a, ok ? 16u : 0u);
+      const T* src = FAST ? pa + i * a_step32 : pa + i * a_step;
+      if (FAST || a_fast)  // a zero-filled chunk reads nothing: FAST leaves its address as it is
+        cp_async16(dst, FAST || ok ? src : a, ok ? 16u : 0u);
       else
         gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : a16, ok ? kleft - a_c * 8 : 0);
     }
@@ -269,9 +280,9 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
         if (i * KK / B_CH != part) continue;
         const unsigned dst = sb + swizzle<CPR_B>(b_r0 + i * B_RSTEP, b_c);
         const bool ok = (b_rows >> i & 1) && b_c * 8 < kleft;
-        const T* src = pb + i * b_step;
+        const T* src = FAST ? pb + i * b_step32 : pb + i * b_step;
         if (FAST || b_fast)
-          cp_async16(dst, ok ? src : b, ok ? 16u : 0u);
+          cp_async16(dst, FAST || ok ? src : b, ok ? 16u : 0u);
         else
           gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : b16, ok ? kleft - b_c * 8 : 0);
       }
@@ -282,9 +293,9 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
         if (i * KK / B_CH != part) continue;
         const unsigned dst = sb + swizzle<CPR_B>(b_r0 + i * B_RSTEP, b_c);
         const bool ok = b_r0 + i * B_RSTEP < kleft && b_cols > 0;
-        const T* src = pb + i * b_step;
+        const T* src = FAST ? pb + i * b_step32 : pb + i * b_step;
         if (FAST || b_fast)
-          cp_async16(dst, ok ? src : b, ok ? 16u : 0u);
+          cp_async16(dst, FAST || ok ? src : b, ok ? 16u : 0u);
         else
           gather_store(dst, ok ? reinterpret_cast<const unsigned short*>(src) : b16, ok ? b_cols : 0);
       }
@@ -303,7 +314,9 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
   __syncthreads();
 
   int rs = 0, ws = STAGES - 1;  // stage read, stage written
-  load_frags(0, 0, 0);
+#pragma unroll
+  for (int i = 0; i < FM; ++i) load_a(0, i, 0, 0);
+  load_b(0, 0, 0);
   for (int kt = 0; kt < kt_count; ++kt) {
 #pragma unroll
     for (int kk = 0; kk < KK; ++kk) {
@@ -318,8 +331,12 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
         __syncthreads();
         rs = rs + 1 == STAGES ? 0 : rs + 1;
       }
-      load_frags((kk + 1) % 2, rs, (kk + 1) % KK);
-      mma_step(kk % 2);
+      if constexpr (FRAG == 0) {
+#pragma unroll
+        for (int i = 0; i < FM; ++i) load_a((kk + 1) % 2, i, rs, (kk + 1) % KK);
+      }
+      load_b((kk + 1) % 2, rs, (kk + 1) % KK);
+      mma_step(kk % 2, rs, (kk + 1) % KK);
     }
   }
   cp_async_wait<0>();
@@ -400,8 +417,10 @@ __device__ __forceinline__ void mma_sync_body(const T* __restrict__ a, const T* 
 // (A where k is not; B where k, or n at TB 0, is not) is read from the copy matmul_pad made of it,
 // its rows rounded up to 8 with zeros (a_pad: m x pad8(k); b_pad: k x pad8(n), or n x pad8(k)), so
 // that the 16-byte cp.async path runs; m, n, k stay the logical sizes. PAD 0: a_pad and b_pad are
-// not read. TB: B's layout, the problem's trans_b (compiled in; the argument trans_b is not read).
-template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MINB, int SPLITK, int PAD, int TB>
+// not read. FRAG: how A's fragments are buffered (mma_sync_body). TB: B's layout, the problem's
+// trans_b (compiled in; the argument trans_b is not read).
+template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MINB, int SPLITK, int PAD, int FRAG,
+          int TB>
 __global__ void __launch_bounds__(WM * WN * 32, MINB)
     matmul_mma_sync(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, float* __restrict__ partials,
                     const T* __restrict__ a_pad, const T* __restrict__ b_pad, long long m, long long n, long long k,
@@ -413,11 +432,14 @@ __global__ void __launch_bounds__(WM * WN * 32, MINB)
   const T* const ua = pa ? a_pad : a;
   const T* const ub = pb ? b_pad : b;
   const long long lda = pa ? pad8(k) : k, ldb = pb ? pad8(lb) : lb;
+  // FAST: 16-byte aligned rows, and a slice's chunk offsets (under BM rows of A, BN rows (NT) or BK
+  // rows (NN) of B) within 32 bits.
   if (lda % 8 == 0 && ldb % 8 == 0 && reinterpret_cast<unsigned long long>(ua) % 16 == 0 &&
-      reinterpret_cast<unsigned long long>(ub) % 16 == 0)
-    mma_sync_body<true, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(ua, ub, c, partials, m, n, k, lda, ldb);
+      reinterpret_cast<unsigned long long>(ub) % 16 == 0 && BM * lda < (1ll << 31) &&
+      (TB ? BN : BK) * ldb < (1ll << 31))
+    mma_sync_body<true, T, BM, BN, BK, WM, WN, STAGES, SPLITK, FRAG, TB>(ua, ub, c, partials, m, n, k, lda, ldb);
   else
-    mma_sync_body<false, T, BM, BN, BK, WM, WN, STAGES, SPLITK, TB>(ua, ub, c, partials, m, n, k, lda, ldb);
+    mma_sync_body<false, T, BM, BN, BK, WM, WN, STAGES, SPLITK, FRAG, TB>(ua, ub, c, partials, m, n, k, lda, ldb);
 }
 
 // PAD's copy of one operand: src (rows x cols, row-major) into dst (rows x pad8(cols), 16-byte

@@ -181,7 +181,7 @@ TEST(HeaderExport, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
   const Space sw(w, Bindings{}), sm(m, Bindings{});
   std::vector<Specialization> specs = {
       {&w, DType::bf16, sw.parse_key("BN=256,STAGES=3"), Shape{{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"trans_b", 0}}}, {}},
-      {&m, DType::bf16, sm.parse_key("BM=128,BN=256,BK=64,WM=2,WN=4,STAGES=3,MINB=1,SPLITK=1,PAD=0"),
+      {&m, DType::bf16, sm.parse_key("BM=128,BN=256,BK=64,WM=2,WN=4,STAGES=3,MINB=1,SPLITK=1,FRAG=0,PAD=0"),
        Shape{{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"trans_b", 0}}}, {}}};
   const auto header = export_header(p, specs, "test");
   EXPECT_EQ(header.find("wgmma.mma_async"), std::string::npos) << "no sm_90a source in the header";

@@ -42,6 +42,16 @@ std::string_view dtype_cpp(DType t) { return row(t).cpp; }
 int dtype_bytes(DType t) { return row(t).bytes; }
 bool dtype_is_float(DType t) { return row(t).is_float; }
 
+FiniteRange dtype_finite_range(DType t) {
+  switch (t) {
+    case DType::f16: return {5.960464477539063e-08, 65504.0};
+    case DType::bf16: return {9.183549615799121e-41, 3.3895313892515355e38};
+    case DType::f32: return {1.401298464324817e-45, 3.4028234663852886e38};
+    case DType::f64: return {4.9406564584124654e-324, 1.7976931348623157e308};
+    default: return {};
+  }
+}
+
 const std::vector<DType>& all_dtypes() {
   static const std::vector<DType> all = [] {
     std::vector<DType> v;

@@ -14,6 +14,11 @@ std::string_view dtype_name(DType t);      // "f32"
 std::string_view dtype_cpp(DType t);       // "float", "__nv_bfloat16"...
 int dtype_bytes(DType t);
 bool dtype_is_float(DType t);
+// A floating dtype's smallest positive (subnormal) and largest finite values; {0, 0} for the others.
+struct FiniteRange {
+  double min_subnormal = 0, max_finite = 0;
+};
+FiniteRange dtype_finite_range(DType t);
 const std::vector<DType>& all_dtypes();   // in declaration order
 // The CUDA vector type of `lanes` elements of t ("float2", "int4", "__nv_bfloat162"), or "" where
 // CUDA has none.

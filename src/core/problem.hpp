@@ -29,6 +29,17 @@ struct InitSpec {
   std::string str() const;
 };
 
+// The magnitudes the full-range correctness round draws for one input: log-uniform between min and
+// max, with the signs given. By default the dtype's whole finite range, subnormals included, both
+// signs; a problem narrows it where the operation cannot take that range, and says why. The bounds
+// are expressions over the sizes and dtype_max (the input dtype's largest finite value).
+struct MagnitudeRange {
+  enum class Sign { both, positive, negative } sign = Sign::both;
+  Expr min, max;    // empty: the dtype's smallest subnormal, its largest finite value
+  std::string why;  // required where the range is narrowed
+  bool narrowed() const { return !min.empty() || !max.empty() || sign != Sign::both; }
+};
+
 struct ArgSpec {
   std::string name;
   bool is_buffer = true;
@@ -42,6 +53,7 @@ struct ArgSpec {
   std::filesystem::path file;
   bool file_raw = false;
   std::vector<InitSpec> edge_inits;  // extra correctness rounds: values near the dtype's edges, where relevant
+  MagnitudeRange range;              // the full-range round's magnitudes (inputs and constants)
   // Outputs of a reduction: the reference also writes, per element, the magnitude of what it summed
   // (for C = A B, (|A| |B|)_ij) into `<name>.magnitude`, a double array its args name. The
   // per-element band then grows with it (Tolerance::mtol): a sum's rounding error scales with the

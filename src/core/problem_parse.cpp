@@ -81,6 +81,38 @@ InitSpec parse_init(const yaml::Node& n) {
   return i;
 }
 
+// range: {min: X, max: Y, sign: both|positive|negative, why: "..."}: the full-range round's
+// magnitudes for one input. A bound left out is the dtype's; the reason is required.
+MagnitudeRange parse_range(const yaml::Node& n, const Names& size_names) {
+  n.require_map();
+  n.only_keys({"min", "max", "sign", "why"});
+  MagnitudeRange r;
+  Names allowed = size_names;
+  allowed.insert("dtype_max");
+  for (const char* key : {"min", "max"}) {
+    if (!n.has(key)) continue;
+    Expr e = n.at(key).expr();
+    e.check_names(allowed, std::string("range's ") + key);
+    // A bound over no names is checked now; the others where a task's shape is known.
+    if (e.variables().empty() && !(e.eval({}) > 0)) n.at(key).fail(std::string("range's ") + key + " is a magnitude: a positive number");
+    (key[1] == 'i' ? r.min : r.max) = std::move(e);
+  }
+  if (!r.min.empty() && !r.max.empty() && r.min.variables().empty() && r.max.variables().empty() &&
+      r.max.eval({}) < r.min.eval({}))
+    n.at("max").fail("range's max must be at least its min");
+  if (n.has("sign")) {
+    const auto s = n.at("sign").str();
+    if (s == "both") r.sign = MagnitudeRange::Sign::both;
+    else if (s == "positive") r.sign = MagnitudeRange::Sign::positive;
+    else if (s == "negative") r.sign = MagnitudeRange::Sign::negative;
+    else n.at("sign").fail("expected sign 'both', 'positive' or 'negative', got '" + s + "'");
+  }
+  if (!r.narrowed()) n.fail("range narrows the full-range round: give min, max, or a sign other than both");
+  r.why = n.has("why") ? n.at("why").str() : "";
+  if (r.why.empty()) n.fail("range needs `why`: the reason this input's magnitudes are narrower than its dtype's");
+  return r;
+}
+
 std::vector<Expr> exprs(const yaml::Node& n, const Names& allowed, const std::string& what) {
   std::vector<Expr> out;
   for (const auto& e : n.seq()) {
@@ -101,7 +133,8 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
   if (temp)
     n.only_keys({"name", "dtype", "shape"});
   else
-    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "value", "magnitude", "vec", "file"});
+    n.only_keys({"name", "kind", "dtype", "shape", "role", "init", "edge_inits", "range", "value", "magnitude", "vec",
+                 "file"});
   ArgSpec a;
   a.loc = n.loc();
   a.name = n.at("name").str();
@@ -120,7 +153,7 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
   if (a.is_buffer) {
     if (kind == "constant") {
       if (n.has("role") || n.has("magnitude") || n.has("vec"))
-        n.fail("a constant takes name, kind, dtype, shape and init, edge_inits or file");
+        n.fail("a constant takes name, kind, dtype, shape and init, edge_inits, range or file");
       a.role = Role::constant;
       a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
       if (n.has("edge_inits"))
@@ -143,7 +176,9 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
         if (a.role != Role::in) n.at("edge_inits").fail("edge_inits applies to inputs only");
         for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
       }
+      if (n.has("range") && a.role != Role::in) n.at("range").fail("range applies to inputs and constants only");
     }
+    if (n.has("range")) a.range = parse_range(n.at("range"), size_names);
     // A workspace is often sized per block of a grid sized to the device (e.g. [sms * 64 + 1]).
     Names allowed = size_names;
     if (a.role == Role::workspace) {
@@ -153,7 +188,8 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
     a.shape = exprs(n.at("shape"), allowed, "shape");
     if (n.has("file")) {
       if (a.role != Role::in && a.role != Role::constant) n.at("file").fail("file gives the data of an input or a constant");
-      if (n.has("init") || n.has("edge_inits")) n.at("file").fail("an argument read from a file takes no init or edge_inits");
+      if (n.has("init") || n.has("edge_inits") || n.has("range"))
+        n.at("file").fail("an argument read from a file takes no init, edge_inits or range");
       a.file = n.at("file").str();
       a.file_raw = a.file.extension() != ".npy";
       if (a.file_raw && a.dtype == "T")
@@ -166,8 +202,8 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
       if (a.lanes > 1) a.shape.push_back(Expr(std::to_string(a.lanes), n.at("vec").loc()));
     }
   } else {
-    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("magnitude") || n.has("vec") ||
-        n.has("file"))
+    if (n.has("shape") || n.has("role") || n.has("init") || n.has("edge_inits") || n.has("range") || n.has("magnitude") ||
+        n.has("vec") || n.has("file"))
       n.fail("a scalar takes only name, kind, dtype and value");
     a.value = n.at("value").expr();
     a.value.check_names(size_names, "scalar value");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/rounds.hpp"
 #include "core/yaml_util.hpp"
 
 namespace soltune {
@@ -142,6 +143,14 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     for (const auto& [k, v] : s.map_items())
       if (std::find(c.spec.sizes.begin(), c.spec.sizes.end(), k) == c.spec.sizes.end())
         v.fail("unknown size '" + k + "' for problem '" + c.problem + "'");
+    // A range's bounds are expressions over the sizes: each must give a magnitude for this shape.
+    for (auto dt : c.dtypes)
+      for (const auto& a : c.spec.args)
+        if (a.range.narrowed()) try {
+            (void)round_draw(a, a.resolve_dtype(dt), kFullRangeRound, Task{&c.spec, nullptr, dt, sh}.sizes());
+          } catch (const Error& e) {
+            s.fail(e.what());
+          }
     c.shapes.push_back(std::move(sh));
   }
   if (c.shapes.empty()) n.at("shapes").fail("at least one shape is needed");

@@ -52,8 +52,9 @@ template <typename T> __device__ inline double to_double(T v) { return static_ca
 template <> __device__ inline double to_double<__nv_bfloat16>(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
 template <> __device__ inline double to_double<__half>(__half v) { return static_cast<double>(__half2float(v)); }
 
-// kind 0: normal(a, b) by Box-Muller; kind 1: uniform(a, b). Counter-based: element i of a draw
-// depends only on (seed, i), so any grid gives the same values.
+// kind 0: normal(a, b) by Box-Muller; kind 1: uniform(a, b); kinds 2, 3, 4: magnitudes log-uniform
+// in [a, b] (0 < a <= b), with random signs (2), positive (3) or negative (4). Counter-based: element
+// i of a draw depends only on (seed, i), so any grid gives the same values.
 template <typename T>
 __global__ void soltune_fill(T* out, long long n, unsigned long long seed, int kind, double a, double b) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -62,8 +63,12 @@ __global__ void soltune_fill(T* out, long long n, unsigned long long seed, int k
     if (kind == 0) {
       const unsigned long long h2 = mix64(h1 ^ 0xd1b54a32d192ed03ULL);
       v = a + b * sqrt(-2.0 * log(unit(h1))) * cospi(2.0 * unit(h2));
-    } else {
+    } else if (kind == 1) {
       v = a + (b - a) * (unit(h1) - 0.5 / 9007199254740992.0);
+    } else {
+      const unsigned long long h2 = mix64(h1 ^ 0xd1b54a32d192ed03ULL);
+      v = fmin(fmax(exp(log(a) + (log(b) - log(a)) * unit(h1)), a), b);
+      if (kind == 4 || (kind == 2 && (h2 >> 63))) v = -v;
     }
     out[i] = from_double<T>(v);
   }

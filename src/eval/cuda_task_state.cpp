@@ -6,6 +6,7 @@
 
 #include "core/array_file.hpp"
 #include "core/rng.hpp"
+#include "core/rounds.hpp"
 #include "eval/candidates.hpp"
 
 namespace soltune {
@@ -196,20 +197,9 @@ void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> 
                                 dim3(256), args.data(), 0, stream()));
 }
 
-std::string TaskState::distribution_name(int dist) {
-  switch (dist) {
-    case 0: return "declared";
-    case 1: return "8x wider";
-    case 2: return "shifted negative";
-    default: return "edge values #" + std::to_string(dist - 2);
-  }
-}
+std::string TaskState::distribution_name(int dist) { return round_name(dist); }
 
-int TaskState::distributions() const {
-  size_t edges = 0;
-  for (const auto& a : task_.problem->args) edges = std::max(edges, a.edge_inits.size());
-  return 3 + static_cast<int>(edges);
-}
+int TaskState::distributions() const { return correctness_rounds(*task_.problem); }
 
 void TaskState::draw_inputs(int set, int dist) {
   for (auto& s : slots_) {
@@ -219,22 +209,11 @@ void TaskState::draw_inputs(int set, int dist) {
     if (!s->given.empty()) {  // the same given data every round
       SOLTUNE_CUDA(cudaMemcpyAsync(p, s->given.data(), s->given.size(), cudaMemcpyHostToDevice, stream()));
     } else {
-    unsigned long long seed = next_random();
-    // Rounds past the three built-in ones use the input's declared edge values, where it has them.
-    const auto& edges = s->spec->edge_inits;
-    const InitSpec& init = dist >= 3 && static_cast<size_t>(dist - 3) < edges.size() ? edges[dist - 3] : s->spec->init;
-    const bool normal = init.kind == InitSpec::Kind::normal;
-    int kind = normal ? 0 : 1;
-    double a = init.a, b = init.b;
-    const double center = normal ? a : (a + b) / 2, spread = normal ? b : (b - a) / 2;
-    if (dist == 1) {  // same center, eight times the spread
-      if (normal) b *= 8;
-      else a = center - 8 * spread, b = center + 8 * spread;
-    } else if (dist == 2) {  // moved down by twice the spread
-      a -= 2 * spread;
-      if (!normal) b -= 2 * spread;
-    }
-    launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
+      unsigned long long seed = next_random();
+      const Draw d = round_draw(*s->spec, s->dtype, dist, bind_);
+      int kind = static_cast<int>(d.kind);
+      double a = d.a, b = d.b;
+      launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
     }
     for (void* sym : s->symbols)
       SOLTUNE_CUDA(cudaMemcpyAsync(sym, p, static_cast<size_t>(n) * dtype_bytes(s->dtype), cudaMemcpyDeviceToDevice, stream()));

@@ -71,9 +71,8 @@ class TaskState {
   // data: an input set's copy, an output's data between its guard zones) into out. Returns "" or why
   // one could not be encoded (the driver's CUresult with the map's parameters).
   std::string encode_tensor_maps(const VariantSpec& v, const Bindings& b, int set, TensorMapArgs& out);
-  // Draws fresh random inputs into input set `set` (a new seed each call). dist 0 is the problem's
-  // declared distribution, 1 the same eight times wider (large magnitudes), 2 shifted negative,
-  // 3 and on the input's declared edge values (edge_inits), where it has them.
+  // Draws fresh random inputs into input set `set` (a new seed each call) from correctness round
+  // dist's distribution (core/rounds.hpp; 0: the problem's declared one).
   void draw_inputs(int set, int dist = 0);
   // A loaded candidate's __constant__ variable of each constant argument, filled now and after every
   // draw (a constant has one set: the check that follows a draw sees the data the reference read).
@@ -81,7 +80,7 @@ class TaskState {
   std::string bind_constants(const Library& lib);
   void unbind_constants();  // before the modules bound go
   static std::string distribution_name(int dist);
-  int distributions() const;  // the three built-in ones plus the problem's edge-value rounds
+  int distributions() const;  // the built-in rounds plus the problem's edge-value rounds
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
   void run_reference(int set);
   void poison_outputs();

@@ -149,10 +149,9 @@ TEST(ExportGpu, ExportedConstantMemoryKernelWithAnIntegerOutputIsCorrect) {
   const fs::path tmp = t, src = test::source_dir(), dir = tmp / "templates" / "pnpoly";
   fs::create_directories(tmp / "templates");
   fs::copy(src / "templates" / "pnpoly", dir, fs::copy_options::recursive);
-  auto yaml = test::read_file(dir / "problem.yaml");
-  const std::string from = "shape: [2 * nv], init: \"uniform(-1, 1)\"}";
-  ASSERT_NE(yaml.find(from), std::string::npos);
-  test::write_file(dir / "problem.yaml", yaml.replace(yaml.find(from), from.size(), "shape: [2 * nv], file: polygon.npy}"));
+  const auto edited = test::pnpoly_vertices_from_file(test::read_file(dir / "problem.yaml"));
+  ASSERT_FALSE(edited.empty());
+  test::write_file(dir / "problem.yaml", edited);
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> poly(1200);

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "../support/files.hpp"
 #include "../support/macro_variants.hpp"
 #include "../support/npy.hpp"
 #include "cli_fixture.hpp"
@@ -76,10 +77,9 @@ TEST_F(MacroKernel, APortedKernelWithConstantMemoryTunesAndExports) {
   fs::create_directories(t);
   fs::copy(kSource / "templates" / "pnpoly", t / "pnpoly", fs::copy_options::recursive);
   const auto yaml = t / "pnpoly" / "problem.yaml";
-  auto text = read(yaml);
-  const std::string from = "shape: [2 * nv], init: \"uniform(-1, 1)\"}";
-  ASSERT_NE(text.find(from), std::string::npos);
-  write(yaml, text.replace(text.find(from), from.size(), "shape: [2 * nv], file: polygon.npy}"));
+  const auto edited = test::pnpoly_vertices_from_file(read(yaml));
+  ASSERT_FALSE(edited.empty());
+  write(yaml, edited);
   std::vector<float> poly(1200);
   for (size_t i = 0; i < poly.size(); ++i) poly[i] = static_cast<float>((i * 7919) % 2001) / 1000.0f - 1.0f;
   ASSERT_TRUE(test::write_npy(t / "pnpoly" / "polygon.npy", poly, "<f4", "(600, 2)"));

@@ -242,6 +242,42 @@ TEST_F(BadInput, ShapeWithUnknownOrBadSize) {
   expect_error([&] { load_run_config(config_); }, config_, line, 0, {"expected an integer, got '1e6'"});
 }
 
+// The full-range round's `range`: positive finite bounds, min under max, a sign of three, a reason;
+// on inputs and constants only, and narrower than the dtype's.
+TEST_F(BadInput, MagnitudeRanges) {
+  const std::string init = "init: \"normal(0, 3)\",";
+  const int line = edit(problem_yaml(), init, init + " range: {min: 0, max: 1, why: w},");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"range's min is a magnitude: a positive number"});
+  edit(problem_yaml(), "{min: 0, max: 1,", "{min: 2, max: 1,");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"range's max must be at least its min"});
+  edit(problem_yaml(), "{min: 2, max: 1,", "{max: \"sqrt(m)\",");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"range's max", "unknown name 'm'"});
+  edit(problem_yaml(), "{max: \"sqrt(m)\", why: w}", "{min: 1.0e-3, max: 10}");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"range needs `why`"});
+  edit(problem_yaml(), "{min: 1.0e-3, max: 10}", "{sign: upward, why: w}");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"expected sign 'both', 'positive' or 'negative', got 'upward'"});
+  edit(problem_yaml(), "{sign: upward, why: w}", "{sign: both, why: w}");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"range narrows the full-range round"});
+  edit(problem_yaml(), "{sign: both, why: w}", "{sign: positive, why: w}");
+  auto p = load();
+  EXPECT_EQ(p.args[0].range.sign, MagnitudeRange::Sign::positive);
+  EXPECT_EQ(p.args[0].range.why, "w");
+  EXPECT_TRUE(p.args[0].range.min.empty());  // the dtype's smallest and largest
+  // A bound over the sizes is checked for each of the config's shapes, at the shape's line.
+  edit(problem_yaml(), "{sign: positive, why: w}", "{max: \"dtype_max / (n - 1000004)\", why: w}");
+  EXPECT_NO_THROW(load());
+  const int shape = edit(config_, "  - {n: 1000003}", "  - {n: 1000003}");
+  expect_error([&] { load_run_config(config_); }, config_, shape, 0,
+               {"range's max 'dtype_max / (n - 1000004)' is -3.40282e+38 with dtype_max = 3.40282e+38, n = 1000003",
+                "expected a positive finite magnitude"});
+  // Not on outputs or scalars.
+  const int out = edit(problem_yaml(), "role: out}", "role: out, range: {sign: positive, why: w}}");
+  expect_error([&] { load(); }, problem_yaml(), out, 0, {"range applies to inputs and constants only"});
+  edit(problem_yaml(), "role: out, range: {sign: positive, why: w}}", "role: out}");
+  const int scalar = edit(problem_yaml(), "value: n}", "value: n, range: {sign: positive, why: w}}");
+  expect_error([&] { load(); }, problem_yaml(), scalar, 0, {"a scalar takes only name, kind, dtype and value"});
+}
+
 TEST_F(BadInput, BudgetThatIsNotPositive) {
   // A budget given is a limit: zero, negative and non-finite are refused alike (leave a key out for
   // no limit), at the value's column.

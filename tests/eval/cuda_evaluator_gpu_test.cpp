@@ -85,8 +85,8 @@ TEST_F(CudaEvaluatorGpu, EveryGeluVariantIsCorrectOnFreshInputs) {
         for (const auto& r : results) {
           EXPECT_EQ(r.status, Status::ok) << t.id() << " " << r.key << ": " << r.log;
           EXPECT_TRUE(r.acc.pass) << r.acc.summary();
-          EXPECT_EQ(r.acc.rounds, 5);       // three distributions and gelu's two edge-value ones
-          EXPECT_EQ(r.acc.checked, 5 * n);  // (the timed-loop check is kept apart)
+          EXPECT_EQ(r.acc.rounds, 6);       // four built-in rounds and gelu's two edge-value ones
+          EXPECT_EQ(r.acc.checked, 6 * n);  // (the timed-loop check is kept apart)
           EXPECT_GT(r.time.median_us, 0);
           EXPECT_LE(r.time.q1_us, r.time.q3_us);
         }
@@ -155,16 +155,24 @@ const BadKernel kBadKernels[] = {
     {"cached", "__shared__ bool skip; if (threadIdx.x == 0) { const unsigned k = atomicAdd(&calls, 1u) / gridDim.x; "
                "skip = slots[(k + 1) % 2] == x; slots[k % 2] = x; } __syncthreads(); if (!skip && i < n) y[i] = gelu(x[i]);",
      Status::wrong_answer, "round 2"},
-    // Does the work on its first six calls only: past the correctness rounds (five for gelu), so
+    // Wrong only for magnitudes from 1e4 to 1e30, which no declared, widened, shifted or edge-value
+    // round draws: the full-range round does.
+    {"midrange", "if (i < n) { const float v = x[i]; y[i] = T(fabsf(v) > 1.0e4f && fabsf(v) < 1.0e30f ? 0.0f : gelu(v)); }",
+     Status::wrong_answer, "round 4 (full-range inputs)"},
+    // Wrong for magnitudes from 1e-30 to 1e-8: normal(0, 3) draws one in 1e9 there, the tiny
+    // edge-value round none.
+    {"tinyrange", "if (i < n) { const float v = x[i]; y[i] = T(fabsf(v) > 1.0e-30f && fabsf(v) < 1.0e-8f ? 1.0f : gelu(v)); }",
+     Status::wrong_answer, "round 4 (full-range inputs)"},
+    // Does the work on its first seven calls only: past the correctness rounds (six for gelu), so
     // only the check inside the timed loop can see it.
     {"flaky", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
-              "if (k < 6 && i < n) y[i] = gelu(x[i]);",
+              "if (k < 7 && i < n) y[i] = gelu(x[i]);",
      Status::wrong_answer, "inside the timed loop"},
-    // Computes for its first eight calls (the correctness rounds and the warm-up), then writes back
+    // Computes for its first nine calls (six correctness rounds, three warm-up), then writes back
     // the last result it stashed: right for as long as the inputs stay the same, which one input
     // set alone would allow; the timed loop draws fresh inputs before the repetition it checks.
     {"replayer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
-                 "if (i < n) { if (k < 8) { y[i] = gelu(x[i]); stash[i] = float(y[i]); } else { y[i] = T(stash[i]); } }",
+                 "if (i < n) { if (k < 9) { y[i] = gelu(x[i]); stash[i] = float(y[i]); } else { y[i] = T(stash[i]); } }",
      Status::wrong_answer, "inside the timed loop"},
     // Writes its input: the output is right, but inputs are read-only.
     {"inplace", "if (i < n) { y[i] = gelu(x[i]); const_cast<T*>(x)[i] = T(0); }", Status::wrong_answer,

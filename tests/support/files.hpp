@@ -24,6 +24,16 @@ inline bool write_file(const std::filesystem::path& p, const std::string& text) 
   return out.good();
 }
 
+// templates/pnpoly's problem.yaml text with the polygon read from polygon.npy: the vertices' init
+// and range ("shape: [2 * nv], init: ..., range: {...}}") give way to `file`. Empty where the text
+// does not hold them.
+inline std::string pnpoly_vertices_from_file(std::string yaml) {
+  const auto at = yaml.find("shape: [2 * nv], init: ");
+  const auto end = at == std::string::npos ? at : yaml.find("}}", at);
+  if (end == std::string::npos) return {};
+  return yaml.replace(at, end + 2 - at, "shape: [2 * nv], file: polygon.npy}");
+}
+
 // The toolkit's nvcc: $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin; empty where there is none
 // (tests that build with it skip).
 inline std::filesystem::path nvcc_path() {

@@ -97,11 +97,11 @@ struct Borrowed {
   bool state_flush = false;              // the TaskState's flush_l2 (its own buffer), on its stream
   const CudaEvalOptions* loop = nullptr;  // time_launches on the TaskState (`events`) with these options
   bool state_sets = false;                // the loop launches on the TaskState's input sets in turn, as soltune does
-  bool verify = false;                    // the loop checks one repetition, as CudaRunner::run asks
+  bool verify = false;                    // the loop checks repetitions of each batch, as CudaRunner::run asks
   bool fresh_module = false;              // each kernel loaded just before its loop, unloaded after
   bool rounds = false;                    // CudaRunner::run's correctness rounds before each loop
   const SmClock* nvml = nullptr;          // the SM clock read before and after each loop, as run does
-  bool random_pick = false;               // the checked repetition drawn as run draws it, not the 8th
+  bool random_pick = false;               // two checked repetitions per batch, as run checks, not one
   size_t first = 0;                       // the first kernel (column) timed: 1 leaves `looped` out
 };
 
@@ -167,7 +167,7 @@ void steps(const std::vector<std::pair<std::string, const Candidate*>>& ks, cons
           if (!b.state_sets) return launch_kernel(k, ks[i].second->result.geo, args, s);
           auto a = st.args(spec, set, false);
           return launch_kernel(k, ks[i].second->result.geo, a.ptrs.data(), s);
-        }, TimingPlan{0, b.verify, b.random_pick ? st.next_random() : 7});
+        }, TimingPlan{0, b.verify ? (b.random_pick ? 2 : 1) : 0});
         if (b.nvml) (void)b.nvml->mhz();
         SOLTUNE_CUDA(o.err);
         std::printf(" %8.2f%s", o.time.median_us, spread(o.time).c_str());
@@ -226,8 +226,7 @@ void run_copy(TaskState& st, const DeviceInfo& dev, const CudaEvalOptions& opt, 
   if (!(skip & 4)) (void)clock.mhz();
   TimingPlan plan;
   plan.incumbent_us = 0;
-  plan.verify = true;
-  plan.pick = st.next_random();
+  plan.checks_per_batch = 2;
   const auto timed = time_launches(st, opt, launch, plan);
   SOLTUNE_CUDA(timed.err);
   res.time = timed.time;

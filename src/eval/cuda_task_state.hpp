@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,9 @@ class TaskState {
   static std::string distribution_name(int dist);
   int distributions() const;  // the built-in rounds plus the problem's edge-value rounds
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
+  // From the OS's entropy, not the config's seed: where the timed loop checks, which a kernel must
+  // not be able to predict. The search's own proposals never draw from it.
+  uint64_t unpredictable() { return unpredictable_(); }
   void run_reference(int set);
   void poison_outputs();
   // A candidate's scratch buffers (VariantSpec::scratch, sized by its bindings), each between guard
@@ -138,6 +142,7 @@ class TaskState {
   int sets_ = 1;
   uint64_t seed_;
   uint64_t draws_ = 0;
+  std::mt19937_64 unpredictable_{(uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()};
   Handle<cudaStream_t, DestroyStream> stream_;
   std::vector<std::unique_ptr<ArgSlot>> slots_;
   std::vector<std::unique_ptr<ArgSlot>> scratch_;  // the current candidate's (elems 0: no buffer, a null pointer)

@@ -33,8 +33,9 @@ struct CudaEvalOptions {
 
 struct TimingPlan {
   double incumbent_us = 0;  // 0: never stop early
-  bool verify = false;      // check the output of one timed repetition
-  uint64_t pick = 0;        // which one (modulo the repetitions)
+  // Check this many repetitions of every batch (the probe, the gate's re-runs and extra batches
+  // too), at positions the config does not determine; 0: none.
+  int checks_per_batch = 0;
 };
 
 struct TimingOutcome {
@@ -42,7 +43,8 @@ struct TimingOutcome {
   Timing time;
   bool slow = false, verified = true;
   Accuracy loop_acc;
-  int checked_rep = -1;
+  int checked_reps = 0;  // how many timed repetitions were checked
+  int failed_rep = -1;   // the first checked one that failed, counted over every batch; -1: none
   int gate_timeouts = 0;  // repetitions dropped because their gate timed out
   int short_reps = 0;     // of those, how many were still missing after the re-runs
   std::string note;       // empty, or what the gate dropped, for the result's log

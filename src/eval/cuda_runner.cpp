@@ -3,16 +3,17 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/rounds.hpp"
 #include "eval/candidates.hpp"
 #include "eval/ceiling_probes.hpp"
 #include "eval/cuda_devices.hpp"
 
 namespace soltune {
 namespace {
-constexpr double kBaselineRelL2 = 1e-2;
+constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on average
 // Checked repetitions in every timed batch: a kernel that skips the work in a fraction f of them
 // passes a batch with probability (1 - f)^2, and must skip in most of them to move the median.
-constexpr int kChecksPerBatch = 2;  // a few ulps of bf16 per element, on average
+constexpr int kChecksPerBatch = 2;
 
 // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
 // buffer beside a reduction scratch failed to launch without it); a cluster of more than 8 blocks
@@ -223,7 +224,7 @@ void CudaRunner::run(const Task& t, Candidate& c, const CompileResult& r, double
     res.acc.rounds = round + 1;
     if (!res.acc.pass) {
       res.status = Status::wrong_answer;
-      res.log = "round " + std::to_string(round + 1) + " (" + TaskState::distribution_name(round) + " inputs): " + res.acc.summary();
+      res.log = "round " + std::to_string(round + 1) + " (" + round_name(round) + " inputs): " + res.acc.summary();
       return;
     }
   }

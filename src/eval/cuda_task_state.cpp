@@ -197,8 +197,6 @@ void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> 
                                 dim3(256), args.data(), 0, stream()));
 }
 
-std::string TaskState::distribution_name(int dist) { return round_name(dist); }
-
 int TaskState::distributions() const { return correctness_rounds(*task_.problem); }
 
 void TaskState::draw_inputs(int set, int dist) {

@@ -80,7 +80,6 @@ class TaskState {
   // Returns "" or why not (a variable missing or smaller than the data: the candidate's failure).
   std::string bind_constants(const Library& lib);
   void unbind_constants();  // before the modules bound go
-  static std::string distribution_name(int dist);
   int distributions() const;  // the built-in rounds plus the problem's edge-value rounds
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
   // From the OS's entropy, not the config's seed: where the timed loop checks, which a kernel must

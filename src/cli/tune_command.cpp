@@ -61,6 +61,10 @@ class RunObserver final : public TaskObserver {
     kb_.record_baseline(run_, t, b);  // the re-timed T_ref, noted as such
     progress_.retime(t, b, best, s);
   }
+  void on_demoted(const Task& t, const EvalResult& r) override {
+    kb_.demote(run_, t, r.key, r.status, r.log.substr(0, r.log.find("; ")));
+    progress_.warning("task " + t.id() + ": " + r.key + " is " + std::string(status_name(r.status)) + ": " + r.log);
+  }
   void on_result(const Task& t, const EvalResult& r, const SolScore& s) override {
     if (!r.replayed) kb_.record(run_, t, content_hash(t.variant->source), r, s);
     if (r.status == Status::compile_error) {

@@ -69,6 +69,8 @@ struct TaskBaseline {
 struct Retimed {
   std::vector<double> baseline_us;
   std::vector<std::vector<double>> config_us;
+  // Per configuration: "" or why a checked repetition of its re-timing failed (then it is wrong).
+  std::vector<std::string> failed;
 };
 
 // How busy the GPU was: seconds spent serving requests (candidates, baselines, re-timing) over the

@@ -54,24 +54,111 @@ template <> __device__ inline double to_double<__half>(__half v) { return static
 
 // kind 0: normal(a, b) by Box-Muller; kind 1: uniform(a, b); kinds 2, 3, 4: magnitudes log-uniform
 // in [a, b] (0 < a <= b), with random signs (2), positive (3) or negative (4). Counter-based: element
-// i of a draw depends only on (seed, i), so any grid gives the same values.
+// i of a draw depends only on (seed, i), so any grid gives the same values, and a set is checked
+// against what it must hold without a copy of it.
 template <typename T>
-__global__ void soltune_fill(T* out, long long n, unsigned long long seed, int kind, double a, double b) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-    const unsigned long long h1 = mix64(seed + 0x9e3779b97f4a7c15ULL * (2 * i + 1));
+__device__ inline T draw_value(unsigned long long seed, long long i, int kind, double a, double b) {
+  const unsigned long long h1 = mix64(seed + 0x9e3779b97f4a7c15ULL * (2 * i + 1));
+  if constexpr (!Int<T>::value && sizeof(T) <= 4) {
+    // Types of at most 24 significant bits take both uniforms from one hash and the normal's
+    // transcendentals in single precision (the hardware's approximations: deterministic on a
+    // device, and fine for a random draw), about three times cheaper than the double path, which
+    // matters where every timed repetition draws part of its inputs. Scale and shift stay in
+    // double: a declared uniform(-3e38, 3e38) has a width no float holds.
+    const float u1 = ((h1 >> 40) + 1) * (1.0f / 16777216.0f);  // (0, 1]
+    const float u2 = ((h1 >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
     double v;
     if (kind == 0) {
-      const unsigned long long h2 = mix64(h1 ^ 0xd1b54a32d192ed03ULL);
+      v = a + b * double(sqrtf(-2.0f * __logf(u1)) * __cosf(6.2831853f * u2));
+    } else if (kind == 1) {
+      v = a + (b - a) * (double(u1) - 0.5 / 16777216.0);
+    } else {
+      v = fmin(fmax(exp(log(a) + (log(b) - log(a)) * double(u1)), a), b);
+      if (kind == 4 || (kind == 2 && (h1 & 1))) v = -v;
+    }
+    return from_double<T>(v);
+  } else {
+    const unsigned long long h2 = mix64(h1 ^ 0xd1b54a32d192ed03ULL);
+    double v;
+    if (kind == 0) {
       v = a + b * sqrt(-2.0 * log(unit(h1))) * cospi(2.0 * unit(h2));
     } else if (kind == 1) {
       v = a + (b - a) * (unit(h1) - 0.5 / 9007199254740992.0);
     } else {
-      const unsigned long long h2 = mix64(h1 ^ 0xd1b54a32d192ed03ULL);
       v = fmin(fmax(exp(log(a) + (log(b) - log(a)) * unit(h1)), a), b);
       if (kind == 4 || (kind == 2 && (h2 >> 63))) v = -v;
     }
-    out[i] = from_double<T>(v);
+    return from_double<T>(v);
   }
+}
+
+template <typename T>
+__global__ void soltune_fill(T* out, long long n, unsigned long long seed, int kind, double a, double b) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    out[i] = draw_value<T>(seed, i, kind, a, b);
+}
+
+// The timed loop's input sets (src/eval/timing_loop.hpp): a set holds its base draw, except in the
+// chunks of 64 elements that the current repetition's draw `seed` selects (each with probability
+// threshold / 2^64; seed 0 selects none), which hold that draw's values.
+constexpr long long kDrawChunk = 64;
+__device__ inline bool chunk_drawn(unsigned long long seed, long long chunk, unsigned long long threshold) {
+  return seed != 0 && mix64(seed ^ (0xc2b2ae3d27d4eb4fULL * (chunk + 1))) <= threshold;
+}
+
+// Moves a set from repetition draw `from` to `to`: only the chunks either selects are written. Each
+// thread decides for one chunk; its warp then writes the chosen chunks together (coalesced), so
+// the cost is the hashes plus the chunks written.
+template <typename T>
+__global__ void soltune_redraw(T* p, long long n, unsigned long long base, unsigned long long from,
+                               unsigned long long to, unsigned long long threshold, int kind, double a, double b) {
+  const long long chunks = (n + kDrawChunk - 1) / kDrawChunk;
+  const int lane = threadIdx.x & 31;
+  for (long long c0 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) & ~31LL; c0 < chunks;
+       c0 += (long long)gridDim.x * blockDim.x) {
+    const long long c = c0 + lane;
+    const bool fresh = c < chunks && chunk_drawn(to, c, threshold);
+    const bool back = c < chunks && !fresh && chunk_drawn(from, c, threshold);
+    unsigned todo = __ballot_sync(0xffffffff, fresh || back);
+    const unsigned fresh_mask = __ballot_sync(0xffffffff, fresh);
+    while (todo) {
+      const int k = __ffs(todo) - 1;
+      todo &= todo - 1;
+      const unsigned long long seed = (fresh_mask >> k & 1) ? to : base;
+      const long long first = (c0 + k) * kDrawChunk;
+      for (long long i = first + lane; i < first + kDrawChunk && i < n; i += 32) p[i] = draw_value<T>(seed, i, kind, a, b);
+    }
+  }
+}
+
+// Bytes of a set that differ from what it must hold (base draw, repetition draw `seed`): a kernel
+// wrote its input. Each element found changed is restored, so that the reference reads the draw.
+// Chunks are decided a warp at a time as in soltune_redraw, then compared together.
+template <typename T>
+__global__ void soltune_verify_set(T* p, long long n, unsigned long long base, unsigned long long seed,
+                                   unsigned long long threshold, int kind, double a, double b, unsigned long long* out) {
+  using R = typename Raw<T>::type;
+  const long long chunks = (n + kDrawChunk - 1) / kDrawChunk;
+  const int lane = threadIdx.x & 31;
+  unsigned long long d = 0;
+  for (long long c0 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) & ~31LL; c0 < chunks;
+       c0 += (long long)gridDim.x * blockDim.x) {
+    const unsigned drawn = __ballot_sync(0xffffffff, c0 + lane < chunks && chunk_drawn(seed, c0 + lane, threshold));
+    const long long end = min(n, (c0 + 32) * kDrawChunk);
+    for (long long i = c0 * kDrawChunk + lane; i < end; i += 32) {
+      const T want = draw_value<T>((drawn >> ((i / kDrawChunk - c0) & 31) & 1) ? seed : base, i, kind, a, b);
+      const R got = reinterpret_cast<const R*>(p)[i];
+      const unsigned char* x = reinterpret_cast<const unsigned char*>(&got);
+      const unsigned char* y = reinterpret_cast<const unsigned char*>(&want);
+      unsigned k = 0;
+      for (int j = 0; j < (int)sizeof(T); ++j) k += x[j] != y[j];
+      if (k) {
+        d += k;
+        p[i] = want;
+      }
+    }
+  }
+  if (d) atomicAdd(out, d);
 }
 
 template <typename T> __device__ inline bool all_ones(T v) {
@@ -370,7 +457,7 @@ std::vector<std::string> wgmma_probe_name_expressions() {
 std::vector<std::string> builtin_name_expressions() {
   std::vector<std::string> out;
   for (const DType t : all_dtypes())  // inputs of every dtype are drawn, outputs of every dtype compared
-    for (const char* k : {"soltune_fill<", "soltune_compare<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
+    for (const char* k : {"soltune_fill<", "soltune_compare<", "soltune_redraw<", "soltune_verify_set<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
                         "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne"})

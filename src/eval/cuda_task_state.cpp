@@ -69,9 +69,12 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   // One input set unless the run config asks for more, as outside harnesses time one input and a
   // caller has usually just written its own. The flush keeps inputs out of L2 (and, since the
   // evict_last demotion, every line: timing_loop.cpp); more sets only spread the inputs over more
-  // pages. A kernel that replays a cached result is still caught: the timed loop draws fresh
-  // inputs before the repetition it checks.
+  // pages. A kernel that replays a cached result is still caught: part of every set is drawn
+  // afresh before each timed repetition (redraw_inputs).
   sets_ = timing.input_sets > 0 ? timing.input_sets : 1;
+  const auto& ceil = d.ceilings();
+  const double unit = ceil.rate(t.problem->compute_unit(t.dtype)), bw = ceil.sol_bw();
+  compute_bound_ = unit > 0 && bw > 0 && t.flops() / unit > t.bytes() / bw;
 
   auto add_slot = [&](const ArgSpec& a) {
     auto s = std::make_unique<ArgSlot>();
@@ -86,11 +89,15 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
         for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes);
       else
         allocate_guarded(*s, bytes);
-      if (a.role == Role::in)
+      if (a.role == Role::in) s->drawn.resize(static_cast<size_t>(n));
+      if (a.role == Role::in && !a.file.empty())
         for (int i = 0; i < n; ++i) s->pristine.emplace_back(bytes);
       if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.magnitude) s->mag = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.role == Role::workspace) zero_workspace(*s);  // zeroed once; every kernel leaves it so
+      // Guarded from the start: a timed loop that begins on a fresh state (the re-timing, after
+      // another task's candidates) must find intact guard zones, not what cudaMalloc left there.
+      else if (a.role != Role::in && a.role != Role::constant) fill_guarded(*s, 0xFF);
       if (!a.file.empty()) {  // checked before tuning; a file changed since is an error of the run
         auto f = read_array_file(a.file, a.file_raw, s->dtype);
         if (f.elems != s->elems)
@@ -192,9 +199,13 @@ std::string TaskState::encode_tensor_maps(const VariantSpec& v, const Bindings& 
 }
 
 void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n) {
+  SOLTUNE_CUDA(try_builtin(name_expr, std::move(args), n));
+}
+
+cudaError_t TaskState::try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n) {
   const int64_t blocks = std::clamp<int64_t>((n + 255) / 256, 1, static_cast<int64_t>(dev_->sms) * 8);
-  SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(builtin_.at(name_expr)), dim3(static_cast<unsigned>(blocks)),
-                                dim3(256), args.data(), 0, stream()));
+  return cudaLaunchKernel(reinterpret_cast<const void*>(builtin_.at(name_expr)), dim3(static_cast<unsigned>(blocks)),
+                          dim3(256), args.data(), 0, stream());
 }
 
 int TaskState::distributions() const { return correctness_rounds(*task_.problem); }
@@ -202,42 +213,87 @@ int TaskState::distributions() const { return correctness_rounds(*task_.problem)
 void TaskState::draw_inputs(int set, int dist) {
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || (s->spec->role != Role::in && s->spec->role != Role::constant)) continue;
-    void* p = s->sets[static_cast<size_t>(set) % s->sets.size()].get();
+    const size_t i = static_cast<size_t>(set) % s->sets.size();
+    void* p = s->sets[i].get();
     long long n = s->elems;
     if (!s->given.empty()) {  // the same given data every round
       SOLTUNE_CUDA(cudaMemcpyAsync(p, s->given.data(), s->given.size(), cudaMemcpyHostToDevice, stream()));
+      if (!s->pristine.empty())
+        SOLTUNE_CUDA(cudaMemcpyAsync(s->pristine[i].get(), p, s->pristine[i].bytes(), cudaMemcpyDeviceToDevice, stream()));
     } else {
       unsigned long long seed = next_random();
       const Draw d = round_draw(*s->spec, s->dtype, dist, bind_);
       int kind = static_cast<int>(d.kind);
       double a = d.a, b = d.b;
       launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
+      if (!s->drawn.empty()) s->drawn[i] = ArgSlot::SetDraw{seed, 0, dist};
     }
     for (void* sym : s->symbols)
       SOLTUNE_CUDA(cudaMemcpyAsync(sym, p, static_cast<size_t>(n) * dtype_bytes(s->dtype), cudaMemcpyDeviceToDevice, stream()));
-    if (!s->pristine.empty()) {
-      auto& copy = s->pristine[static_cast<size_t>(set) % s->pristine.size()];
-      SOLTUNE_CUDA(cudaMemcpyAsync(copy.get(), p, copy.bytes(), cudaMemcpyDeviceToDevice, stream()));
-    }
   }
+}
+
+unsigned long long TaskState::redraw_threshold(const ArgSlot& s) const {
+  // All of it where drawing costs little: beside a compute-bound kernel, or a set of at most 2^20
+  // elements (a few microseconds). Otherwise a 64th of the chunks: with the previous repetition's
+  // put back, a 32nd of the set is written.
+  if (compute_bound_ || s.elems <= (int64_t{1} << 20)) return ~0ULL;
+  return 1ULL << 58;
+}
+
+cudaError_t TaskState::redraw_inputs(int set) {
+  for (auto& s : slots_) {
+    if (s->drawn.empty() || !s->given.empty()) continue;  // not a drawn input (a constant, a file)
+    const size_t i = static_cast<size_t>(set) % s->sets.size();
+    auto& d = s->drawn[i];
+    void* p = s->sets[i].get();
+    long long n = s->elems;
+    unsigned long long base = d.base, from = d.rep, to = unpredictable() | 1, threshold = redraw_threshold(*s);
+    const Draw r = round_draw(*s->spec, s->dtype, d.dist, bind_);
+    int kind = static_cast<int>(r.kind);
+    double a = r.a, b = r.b;
+    // One thread per chunk. Queued behind the previous repetition: a fault of that candidate's
+    // surfaces here or at the flush's wait, as its own error.
+    if (auto e = try_builtin("soltune_redraw<" + std::string(dtype_cpp(s->dtype)) + ">",
+                             {&p, &n, &base, &from, &to, &threshold, &kind, &a, &b}, (n + 63) / 64);
+        e != cudaSuccess)
+      return e;
+    d.rep = to;
+  }
+  return cudaSuccess;
 }
 
 void TaskState::check_inputs(Accuracy& acc, int set) {
   for (auto& s : slots_) {
-    for (size_t i = 0; i < s->pristine.size(); ++i) {
-      if (set >= 0 && i != static_cast<size_t>(set) % s->pristine.size()) continue;
-      auto& copy = s->pristine[i];
-      if (copy.bytes() == 0) continue;
-      const auto changed = device_count([&](void* out) {
-        const void* x = s->sets[i].get();
-        const void* y = copy.get();
-        long long n = static_cast<long long>(copy.bytes());
-        launch_builtin("soltune_count_diff", {&x, &y, &n, &out}, (n + 15) / 16);
-      });
+    for (size_t i = 0; i < s->drawn.size(); ++i) {
+      if (set >= 0 && i != static_cast<size_t>(set) % s->drawn.size()) continue;
+      int64_t changed = 0;
+      if (!s->pristine.empty()) {  // read from a file: compared with its copy, restored from it
+        auto& copy = s->pristine[i];
+        changed = device_count([&](void* out) {
+          const void* x = s->sets[i].get();
+          const void* y = copy.get();
+          long long n = static_cast<long long>(copy.bytes());
+          launch_builtin("soltune_count_diff", {&x, &y, &n, &out}, (n + 15) / 16);
+        });
+        if (changed)
+          SOLTUNE_CUDA(cudaMemcpyAsync(s->sets[i].get(), copy.get(), copy.bytes(), cudaMemcpyDeviceToDevice, stream()));
+      } else {  // drawn: compared with the draw recomputed, restored by the same kernel
+        const auto& d = s->drawn[i];
+        changed = device_count([&](void* out) {
+          void* p = s->sets[i].get();
+          long long n = s->elems;
+          unsigned long long base = d.base, rep = d.rep, threshold = redraw_threshold(*s);
+          const Draw r = round_draw(*s->spec, s->dtype, d.dist, bind_);
+          int kind = static_cast<int>(r.kind);
+          double a = r.a, b = r.b;
+          launch_builtin("soltune_verify_set<" + std::string(dtype_cpp(s->dtype)) + ">",
+                         {&p, &n, &base, &rep, &threshold, &kind, &a, &b, &out}, (n + 63) / 64);
+        });
+      }
       if (changed == 0) continue;
       acc.inputs_written += changed;
       if (acc.written_input.empty()) acc.written_input = s->spec->name;
-      SOLTUNE_CUDA(cudaMemcpyAsync(s->sets[i].get(), copy.get(), copy.bytes(), cudaMemcpyDeviceToDevice, stream()));
     }
   }
 }

@@ -38,7 +38,14 @@ struct ArgSlot {
   DType dtype = DType::f32;
   int64_t elems = 0;
   std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs and temps: one, guarded
-  std::vector<DeviceBuffer> pristine;  // inputs: a copy of each set as drawn, to see a kernel write it
+  // Drawn inputs, per set: what it must hold (builtin_kernels.cpp's soltune_verify_set checks it).
+  struct SetDraw {
+    unsigned long long base = 0;  // the full draw's seed
+    unsigned long long rep = 0;   // the current repetition's draw over it; 0: none
+    int dist = 0;                 // the round whose distribution both follow
+  };
+  std::vector<SetDraw> drawn;
+  std::vector<DeviceBuffer> pristine;  // inputs read from a file: a copy of each set, to see a kernel write it
   size_t guard = 0;                // bytes of guard zone before the data (outputs and temps)
   size_t tail = 0;                 // bytes of guard zone after it: the rest of the allocation
   void* data() const { return static_cast<char*>(sets[0].get()) + guard; }
@@ -75,6 +82,13 @@ class TaskState {
   // Draws fresh random inputs into input set `set` (a new seed each call) from correctness round
   // dist's distribution (core/rounds.hpp; 0: the problem's declared one).
   void draw_inputs(int set, int dist = 0);
+  // Before every timed repetition: new values in part of input set `set` (seeds from
+  // unpredictable()), so that no repetition runs on inputs a kernel has seen, and a result kept
+  // from an earlier call is wrong. The part is all of it where the task is compute-bound or the
+  // set small (drawing costs little beside the kernel), a 64th of its chunks otherwise: finding
+  // which changed then costs a kernel more reads than computing the result does. Returns a launch's error (after a
+  // fault of the kernel before it), which is that kernel's.
+  cudaError_t redraw_inputs(int set);
   // A loaded candidate's __constant__ variable of each constant argument, filled now and after every
   // draw (a constant has one set: the check that follows a draw sees the data the reference read).
   // Returns "" or why not (a variable missing or smaller than the data: the candidate's failure).
@@ -97,9 +111,9 @@ class TaskState {
   // Compares every output with its reference (tolerance per dtype), then checks the workspaces
   // (check_workspaces); accumulates into acc.
   void compare_outputs(Accuracy& acc);
-  // Inputs are read-only: compares input set `set` (-1: every set) with its copy as drawn, counts
-  // the bytes changed into acc (naming the first input changed) and restores them, so that the
-  // reference and the next run read what was drawn. compare_outputs then fails the candidate.
+  // Inputs are read-only: compares input set `set` (-1: every set) with what was drawn into it,
+  // counts the bytes changed into acc (naming the first input changed) and restores them, so that
+  // the reference and the next run read what was drawn. compare_outputs then fails the candidate.
   void check_inputs(Accuracy& acc, int set);
   // Workspaces must be all zero between launches: counts the bytes left non-zero and the guard bytes
   // changed into acc (scratch guard zones included), and re-zeroes any workspace found so, and
@@ -130,7 +144,8 @@ class TaskState {
   static constexpr size_t kAllocGranularity = 2 * 1024 * 1024;
   static void allocate_guarded(ArgSlot& s, size_t bytes);
   static constexpr unsigned char kGuardByte = 0xA5;
-  void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
+  void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);  // throws
+  cudaError_t try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
   // The count a builtin counting kernel adds to the counter it is given (zeroed first), read back.
   int64_t device_count(const std::function<void(void*)>& launches);
 
@@ -139,6 +154,9 @@ class TaskState {
   std::string id_;
   Bindings bind_;
   int sets_ = 1;
+  bool compute_bound_ = false;  // T_SOL is the compute ceiling's
+  // A chunk of s is redrawn before a timed repetition when its hash is at most this.
+  unsigned long long redraw_threshold(const ArgSlot& s) const;
   uint64_t seed_;
   uint64_t draws_ = 0;
   std::mt19937_64 unpredictable_{(uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()};

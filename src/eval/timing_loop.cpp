@@ -22,36 +22,34 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
 
   TimingGate& gate = st.gate();
   const auto timeout_ns = static_cast<uint64_t>(opt.gate_timeout_ms * 1e6);
+  // The timed repetitions run on the declared distribution, whatever the correctness rounds left.
+  for (int s = 0; s < st.sets(); ++s) st.draw_inputs(s);
   // `reps` repetitions, each queued once the previous one has finished (the flush waits for it), the
-  // gate holding its start until the host has queued it whole. Appends the times of those whose gate was opened by the
-  // host (all of them without the gate) and counts the others in `late`. plan.checks_per_batch of
-  // them, at positions drawn from st.unpredictable() (a kernel cannot derive them from the config),
-  // run on fresh inputs, their output poisoned before and checked after: a kernel that works only
-  // in some repetitions, or replays a cached result, is caught here.
+  // gate holding its start until the host has queued it whole. Appends the times of those whose gate
+  // was opened by the host (all of them without the gate) and counts the others in `late`.
+  // Every repetition looks the same to the kernel: its input set partly drawn afresh, its output
+  // as the previous repetition left it (wrong for these inputs). Some are checked afterwards, each
+  // with probability checks_per_batch / reps drawn from st.unpredictable() (at least one per
+  // batch): a kernel can neither predict nor count the checks, so one that skips work or replays a
+  // kept result in any repetition risks being caught in each.
   int timed_reps = 0;  // over every batch, for the log
-  auto batch = [&](int reps, std::vector<double>& us, int& late) -> cudaError_t {
+  auto batch = [&](int reps, int checks, std::vector<double>& us, int& late) -> cudaError_t {
     std::vector<bool> checked(static_cast<size_t>(reps));
-    for (int c = 0, n = std::min(plan.checks_per_batch, reps); c < n;) {
-      const auto r = static_cast<size_t>(st.unpredictable() % static_cast<uint64_t>(reps));
-      if (!checked[r]) checked[r] = true, ++c;
+    if (checks > 0) {
+      const double p = std::min(1.0, double(checks) / reps);
+      bool any = false;
+      for (auto&& c : checked) any |= (c = double(st.unpredictable() >> 11) * 0x1p-53 < p);
+      if (!any) checked[static_cast<size_t>(st.unpredictable() % static_cast<uint64_t>(reps))] = true;
     }
     if (opt.timing.gate) gate.reserve(reps);
     const TimingGate::ReleaseOnExit released{gate};  // an error return must not leave a gate held
     for (int r = 0; r < reps; ++r, ++timed_reps) {
       const bool check = checked[static_cast<size_t>(r)];
       const int s = set++ % st.sets();
-      // The checked repetition runs on inputs drawn just now, so that a kernel that replays a
-      // result from an earlier call (same buffers, one input set) is caught; drawn before the
-      // flush, which then evicts them from L2 like any other repetition's inputs.
-      // Inputs are read-only: what the earlier repetitions did to this set is seen before the draw.
-      if (check) {
-        st.check_inputs(out.loop_acc, s);
-        st.draw_inputs(s);
-      }
-      // After the previous repetition has finished (the flush waits for it; a fault of the
-      // candidate surfaces here as its own error).
+      // Drawn behind the previous repetition and before the flush, which then evicts the new
+      // values from L2 like the rest.
+      if (auto e = st.redraw_inputs(s); e != cudaSuccess) return e;
       if (auto e = st.flush_l2(); e != cudaSuccess) return e;
-      if (check) st.poison_outputs();
       if (opt.timing.settle_us > 0) st.settle(opt.timing.settle_us);
       if (opt.timing.gate) gate.hold(st.stream(), r, timeout_ns);
       SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
@@ -83,11 +81,11 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   };
   // A batch whose gates timed out runs the dropped repetitions again, a few times at most: a CPU
   // that keeps stalling past the timeout leaves the batch short, and the note says so.
-  auto timed = [&](int reps, std::vector<double>& us) -> cudaError_t {
+  auto timed = [&](int reps, int checks, std::vector<double>& us) -> cudaError_t {
     int missing = reps;
     for (int run = 0; missing > 0 && run <= kGateReruns; ++run) {
       int late = 0;
-      if (auto e = batch(missing, us, late); e != cudaSuccess) return e;
+      if (auto e = batch(missing, checks, us, late); e != cudaSuccess) return e;
       out.gate_timeouts += late;
       missing = late;
     }
@@ -118,8 +116,10 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
 
   // A short first round sizes the real one so each candidate gets about target_ms of timed work,
   // and stops a candidate that is clearly slower than the task's best (status slow).
+  // The probe is not checked: its times size the run and may stop a slow candidate, but never
+  // become an admitted candidate's time (a fast probe only earns the checked batches below).
   std::vector<double> probe;
-  if ((out.err = timed(3, probe)) != cudaSuccess) return out;
+  if ((out.err = timed(3, 0, probe)) != cudaSuccess) return out;
   std::sort(probe.begin(), probe.end());
   if (plan.incumbent_us > 0 && probe[0] > opt.slow_factor * plan.incumbent_us) {
     out.slow = true;
@@ -129,11 +129,11 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   const double est_ms = std::max(probe[probe.size() / 2] / 1000.0, 1e-3);
   const int reps = static_cast<int>(std::clamp(std::ceil(opt.target_ms / est_ms), double(opt.min_reps), double(opt.max_reps)));
   std::vector<double> us;
-  if ((out.err = timed(reps, us)) != cudaSuccess) return out;
+  if ((out.err = timed(reps, plan.checks_per_batch, us)) != cudaSuccess) return out;
   finish(us);
   // A wide spread (a noisy machine, clocks settling) earns more repetitions, up to a cap.
   for (int extra = 0; extra < opt.extra_batches && out.time.cv() > opt.target_cv; ++extra) {
-    if ((out.err = timed(reps, us)) != cudaSuccess) return out;
+    if ((out.err = timed(reps, plan.checks_per_batch, us)) != cudaSuccess) return out;
     finish(us);
   }
   return out;

@@ -1,8 +1,8 @@
 #pragma once
 // The one timing protocol every measurement goes through (the baseline, candidates, re-timing):
 // warm-up, a three-repetition probe that sizes the run and stops clearly slow candidates, then
-// timed batches. Each repetition: L2 flushed, the stream gated until the host has queued the
-// repetition whole (timing_gate.hpp), CUDA events around the launch. A repetition whose gate timed
+// timed batches. Each repetition: part of its input set drawn afresh, L2 flushed, the stream gated
+// until the host has queued the repetition whole (timing_gate.hpp), CUDA events around the launch. A repetition whose gate timed
 // out may contain a CPU gap: it is dropped and run again, and the outcome's note says so.
 #include <cuda_runtime.h>
 
@@ -33,8 +33,9 @@ struct CudaEvalOptions {
 
 struct TimingPlan {
   double incumbent_us = 0;  // 0: never stop early
-  // Check this many repetitions of every batch (the probe, the gate's re-runs and extra batches
-  // too), at positions the config does not determine; 0: none.
+  // Check about this many repetitions of every timed batch (the gate's re-runs and extra batches
+  // too; not the probe, whose times are never an admitted time), each by a draw the config does
+  // not determine, at least one; 0: none.
   int checks_per_batch = 0;
 };
 

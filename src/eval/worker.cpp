@@ -95,7 +95,10 @@ YAML::Node Worker::retime(const YAML::Node& m) {
   YAML::Node out;
   out["ok"] = true;
   out["baseline"] = r.baseline_us;
-  for (const auto& v : r.config_us) out["configs"].push_back(v);
+  for (size_t i = 0; i < r.config_us.size(); ++i) {
+    out["configs"].push_back(r.config_us[i]);
+    out["failed"].push_back(r.failed[i]);
+  }
   return out;
 }
 

@@ -199,7 +199,8 @@ std::optional<Retimed> WorkerEvaluator::retime(const Task& t, const std::vector<
   Retimed r;
   r.baseline_us = reply["baseline"].as<std::vector<double>>();
   for (const auto& v : reply["configs"]) r.config_us.push_back(v.as<std::vector<double>>());
-  if (r.config_us.size() != configs.size()) throw Error("worker protocol: retime answered for the wrong number of configurations");
+  for (const auto& v : reply["failed"]) r.failed.push_back(v.as<std::string>());
+  if (r.config_us.size() != configs.size() || r.failed.size() != configs.size()) throw Error("worker protocol: retime answered for the wrong number of configurations");
   return r;
 }
 

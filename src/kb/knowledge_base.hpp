@@ -63,6 +63,10 @@ class KnowledgeBase {
   // One transaction, committed before returning. Returns the result's id.
   int64_t record(int64_t run_id, const Task& t, const std::string& source_hash, const EvalResult& r,
                  const SolScore& s);
+  // A result of this run found wrong after it was recorded ok (a checked repetition of its
+  // re-timing failed): its rows become `status`, their log prefixed with why, and it is no longer
+  // anyone's best.
+  void demote(int64_t run_id, const Task& t, const std::string& config_key, Status status, const std::string& why);
 
   // Per (GPU name, variant, dtype, shape): the fastest result with status ok. Measured results win
   // over predicted ones; a prediction is returned only where the group has no measurement.

@@ -92,4 +92,19 @@ int64_t KnowledgeBase::record(int64_t run_id, const Task& t, const std::string& 
   return insert_committed(db, st, run_id, tx);
 }
 
+void KnowledgeBase::demote(int64_t run_id, const Task& t, const std::string& config_key, Status status,
+                           const std::string& why) {
+  std::lock_guard lock(impl_->mu);
+  auto& db = impl_->db;
+  sqlite::Transaction tx(db);
+  auto st = db.prepare(
+      "UPDATE results SET status = :status, acc_pass = 0, sol_valid = 0, log = :why || '; ' || log WHERE run_id = "
+      ":run_id AND problem = :problem AND variant = :variant AND dtype = :dtype AND shape_key = :shape_key AND "
+      "config_key = :config_key AND status = 'ok'");
+  st.bind("run_id", run_id).bind("config_key", config_key).bind("status", status_name(status)).bind("why", why);
+  kb::bind_task(st, t);
+  st.run();
+  tx.commit();
+}
+
 }  // namespace soltune

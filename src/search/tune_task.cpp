@@ -33,11 +33,32 @@ void retime_best(const Task& t, Evaluator& ev, const std::vector<EvalResult>& ok
   const auto r = ev.retime(t, top, p.rounds);
   if (!r) return;
   out.baseline.t_ref_us = median(r->baseline_us);
-  size_t best = 0;
-  for (size_t i = 1; i < top.size(); ++i)
-    if (median(r->config_us[i]) < median(r->config_us[best])) best = i;
-  out.best = ok[best];
-  out.best->time.median_us = median(r->config_us[best]);
+  // A configuration a checked repetition found wrong while re-timed is wrong, whatever the search
+  // saw: it is recorded so and cannot be the best.
+  std::optional<size_t> best;
+  for (size_t i = 0; i < top.size(); ++i) {
+    if (i < r->failed.size() && !r->failed[i].empty()) {
+      EvalResult w = ok[i];
+      w.status = Status::wrong_answer;
+      w.log = r->failed[i] + "; " + w.log;
+      obs.on_demoted(t, w);
+      continue;
+    }
+    if (!best || median(r->config_us[i]) < median(r->config_us[*best])) best = i;
+  }
+  if (!best) {
+    // Every re-timed one was wrong: the next fastest of the search stands, at its search time.
+    if (ok.size() > top.size()) {
+      out.best = ok[top.size()];
+      out.best_sol = score(*out.best, out.baseline);
+    } else {
+      out.best.reset();
+      out.best_sol = SolScore{};
+    }
+    return;
+  }
+  out.best = ok[*best];
+  out.best->time.median_us = median(r->config_us[*best]);
   char note[200];
   std::snprintf(note, sizeof note, "; re-timed interleaved with %zu best configuration(s) over %d rounds", top.size(),
                 p.rounds);

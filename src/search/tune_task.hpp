@@ -29,6 +29,8 @@ class TaskObserver {
   virtual void on_seeds(const Task&, size_t /*seeds*/, size_t /*presets*/) {}
   // After the search: the baseline and the best configurations re-timed interleaved.
   virtual void on_retime(const Task&, const TaskBaseline&, const EvalResult& /*best*/, const SolScore&) {}
+  // A result observed ok that a checked repetition of its re-timing found wrong: r as it now stands.
+  virtual void on_demoted(const Task&, const EvalResult& /*r*/) {}
 };
 
 struct TaskOutcome {

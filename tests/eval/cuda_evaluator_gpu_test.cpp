@@ -170,7 +170,7 @@ const BadKernel kBadKernels[] = {
      Status::wrong_answer, "inside the timed loop"},
     // Computes for its first nine calls (six correctness rounds, three warm-up), then writes back
     // the last result it stashed: right for as long as the inputs stay the same, which one input
-    // set alone would allow; the timed loop draws fresh inputs before the repetition it checks.
+    // set alone would allow; part of the inputs is drawn afresh before every timed repetition.
     {"replayer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
                  "if (i < n) { if (k < 9) { y[i] = gelu(x[i]); stash[i] = float(y[i]); } else { y[i] = T(stash[i]); } }",
      Status::wrong_answer, "inside the timed loop"},
@@ -178,6 +178,17 @@ const BadKernel kBadKernels[] = {
     // repetitions), wrong in the extra batches, which the test always runs: they are checked too.
     {"late", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
              "if (i < n) y[i] = k < 32 ? gelu(x[i]) : T(0);",
+     Status::wrong_answer, "inside the timed loop"},
+    // Works only where its output holds the poison the correctness rounds write, and leaves the
+    // previous repetition's result elsewhere: timed repetitions, checked or not, find no poison.
+    {"poisonwatch", "if (i < n && reinterpret_cast<const unsigned*>(y)[i] == 0xFFFFFFFFu) y[i] = gelu(x[i]);",
+     Status::wrong_answer, "inside the timed loop"},
+    // A block works only when the first of its inputs changed since its previous call, and leaves
+    // the previous result otherwise: a kernel that tells fresh inputs from repeated ones. The
+    // timed loop redraws part of every set before every repetition, rarely that one element.
+    {"inputwatch", "__shared__ bool same; if (threadIdx.x == 0) { const long long f = blockIdx.x * static_cast<long long>(BLOCK); "
+                   "const float v = float(x[f]); same = seen[blockIdx.x] == v; seen[blockIdx.x] = v; } __syncthreads(); "
+                   "if (!same && i < n) y[i] = gelu(x[i]);",
      Status::wrong_answer, "inside the timed loop"},
     // Writes its input: the output is right, but inputs are read-only.
     {"inplace", "if (i < n) { y[i] = gelu(x[i]); const_cast<T*>(x)[i] = T(0); }", Status::wrong_answer,
@@ -201,7 +212,7 @@ std::filesystem::path bad_problem() {
   for (const auto& b : kBadKernels) {
     test::write_file(root / "gelu" / (std::string(b.name) + ".cu"),
                      std::string("#include <cuda_bf16.h>\n__device__ const void* slots[2];\n__device__ unsigned calls;\n"
-                                 "__device__ float stash[1 << 20];\n"
+                                 "__device__ float stash[1 << 20];\n__device__ float seen[1 << 16];\n"
                                  "__device__ inline float gelu(float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); }\n"
                                  "template <typename T, int BLOCK>\n__global__ void bad_kernel(const T* x, T* y, long long n) {\n"
                                  "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n  ") +
@@ -377,7 +388,9 @@ TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {
   class Count : public TaskObserver {
    public:
     void on_result(const Task&, const EvalResult& r, const SolScore&) override { ok += r.status == Status::ok; }
+    void on_demoted(const Task&, const EvalResult& r) override { demoted += r.key + ": " + r.log + "\n"; }
     int ok = 0;
+    std::string demoted;  // right configurations found wrong while re-timed: none may be
   } obs;
   Dispatcher d(cfg, *ev_, obs);
   const auto reports = d.run(Budget{16, 0}, 5, [](const Task&) { return std::set<std::string>{}; });
@@ -385,6 +398,7 @@ TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {
   for (const auto& r : reports) {
     ASSERT_TRUE(r.outcome.best.has_value()) << r.task.id();
     EXPECT_TRUE(r.outcome.retimed) << r.task.id() << ": best and baseline re-timed interleaved";
+    EXPECT_EQ(obs.demoted, "");
     EXPECT_TRUE(r.outcome.best->acc.pass);
     EXPECT_GT(r.outcome.best_sol.score, 0.5) << r.task.id() << " should beat the unfused baseline";
   }

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
         if (!wire::read_frame(0, cubin) || cubin.compare(1, 3, "ELF") != 0) return 9;
         (void)item;
         r["configs"].push_back(std::vector<double>(base.size(), 10.0 + i++));
+        r["failed"].push_back(std::string());
       }
     } else if (op == "run") {
       std::string cubin;

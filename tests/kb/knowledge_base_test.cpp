@@ -378,6 +378,22 @@ TEST_F(kb, TimeUnderItsSpeedOfLightIsNeverThePick) {
   EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=3");
 }
 
+TEST_F(kb, ADemotedResultIsWrongAndNoLongerTheBest) {
+  auto store = KnowledgeBase::open(file());
+  const int64_t run = store.begin_run(run_info(), store.gpu_id(real_, TimeKind::measured));
+  const Task t = task("scalar", DType::f32, 4096);
+  store.record(run, t, "h1", result("B=1", 90), {});
+  store.record(run, t, "h1", result("B=2", 110), {});
+  ASSERT_EQ(store.best(t.problem->name)[0].config_key, "B=1");
+  store.demote(run, t, "B=1", Status::wrong_answer, "correct while checked, wrong when re-timed (round 2): FAIL");
+  ASSERT_EQ(store.best(t.problem->name).size(), 1u);
+  EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=2");
+  const auto rows = store.results(run);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, "wrong_answer");
+  EXPECT_EQ(rows[0].log.rfind("correct while checked, wrong when re-timed (round 2): FAIL; ", 0), 0u) << rows[0].log;
+}
+
 TEST_F(kb, ReopenKeepsEverything) {
   int64_t gpu = 0, run = 0, rid = 0;
   const Task t = task("scalar", DType::f32, 4096);

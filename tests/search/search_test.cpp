@@ -84,7 +84,9 @@ class Recorder final : public TaskObserver {
   void on_retime(const Task&, const TaskBaseline& b, const EvalResult& best, const SolScore&) override {
     retimes.emplace_back(b.t_ref_us, best.key);
   }
+  void on_demoted(const Task&, const EvalResult& r) override { demoted.push_back(r); }
   std::vector<std::pair<double, std::string>> retimes;
+  std::vector<EvalResult> demoted;
   std::vector<EvalResult> results;
   std::vector<SolScore> scores;
 };
@@ -379,6 +381,34 @@ TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
   EXPECT_EQ(rec.results.front().proposer, "random");
   EXPECT_EQ(rec.results[20].proposer, "random");
   EXPECT_EQ(rec.results[28].proposer, "evolution");
+}
+
+TEST_F(SmallSpace, AConfigurationWrongWhenReTimedIsDemotedAndCannotBeTheBest) {
+  const auto sp = space();
+  FakeEvaluator ev(bowl, 1000, 1);
+  // The fastest of the search fails a checked repetition of its re-timing; the third is faster
+  // than the second.
+  ev.retimer = [](const std::vector<Config>& configs, int rounds) {
+    Retimed r;
+    r.baseline_us = std::vector<double>(static_cast<size_t>(rounds), 1000);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      r.config_us.push_back(i == 0 ? std::vector<double>{} : std::vector<double>(rounds, i == 2 ? 15.0 : 17.0));
+      r.failed.push_back(i == 0 ? "correct while checked, wrong when re-timed (round 1): FAIL" : "");
+    }
+    return r;
+  };
+  EvolutionarySearch s(sp, SearchOptions{});
+  Recorder rec;
+  Rng rng(3);
+  const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_), RetimePolicy{3, 3});
+  ASSERT_EQ(ev.retimed.size(), 1u);
+  ASSERT_EQ(rec.demoted.size(), 1u);
+  EXPECT_EQ(rec.demoted[0].key, kOptimum);
+  EXPECT_EQ(rec.demoted[0].status, Status::wrong_answer);
+  EXPECT_EQ(rec.demoted[0].log.rfind("correct while checked, wrong when re-timed", 0), 0u) << rec.demoted[0].log;
+  ASSERT_TRUE(out.best);
+  EXPECT_EQ(out.best->key, sp.key(ev.retimed[0][2]));
+  EXPECT_EQ(out.best->time.median_us, 15.0);
 }
 
 TEST_F(SmallSpace, ScoreOfAFailureIsEmpty) {

@@ -35,6 +35,16 @@ void store_scalar(ArgSlot& s, double v) {
   }
 }
 
+// A draw's distribution as the fill, redraw and verify kernels take it.
+struct DrawArgs {
+  int kind;
+  double a, b;
+};
+DrawArgs draw_args(const ArgSlot& s, int dist, const Bindings& bind) {
+  const Draw d = round_draw(*s.spec, s.dtype, dist, bind);
+  return {static_cast<int>(d.kind), d.a, d.b};
+}
+
 }  // namespace
 
 cudaError_t LoadedModule::load(const CompileResult& r, LoadedModule& out, std::string& log) {
@@ -222,9 +232,7 @@ void TaskState::draw_inputs(int set, int dist) {
         SOLTUNE_CUDA(cudaMemcpyAsync(s->pristine[i].get(), p, s->pristine[i].bytes(), cudaMemcpyDeviceToDevice, stream()));
     } else {
       unsigned long long seed = next_random();
-      const Draw d = round_draw(*s->spec, s->dtype, dist, bind_);
-      int kind = static_cast<int>(d.kind);
-      double a = d.a, b = d.b;
+      auto [kind, a, b] = draw_args(*s, dist, bind_);
       launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
       if (!s->drawn.empty()) s->drawn[i] = ArgSlot::SetDraw{seed, 0, dist};
     }
@@ -249,9 +257,7 @@ cudaError_t TaskState::redraw_inputs(int set) {
     void* p = s->sets[i].get();
     long long n = s->elems;
     unsigned long long base = d.base, from = d.rep, to = unpredictable() | 1, threshold = redraw_threshold(*s);
-    const Draw r = round_draw(*s->spec, s->dtype, d.dist, bind_);
-    int kind = static_cast<int>(r.kind);
-    double a = r.a, b = r.b;
+    auto [kind, a, b] = draw_args(*s, d.dist, bind_);
     // One thread per chunk. Queued behind the previous repetition: a fault of that candidate's
     // surfaces here or at the flush's wait, as its own error.
     if (auto e = try_builtin("soltune_redraw<" + std::string(dtype_cpp(s->dtype)) + ">",
@@ -284,9 +290,7 @@ void TaskState::check_inputs(Accuracy& acc, int set) {
           void* p = s->sets[i].get();
           long long n = s->elems;
           unsigned long long base = d.base, rep = d.rep, threshold = redraw_threshold(*s);
-          const Draw r = round_draw(*s->spec, s->dtype, d.dist, bind_);
-          int kind = static_cast<int>(r.kind);
-          double a = r.a, b = r.b;
+          auto [kind, a, b] = draw_args(*s, d.dist, bind_);
           launch_builtin("soltune_verify_set<" + std::string(dtype_cpp(s->dtype)) + ">",
                          {&p, &n, &base, &rep, &threshold, &kind, &a, &b, &out}, (n + 63) / 64);
         });

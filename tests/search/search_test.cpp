@@ -348,6 +348,13 @@ TEST_F(SmallSpace, BelowSpeedOfLightIsNeverBest) {
   EXPECT_EQ(flagged, 1);
 }
 
+// The whole space searched with seed 3, then its three best re-timed over three rounds.
+TaskOutcome tune_and_retime(const Space& sp, const Task& t, FakeEvaluator& ev, Recorder& rec) {
+  EvolutionarySearch s(sp, SearchOptions{});
+  Rng rng(3);
+  return tune_task(t, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(t), RetimePolicy{3, 3});
+}
+
 TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
   const auto sp = space();
   FakeEvaluator ev(bowl, 1000, 1);
@@ -359,10 +366,8 @@ TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
     for (size_t i = 0; i < configs.size(); ++i) r.config_us.push_back(std::vector<double>(rounds, i == 1 ? 14.0 : 16.0 + static_cast<double>(i)));
     return r;
   };
-  EvolutionarySearch s(sp, SearchOptions{});
   Recorder rec;
-  Rng rng(3);
-  const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_), RetimePolicy{3, 3});
+  const auto out = tune_and_retime(sp, task_, ev, rec);
   ASSERT_EQ(ev.retimed.size(), 1u);
   ASSERT_EQ(ev.retimed[0].size(), 3u);
   EXPECT_EQ(sp.key(ev.retimed[0][0]), kOptimum);  // the search's three fastest, fastest first
@@ -397,10 +402,8 @@ TEST_F(SmallSpace, AConfigurationWrongWhenReTimedIsDemotedAndCannotBeTheBest) {
     }
     return r;
   };
-  EvolutionarySearch s(sp, SearchOptions{});
   Recorder rec;
-  Rng rng(3);
-  const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_), RetimePolicy{3, 3});
+  const auto out = tune_and_retime(sp, task_, ev, rec);
   ASSERT_EQ(ev.retimed.size(), 1u);
   ASSERT_EQ(rec.demoted.size(), 1u);
   EXPECT_EQ(rec.demoted[0].key, kOptimum);

@@ -46,7 +46,7 @@ struct ImportStats {
     int64_t present = 0;  // already there (matched)
     int64_t updated = 0;  // already there, and updated from the file (GPU facts, run status)
   };
-  Table gpus, runs, sources, baselines, results;
+  Table gpus, runs, sources, baselines, results, audits;
   bool created = false;  // the target did not exist and was created
 };
 

@@ -30,6 +30,7 @@ struct TableDef {
   bool has_id;
   std::vector<std::string> key;
   std::vector<std::pair<std::string, std::string>> refs;  // column -> referenced table
+  bool added_later = false;  // documents of older schemas lack it: a missing array is an empty one
 };
 
 // The exchanged tables, in the order a document holds them (referenced tables first).

@@ -210,7 +210,7 @@ void merge_sources(sqlite::Db& db, const TableDef& t, const std::vector<Column>&
   }
 }
 
-// Baselines and results: matched as a multiset by natural key, never updated.
+// Baselines, results and audits: matched as a multiset by natural key, never updated.
 void merge_rows(sqlite::Db& db, const TableDef& t, const std::vector<Column>& cols, const Document& doc, IdMap& ids,
                 ImportStats::Table& stats) {
   auto existing = target_keys(db, t, cols);
@@ -247,6 +247,7 @@ void merge(const Document& doc, const fs::path& target, ImportStats& stats) {
   merge_sources(db, td[2], cols["sources"], doc, target, ids, stats.sources);
   merge_rows(db, td[3], cols["baselines"], doc, ids, stats.baselines);
   merge_rows(db, td[4], cols["results"], doc, ids, stats.results);
+  merge_rows(db, td[5], cols["audits"], doc, ids, stats.audits);
   tx.commit();
 }
 

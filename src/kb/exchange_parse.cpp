@@ -92,6 +92,10 @@ Document parse_document(const std::string& text, const std::string& name) {
   std::map<std::string, std::set<int64_t>> ids;  // per table, the ids the document holds
   for (const auto& t : tables()) {
     const auto arr = doc.find(t.name);
+    if (arr == doc.end() && t.added_later) {
+      out.rows[t.name];
+      continue;
+    }
     if (arr == doc.end() || !arr->is_array())
       throw Error(name + ": expected an array \"" + t.name + "\" (" +
                   (arr == doc.end() ? std::string("missing") : std::string("found a ") + json_kind(*arr)) + ")");

@@ -18,6 +18,10 @@ const std::vector<TableDef>& tables() {
        {{"run_id", "runs"}}},
       {"results", true, {"run_id", "problem", "variant", "dtype", "shape_key", "config_key", "created_at"},
        {{"run_id", "runs"}, {"gpu_id", "gpus"}}},
+      {"audits", true,
+       {"gpu_id", "problem", "variant", "dtype", "shape_key", "config_key", "source_hash", "tool", "audited_at"},
+       {{"gpu_id", "gpus"}},
+       true},
   };
   return t;
 }

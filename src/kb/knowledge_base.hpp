@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/audit.hpp"
 #include "core/device.hpp"
 #include "core/measure.hpp"
 #include "core/sol.hpp"
@@ -67,6 +68,14 @@ class KnowledgeBase {
   // re-timing failed): its rows become `status`, their log prefixed with why, and it is no longer
   // anyone's best.
   void demote(int64_t run_id, const Task& t, const std::string& config_key, Status status, const std::string& why);
+
+  // compute-sanitizer's verdicts on a tuned kernel (the result's GPU, task and configuration), audited
+  // with the template text source_hash under toolchain: one row per tool, kept beside earlier audits.
+  void record_audit(const ResultRecord& kernel, const std::string& source_hash, const std::string& toolchain,
+                    const std::vector<ToolAudit>& tools);
+  // The latest verdict of each tool (sanitizer_tools() order) on the kernel, audited with one of
+  // source_hashes (empty: the result's own); tools never run on it are missing.
+  std::vector<ToolAudit> audits(const ResultRecord& kernel, const std::vector<std::string>& source_hashes = {}) const;
 
   // Per (GPU name, variant, dtype, shape): the fastest result with status ok. Measured results win
   // over predicted ones; a prediction is returned only where the group has no measurement.

@@ -182,6 +182,17 @@ const std::vector<std::string>& migrations() {
       "ALTER TABLE gpus ADD COLUMN measured_tensor_8 REAL;\n"
       "ALTER TABLE gpus ADD COLUMN measured_tensor_16_probe REAL;\n"
       "ALTER TABLE gpus ADD COLUMN measured_tensor_8_probe REAL;\n",
+      // v9: compute-sanitizer's verdicts on tuned kernels, one row per tool and audit.
+      "CREATE TABLE audits (\n"
+      "  id INTEGER PRIMARY KEY,\n"
+      "  gpu_id INTEGER NOT NULL REFERENCES gpus(id),\n"
+      "  problem TEXT NOT NULL, variant TEXT NOT NULL, dtype TEXT NOT NULL, shape_key TEXT NOT NULL,\n"
+      "  config_key TEXT NOT NULL, source_hash TEXT NOT NULL,\n"
+      "  tool TEXT NOT NULL,                 -- memcheck, racecheck, synccheck, initcheck\n"
+      "  verdict TEXT NOT NULL,              -- passed, failed, not_audited\n"
+      "  errors INTEGER NOT NULL, log TEXT NOT NULL, toolchain TEXT NOT NULL,\n"
+      "  audited_at TEXT NOT NULL);\n"
+      "CREATE INDEX audits_kernel ON audits (problem, variant, dtype, shape_key, config_key, source_hash);\n",
   };
   return steps;
 }

@@ -54,6 +54,7 @@ Dump dump(const fs::path& p) {
       {"results", "SELECT x.*, " + kRun + " AS run_ref, x2.name || '/' || x2.uuid || '/' || x2.kind AS gpu_ref " +
                       "FROM results x JOIN runs r ON r.id = x.run_id JOIN gpus g ON g.id = r.gpu_id " +
                       "JOIN gpus x2 ON x2.id = x.gpu_id"},
+      {"audits", "SELECT a.*, " + std::string(kGpu) + " AS gpu_ref FROM audits a JOIN gpus g ON g.id = a.gpu_id"},
   };
   Dump out;
   sqlite3* db = nullptr;
@@ -179,6 +180,8 @@ class kb_exchange : public soltune::test::KbFixture {
     kb.record(r1, t1, "hash-1", broken, {});
     kb.record(r1, t1, "hash-1", ok, {123.25, 250.5, 100.25, 0.7312, 0.9, false, true});  // recorded twice
     kb.finish_run(r1, "finished");
+    kb.record_audit(kb.results(r1).at(0), "hash-1", "nvrtc 13.0",
+                    {{"memcheck", AuditVerdict::passed, 0, ""}, {"racecheck", AuditVerdict::failed, 2, "Race reported\nbetween"}});
 
     const int64_t r2 = kb.begin_run(run_info("configs/gelu-model.yaml"), g2);
     const Task t2 = task("vectorized", DType::bf16, 1000003);
@@ -209,6 +212,7 @@ TEST_F(kb_exchange, RoundTripKeepsEveryRowAndImportingTwiceAddsNothing) {
   EXPECT_EQ(j["sources"].size(), 2u);
   EXPECT_EQ(j["baselines"].size(), 2u);
   EXPECT_EQ(j["results"].size(), 6u);
+  EXPECT_EQ(j["audits"].size(), 2u);
   EXPECT_EQ(j["runs"][0]["seed"], static_cast<int64_t>(0xfedcba9876543210ULL));
 
   ASSERT_FALSE(fs::exists(b));
@@ -220,9 +224,10 @@ TEST_F(kb_exchange, RoundTripKeepsEveryRowAndImportingTwiceAddsNothing) {
   EXPECT_EQ(s.baselines.added, 2);
   EXPECT_EQ(s.results.added, 6);  // the result recorded twice is there twice
   EXPECT_EQ(s.results.present, 0);
+  EXPECT_EQ(s.audits.added, 2);
 
   const Dump da = dump(a);
-  EXPECT_EQ(rows(da), 14u);
+  EXPECT_EQ(rows(da), 16u);
   EXPECT_EQ(dump(b), da);
 
   // Through the API as well: the values a query returns, NaN and infinity included.
@@ -257,7 +262,7 @@ TEST_F(kb_exchange, RoundTripKeepsEveryRowAndImportingTwiceAddsNothing) {
 
   s = kb::import_json_file(doc, b);
   EXPECT_FALSE(s.created);
-  for (const auto* t : {&s.gpus, &s.runs, &s.sources, &s.baselines, &s.results}) {
+  for (const auto* t : {&s.gpus, &s.runs, &s.sources, &s.baselines, &s.results, &s.audits}) {
     EXPECT_EQ(t->added, 0);
     EXPECT_EQ(t->updated, 0);
     EXPECT_EQ(t->present, t->in_file);
@@ -283,7 +288,7 @@ TEST_F(kb_exchange, ImportAddsOnlyWhatTheTargetLacks) {
     kb.record(run, task("scalar", DType::f16, 4096), "hash-1", result("BLOCK=32,VEC=1", 3), {});
   }
   const Dump before = dump(c), da = dump(a);
-  ASSERT_EQ(rows(before), 8u + 2u);
+  ASSERT_EQ(rows(before), 10u + 2u);  // the two audits of run 1's result included
 
   const auto s = kb::import_json_file(doc, c);
   EXPECT_FALSE(s.created);
@@ -297,6 +302,7 @@ TEST_F(kb_exchange, ImportAddsOnlyWhatTheTargetLacks) {
   EXPECT_EQ(s.baselines.present, 1);
   EXPECT_EQ(s.results.added, 2);
   EXPECT_EQ(s.results.present, 4);
+  EXPECT_EQ(s.audits.present, 2);
 
   // Now c holds everything a holds, plus its own run: nothing twice, nothing lost.
   Dump want;
@@ -306,7 +312,7 @@ TEST_F(kb_exchange, ImportAddsOnlyWhatTheTargetLacks) {
     std::set_difference(rb.begin(), rb.end(), ra.begin(), ra.end(), std::back_inserter(own));
     std::merge(ra.begin(), ra.end(), own.begin(), own.end(), std::back_inserter(want[t]));
   }
-  EXPECT_EQ(rows(want), 14u + 2u);
+  EXPECT_EQ(rows(want), 16u + 2u);
   EXPECT_EQ(dump(c), want);
   EXPECT_EQ(KnowledgeBase::open(c).runs().size(), 3u);
 }
@@ -348,9 +354,11 @@ TEST_F(kb_exchange, DocumentWithoutDefaultedColumnsImports) {
   build(a);
   json j = json::parse(kb::export_json(KnowledgeBase::open(a)));
   for (auto& r : j["results"]) r.erase("acc_out_of_bounds"), r.erase("acc_precision_ok");
+  j.erase("audits");  // older schemas have no audits table
   kb::import_json(j.dump(), "old.json", b);
   const auto results = KnowledgeBase::open(b).results(1);
   EXPECT_EQ(results.size(), 4u);
+  EXPECT_TRUE(KnowledgeBase::open(b).audits(results[0]).empty());
   for (const auto& r : results) {
     EXPECT_EQ(r.acc.out_of_bounds, 0);
     EXPECT_TRUE(r.acc.precision_ok);

@@ -93,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "8");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "9");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -107,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "9");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -316,9 +316,9 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;"
                    "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; PRAGMA user_version = 1;");
+                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "9");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -346,9 +346,9 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
   }
   raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; PRAGMA user_version = 5;");
+                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "8");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "9");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");
@@ -392,6 +392,32 @@ TEST_F(kb, ADemotedResultIsWrongAndNoLongerTheBest) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].status, "wrong_answer");
   EXPECT_EQ(rows[0].log.rfind("correct while checked, wrong when re-timed (round 2): FAIL; ", 0), 0u) << rows[0].log;
+}
+
+TEST_F(kb, TheLatestAuditOfEachToolHoldsForItsTemplateText) {
+  auto store = KnowledgeBase::open(file());
+  const int64_t run = store.begin_run(run_info(), store.gpu_id(real_, TimeKind::measured));
+  const Task t = task("scalar", DType::f32, 4096);
+  store.record(run, t, "h1", result("B=1", 90), {});
+  const auto best = store.best(t.problem->name).at(0);
+  EXPECT_TRUE(store.audits(best).empty());
+  store.record_audit(best, "h1", "nvrtc 13.0",
+                     {{"racecheck", AuditVerdict::failed, 2, "Race reported"}, {"memcheck", AuditVerdict::passed, 0, ""}});
+  store.record_audit(best, "h1", "nvrtc 13.0", {{"racecheck", AuditVerdict::passed, 0, ""}});
+  store.record_audit(best, "h0", "nvrtc 13.0", {{"synccheck", AuditVerdict::failed, 1, "of another text"}});
+  auto a = store.audits(best);
+  ASSERT_EQ(a.size(), 2u);  // in the tools' order, the other text's left out
+  EXPECT_EQ(a[0].tool, "memcheck");
+  EXPECT_EQ(a[1].tool, "racecheck");
+  EXPECT_EQ(a[1].verdict, AuditVerdict::passed);
+  a = store.audits(best, {"h0", "h1"});
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[2].tool, "synccheck");
+  EXPECT_EQ(a[2].errors, 1);
+  EXPECT_EQ(a[2].log, "of another text");
+  // Another configuration has none.
+  store.record(run, t, "h1", result("B=2", 80), {});
+  EXPECT_TRUE(store.audits(store.best(t.problem->name).at(0)).empty());
 }
 
 TEST_F(kb, ReopenKeepsEverything) {

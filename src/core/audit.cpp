@@ -1,0 +1,37 @@
+#include "core/audit.hpp"
+
+#include "core/error.hpp"
+
+namespace soltune {
+
+std::string_view audit_verdict_name(AuditVerdict v) {
+  switch (v) {
+    case AuditVerdict::passed: return "passed";
+    case AuditVerdict::failed: return "failed";
+    case AuditVerdict::not_audited: return "not_audited";
+  }
+  return "not_audited";
+}
+
+AuditVerdict parse_audit_verdict(std::string_view s) {
+  for (auto v : {AuditVerdict::passed, AuditVerdict::failed, AuditVerdict::not_audited})
+    if (audit_verdict_name(v) == s) return v;
+  throw Error("unknown audit verdict '" + std::string(s) + "' (expected passed, failed or not_audited)");
+}
+
+const std::vector<std::string>& sanitizer_tools() {
+  static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
+  return tools;
+}
+
+AuditVerdict overall_verdict(const std::vector<ToolAudit>& tools) {
+  if (tools.empty()) return AuditVerdict::not_audited;
+  bool all = true;
+  for (const auto& t : tools) {
+    if (t.verdict == AuditVerdict::failed) return AuditVerdict::failed;
+    all = all && t.verdict == AuditVerdict::passed;
+  }
+  return all ? AuditVerdict::passed : AuditVerdict::not_audited;
+}
+
+}  // namespace soltune

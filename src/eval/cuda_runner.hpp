@@ -26,6 +26,9 @@ class CudaRunner {
   // Checks and times one compiled candidate; its outcome is written into c.result. incumbent_us:
   // the task's best time so far (0: none), for the early stop of clearly slower candidates.
   void run(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us = 0);
+  // The first correctness round only, nothing timed: what runs under compute-sanitizer (an
+  // audit), where times mean nothing and every launch costs 10-1000x. Status ok when it passed.
+  void check(const Task& t, Candidate& c, const CompileResult& r);
   // Times the baseline and the candidates (which passed before) interleaved, `rounds` times.
   // Throws Error if any of them fails now.
   Retimed retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs, int rounds);
@@ -36,6 +39,7 @@ class CudaRunner {
 
  private:
   void measure_ceilings();
+  void run_checked(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us, bool time_it);
 
   int index_;
   DeviceInfo dev_;

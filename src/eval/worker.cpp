@@ -23,7 +23,8 @@ class Worker {
  private:
   YAML::Node hello(const YAML::Node& m);
   Task task(const YAML::Node& m);
-  YAML::Node run(const YAML::Node& m, const std::string& cubin);
+  // op run: checked and timed; op check: the first correctness round only (an audit).
+  YAML::Node run(const YAML::Node& m, const std::string& cubin, bool timed);
   YAML::Node retime(const YAML::Node& m);
   // A candidate from a request: configuration, geometry and kernel name recomputed from the task.
   Candidate candidate(const Task& t, const YAML::Node& item) const;
@@ -102,11 +103,14 @@ YAML::Node Worker::retime(const YAML::Node& m) {
   return out;
 }
 
-YAML::Node Worker::run(const YAML::Node& m, const std::string& cubin) {
+YAML::Node Worker::run(const YAML::Node& m, const std::string& cubin, bool timed) {
   const Task t = task(m["task"]);
   Candidate c = candidate(t, m);
   const CompileResult r = compiled(c, m, cubin);
-  runner_->run(t, c, r, m["incumbent"].as<double>());
+  if (timed)
+    runner_->run(t, c, r, m["incumbent"].as<double>());
+  else
+    runner_->check(t, c, r);
   YAML::Node out;
   out["ok"] = true;
   out["outcome"] = wire::encode_outcome(c.result);
@@ -132,10 +136,10 @@ int Worker::loop() {
         reply["baseline"] = wire::encode(runner_->baseline(task(m["task"])));
       } else if (op == "retime") {
         reply = retime(m);
-      } else if (op == "run") {
+      } else if (op == "run" || op == "check") {
         std::string cubin;
         if (!wire::read_frame(in_, cubin)) return 1;
-        reply = run(m, cubin);
+        reply = run(m, cubin, op == "run");
       } else {
         throw Error("worker: unknown request '" + op + "'");
       }

@@ -124,6 +124,50 @@ TaskBaseline WorkerEvaluator::baseline(const Task& t) {
   return b;
 }
 
+YAML::Node WorkerEvaluator::run_request(const Task& t, const Candidate& c, const CompileResult& r, const char* op) const {
+  YAML::Node req;
+  req["op"] = op;
+  req["task"] = wire::encode_task(t);
+  req["key"] = c.result.key;
+  req["kernels"] = wire::encode_kernels(r.kernels);
+  const auto best = best_us_.find(t.id());
+  req["incumbent"] = best == best_us_.end() ? 0.0 : best->second;
+  return req;
+}
+
+EvalResult WorkerEvaluator::check(const Task& t, const Config& config) {
+  auto batch = prepare_candidates(t, dev_, arch_, {config});
+  auto& c = batch.candidates.front();
+  c.result.kind = TimeKind::measured;
+  if (c.request < 0) return c.result;
+  const auto compiled = compiler_.compile_all(batch.requests);
+  const auto& r = compiled[static_cast<size_t>(c.request)];
+  if (!take_compile_result(c, r)) return c.result;
+  if (auto why = plan_limits(c, dev_); !why.empty()) {
+    c.result.status = Status::illegal;
+    c.result.log = why;
+    return c.result;
+  }
+  YAML::Node reply;
+  std::string why;
+  const auto out = call(run_request(t, c, r, "check"), wire::frame(std::string(r.cubin.begin(), r.cubin.end())),
+                        opt_.timeout_cap_s, reply, why);
+  if (out == Outcome::ok && reply["ok"].as<bool>()) {
+    wire::decode_outcome(reply["outcome"], c.result);
+  } else if (out == Outcome::ok) {
+    throw Error("the GPU worker failed on " + t.id() + " " + c.result.key + ": " + reply["error"].as<std::string>());
+  } else {
+    c.result.status = out == Outcome::timeout ? Status::timeout : Status::fault;
+    c.result.log = why;
+  }
+  return c.result;
+}
+
+std::string WorkerEvaluator::finish(double grace_s) {
+  proc_->close_input();
+  return proc_->exit_text(grace_s);
+}
+
 void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& r) {
   auto& res = c.result;
   if (auto why = plan_limits(c, dev_); !why.empty()) {
@@ -131,13 +175,8 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
     res.log = why;
     return;
   }
-  YAML::Node req, reply;
-  req["op"] = "run";
-  req["task"] = wire::encode_task(t);
-  req["key"] = res.key;
-  req["kernels"] = wire::encode_kernels(r.kernels);
-  const auto best = best_us_.find(t.id());
-  req["incumbent"] = best == best_us_.end() ? 0.0 : best->second;
+  YAML::Node reply;
+  const YAML::Node req = run_request(t, c, r, "run");
   const std::string cubin(r.cubin.begin(), r.cubin.end());
   const auto it = t_ref_.find(t.id());
   const double limit = candidate_time_limit_s(it == t_ref_.end() ? 1e6 : it->second, opt_.eval, opt_.timeout_cap_s);

@@ -61,6 +61,12 @@ class WorkerEvaluator final : public Evaluator {
   // The model over knobs and sizes (eval/model_predictor.hpp: no compile).
   std::unique_ptr<Predictor> predictor(const Task& t) override;
   int restarts() const { return restarts_; }
+  // The first correctness round of one configuration, nothing timed (op check). A worker that dies or
+  // outlives the cap costs this result (fault, timeout) and is not restarted: an audit reads how
+  // it ended from finish().
+  EvalResult check(const Task& t, const Config& config);
+  // Ends the worker (end of its input) and says how it ended ("exit code 0"), waiting up to grace_s.
+  std::string finish(double grace_s);
   std::optional<GpuUse> gpu_use() const override;
 
  private:
@@ -72,6 +78,7 @@ class WorkerEvaluator final : public Evaluator {
   Outcome call_unmetered(const YAML::Node& req, const std::string& trailing, double timeout_s, YAML::Node& reply,
                          std::string& why);
   void run_one(const Task& t, Candidate& c, const CompileResult& r);
+  YAML::Node run_request(const Task& t, const Candidate& c, const CompileResult& r, const char* op) const;
   // A compile on a thread of its own, at most one per core at a time.
   std::shared_future<CompileResult> start_compile(const CompileRequest& req);
 

@@ -126,12 +126,6 @@ Summary summarize_runs(const std::vector<Trace>& runs, int64_t cap) {
   return s;
 }
 
-std::filesystem::path default_templates() {
-  if (const char* env = std::getenv("SOLTUNE_TEMPLATES")) return env;
-  if (std::filesystem::exists("templates")) return "templates";
-  return SOLTUNE_TEMPLATES_DIR;
-}
-
 // Gives the landscape's variant the launch geometry and model hints of its template, where the
 // template's space is the landscape's (same knobs and values). Returns why not, or "".
 std::string attach_template(Landscape& l, const std::filesystem::path& dir) {

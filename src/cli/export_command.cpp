@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "cli/audit_command.hpp"
 #include "cli/export_earlier.hpp"
 #include "cli/export_json.hpp"
 #include "core/output_file.hpp"
@@ -19,12 +20,6 @@ namespace po = boost::program_options;
 
 namespace soltune::cli {
 namespace {
-
-std::filesystem::path default_templates() {
-  if (const char* env = std::getenv("SOLTUNE_TEMPLATES")) return env;
-  if (std::filesystem::exists("templates")) return "templates";
-  return SOLTUNE_TEMPLATES_DIR;
-}
 
 // Rebuilds each specialization's cubin as the tuning run built it (same source, name expression,
 // NVRTC options; the disk cache usually has it) for the GPU's compute capability, so the header can
@@ -70,6 +65,61 @@ void attach_binaries(std::vector<Specialization>& specs, const std::vector<Resul
   }
 }
 
+// The first n lines of a tool's log, continued lines indented under it.
+std::string first_lines(const std::string& log, int n) {
+  std::string out;
+  size_t at = 0;
+  for (int i = 0; i < n && at < log.size(); ++i) {
+    const auto end = std::min(log.find('\n', at), log.size());
+    out += (i ? "\n      " : "") + log.substr(at, end - at);
+    at = end + 1;
+  }
+  return out;
+}
+
+// compute-sanitizer's verdicts on what is about to ship: a failed kernel stops the export unless
+// allowed (then warned about); kernels never audited are named, so that nobody takes the header
+// for audited. Each specialization's comment says its verdict.
+void check_audits(const KnowledgeBase& kb, const ProblemSpec& spec, const std::vector<ResultRecord>& records,
+                  std::vector<Specialization>& specs, bool allow_failed, const std::string& kb_path,
+                  const std::string& problem) {
+  std::string failed, unaudited;
+  int n_failed = 0, n_unaudited = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    const auto audits = audits_of(kb, spec, r);
+    const auto verdict = audit_verdict(audits);
+    const std::string what = "  " + r.dtype + " at " + r.shape_key + " (" + r.variant + " " + r.config_key + ")";
+    specs[i].comment.push_back("compute-sanitizer audit: " + std::string(audit_verdict_name(verdict)) +
+                               (audits.empty() ? "" : " (" + audit_summary(audits) + ")"));
+    if (verdict == AuditVerdict::failed) {
+      ++n_failed;
+      failed += what + ": " + audit_summary(audits) + "\n";
+      for (const auto& a : audits)
+        if (a.verdict == AuditVerdict::failed) failed += "    " + a.tool + ": " + first_lines(a.log, 3) + "\n";
+    } else if (verdict == AuditVerdict::not_audited) {
+      ++n_unaudited;
+      std::string why = audits.empty() ? "never audited" : audit_summary(audits);
+      for (const auto& a : audits)
+        if (a.verdict == AuditVerdict::not_audited && !a.log.empty()) {
+          why += "; " + a.tool + ": " + a.log.substr(0, a.log.find('\n'));
+          break;
+        }
+      unaudited += what + ": " + why + "\n";
+    }
+  }
+  if (n_failed && !allow_failed)
+    throw Error("export: " + std::to_string(n_failed) + " kernel(s) failed their compute-sanitizer audit; nothing was "
+                "written (--allow-failed-audit exports them anyway):\n" + failed.substr(0, failed.size() - 1));
+  if (n_failed)
+    std::fprintf(stderr, "export: warning: exporting %d kernel(s) that failed their compute-sanitizer audit "
+                 "(--allow-failed-audit):\n%s", n_failed, failed.c_str());
+  if (n_unaudited)
+    std::fprintf(stderr, "export: %d kernel(s) not audited under compute-sanitizer (run `soltune audit --kb %s "
+                 "--problem %s` on the GPU machine):\n%s", n_unaudited, kb_path.c_str(), problem.c_str(),
+                 unaudited.c_str());
+}
+
 }  // namespace
 
 int export_command(const std::vector<std::string>& args) {
@@ -81,7 +131,8 @@ int export_command(const std::vector<std::string>& args) {
       "templates", po::value(&templates), "templates folder (default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
       "allow-predicted", "export model predictions where nothing was measured")(
       "format", po::value(&format)->default_value("cuh"), "cuh (a self-contained header) or json (for frameworks)")(
-      "source-only", "leave out the timed cubins (the header's kernels then compile from its source)");
+      "source-only", "leave out the timed cubins (the header's kernels then compile from its source)")(
+      "allow-failed-audit", "export kernels that failed their compute-sanitizer audit (soltune audit), with a warning");
   std::vector<std::string> positional;
   const auto vm = parse_options(desc, args, positional, "export");
   if (vm.count("help")) {
@@ -183,6 +234,7 @@ int export_command(const std::vector<std::string>& args) {
     specs.push_back(std::move(s));
     records.push_back(r);
   }
+  check_audits(kb, spec, records, specs, vm.count("allow-failed-audit") > 0, kb_path, problem);
   if (!vm.count("source-only")) {
     const auto gpu_rows = kb.gpus();
     const auto g = std::find_if(gpu_rows.begin(), gpu_rows.end(),

@@ -51,7 +51,7 @@ int import_json_command(const std::vector<std::string>& args) {
     s = kb::import_json_file(file, path);
   }
   const std::pair<const char*, const kb::ImportStats::Table*> tables[] = {
-      {"gpus", &s.gpus}, {"runs", &s.runs}, {"sources", &s.sources}, {"baselines", &s.baselines}, {"results", &s.results}};
+      {"gpus", &s.gpus}, {"runs", &s.runs}, {"sources", &s.sources}, {"baselines", &s.baselines}, {"results", &s.results}, {"audits", &s.audits}};
   if (p->vm.count("json")) {
     json j;
     j["file"] = file;

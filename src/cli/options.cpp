@@ -37,6 +37,12 @@ WorkerOptions worker_options(int device, const DeviceInfo& d, bool wait_for_gpu)
   return o;
 }
 
+std::filesystem::path default_templates() {
+  if (const char* env = std::getenv("SOLTUNE_TEMPLATES")) return env;
+  if (std::filesystem::exists("templates")) return "templates";
+  return SOLTUNE_TEMPLATES_DIR;
+}
+
 CompilerOptions compiler_options() {
   CompilerOptions o = default_compiler_options();
   o.timeout_s = 60;

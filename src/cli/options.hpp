@@ -2,6 +2,7 @@
 // Boost.Program_options glue shared by the commands.
 #include <boost/program_options.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ std::string shell_quote(const std::string& word);
 // How to start a GPU worker on device `device` (described by `d`): this very program, `soltune
 // worker`, holding the device's lock (waiting for another run that holds it, or refused at once).
 WorkerOptions worker_options(int device, const DeviceInfo& d, bool wait_for_gpu);
+
+// Where commands that read a knowledge base find the templates: $SOLTUNE_TEMPLATES, ./templates,
+// or the installed ones.
+std::filesystem::path default_templates();
 
 // default_compiler_options() with a 60 s limit per compile (env SOLTUNE_COMPILE_TIMEOUT: seconds,
 // 0 disables), each compile in `soltune nvrtc-worker`. Throws UsageError on a malformed value.

@@ -149,6 +149,9 @@ void Progress::next_steps(const std::string& program, const std::filesystem::pat
   const std::string p = shell_quote(program), k = shell_quote(kb.string());
   std::printf("\nresults: %lld new in %s\n", static_cast<long long>(results_recorded_), kb.string().c_str());
   std::printf("next:\n  %s kb best --kb %s --problem %s\n", p.c_str(), k.c_str(), problem.c_str());
+  // What export ships is audited on the GPU that measured it, once, before it is exported.
+  if (ev_.kind() == TimeKind::measured)
+    std::printf("  %s audit --kb %s --problem %s\n", p.c_str(), k.c_str(), problem.c_str());
   std::printf("  %s export --kb %s --problem %s -o %s.cuh%s\n", p.c_str(), k.c_str(), problem.c_str(), problem.c_str(),
               ev_.kind() == TimeKind::predicted ? " --allow-predicted" : "");
   if (ev_.kind() == TimeKind::predicted)

@@ -1,0 +1,164 @@
+#include "cli/audit_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "cli/backends.hpp"
+#include "cli/export_earlier.hpp"
+#include "cli/options.hpp"
+#include "codegen/content_hash.hpp"
+#include "eval/cuda_devices.hpp"
+#include "eval/gpu_lock.hpp"
+#include "eval/sanitizer_audit.hpp"
+
+namespace po = boost::program_options;
+
+namespace soltune::cli {
+
+std::vector<ToolAudit> audits_of(const KnowledgeBase& kb, const ProblemSpec& spec, const ResultRecord& r) {
+  std::vector<std::string> hashes{r.source_hash};
+  for (const auto& v : spec.variants)
+    if (v.name == r.variant) hashes.push_back(content_hash(v.source));
+  return kb.audits(r, hashes);
+}
+
+AuditVerdict audit_verdict(const std::vector<ToolAudit>& audits) {
+  const auto v = overall_verdict(audits);
+  if (v == AuditVerdict::passed && audits.size() < sanitizer_tools().size()) return AuditVerdict::not_audited;
+  return v;
+}
+
+std::string audit_summary(const std::vector<ToolAudit>& audits) {
+  std::string s;
+  for (const auto& tool : sanitizer_tools()) {
+    const auto a = std::find_if(audits.begin(), audits.end(), [&](const ToolAudit& x) { return x.tool == tool; });
+    s += (s.empty() ? "" : ", ") + tool + " ";
+    if (a == audits.end()) {
+      s += "never run";
+    } else {
+      s += std::string(audit_verdict_name(a->verdict));
+      if (a->errors) s += " (" + std::to_string(a->errors) + " error" + (a->errors == 1 ? ")" : "s)");
+    }
+  }
+  return s;
+}
+
+namespace {
+
+struct Counts {
+  int passed = 0, failed = 0, not_audited = 0, skipped = 0;
+};
+
+void audit_problem(KnowledgeBase& kb, const std::string& problem, const std::filesystem::path& templates,
+                   const std::string& gpu_filter, const DeviceInfo& dev, const AuditOptions& opt, const Compiler& compiler,
+                   bool again, Counts& n) {
+  const auto spec = load_problem(templates, problem);
+  std::vector<std::string> hashes;
+  for (const auto& v : spec.variants) hashes.push_back(content_hash(v.source));
+  const auto picks = fastest_per_shape(kb.best(problem, gpu_filter, hashes), false);
+  if (picks.empty()) {
+    std::printf("%s: no measured result of today's templates to audit\n", problem.c_str());
+    return;
+  }
+  for (const auto& [group, r] : picks) {
+    const std::string what = problem + " " + r.variant + " " + r.dtype + " " + r.shape_key + " " + r.config_key;
+    if (r.gpu_name != dev.name) {
+      std::printf("%s: tuned on %s, this machine has %s: not audited here\n", what.c_str(), r.gpu_name.c_str(),
+                  dev.name.c_str());
+      ++n.not_audited;
+      continue;
+    }
+    const auto before = audits_of(kb, spec, r);
+    if (!again && audit_verdict(before) != AuditVerdict::not_audited) {
+      std::printf("%s: audited before: %s\n", what.c_str(), audit_summary(before).c_str());
+      ++n.skipped;
+      continue;
+    }
+    const auto& v = spec.variant(r.variant);
+    const Task t{&spec, &v, parse_dtype(r.dtype), parse_shape(spec, r.shape_key)};
+    const auto config = Space(v, Bindings{}).parse_key(r.config_key);
+    std::printf("%s: auditing under compute-sanitizer...\n", what.c_str());
+    std::fflush(stdout);
+    const auto tools = audit_kernel(compiler, opt, dev, t, config);
+    kb.record_audit(r, content_hash(v.source), toolchain(dev), tools);
+    const auto verdict = audit_verdict(tools);
+    std::printf("  %s: %s\n", std::string(audit_verdict_name(verdict)).c_str(), audit_summary(tools).c_str());
+    for (const auto& a : tools)
+      if (a.verdict != AuditVerdict::passed && !a.log.empty()) {
+        std::string indented = a.log;
+        for (size_t i = indented.find('\n'); i != std::string::npos; i = indented.find('\n', i + 1)) indented.insert(i + 1, "      ");
+        std::printf("    %s: %s\n", a.tool.c_str(), indented.c_str());
+      }
+    (verdict == AuditVerdict::passed ? n.passed : verdict == AuditVerdict::failed ? n.failed : n.not_audited)++;
+  }
+}
+
+}  // namespace
+
+int audit_command(const std::vector<std::string>& args) {
+  po::options_description desc("soltune audit options");
+  std::string kb_path, problem, gpu, templates, tools_text;
+  int device = 0;
+  double timeout = 900;
+  desc.add_options()("help,h", "this text")("kb", po::value(&kb_path), "knowledge base file (required)")(
+      "problem", po::value(&problem), "audit this problem only (default: every problem in the knowledge base)")(
+      "gpu", po::value(&gpu)->default_value(""), "GPU name fragment (default: any)")(
+      "templates", po::value(&templates), "templates folder (default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
+      "tools", po::value(&tools_text)->default_value("memcheck,racecheck,synccheck,initcheck"),
+      "the compute-sanitizer tools to run, comma-separated")(
+      "device", po::value(&device)->default_value(0), "CUDA device to audit on")(
+      "timeout", po::value(&timeout)->default_value(900), "seconds per kernel and tool")(
+      "again", "audit kernels that have a verdict already")(
+      "no-wait", "fail at once when another run holds the GPU, instead of waiting for it");
+  std::vector<std::string> positional;
+  const auto vm = parse_options(desc, args, positional, "audit");
+  if (vm.count("help")) {
+    std::printf("usage: soltune audit --kb PATH [options]\n"
+                "Runs the kernels export would ship (the fastest per dtype and shape) once each under compute-sanitizer\n"
+                "and records the verdicts; export refuses a kernel that failed.\n%s",
+                to_string(desc).c_str());
+    return 0;
+  }
+  if (kb_path.empty() || !positional.empty()) throw UsageError("audit needs --kb PATH\n" + to_string(desc));
+  AuditOptions opt;
+  opt.tools.clear();
+  for (size_t at = 0; at <= tools_text.size();) {
+    const auto end = std::min(tools_text.find(',', at), tools_text.size());
+    const auto tool = tools_text.substr(at, end - at);
+    const auto& known = sanitizer_tools();
+    if (std::find(known.begin(), known.end(), tool) == known.end())
+      throw UsageError("--tools: unknown tool '" + tool + "' (expected some of memcheck,racecheck,synccheck,initcheck)");
+    opt.tools.push_back(tool);
+    at = end + 1;
+  }
+  if (!(timeout > 0)) throw UsageError("--timeout: expected seconds above 0");
+  opt.timeout_s = timeout;
+  if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
+  auto kb = KnowledgeBase::open(kb_path);
+  std::set<std::string> problems;
+  if (!problem.empty()) problems.insert(problem);
+  for (const auto& r : problem.empty() ? kb.runs() : std::vector<RunRecord>{}) problems.insert(r.info.problem);
+  const auto list = cuda_devices();
+  if (list.devices.empty()) throw Error(list.why_none + ": nothing audited (an audit runs the kernels on the GPU)");
+  if (device < 0 || device >= static_cast<int>(list.devices.size()))
+    throw UsageError("--device " + std::to_string(device) + ": there are " + std::to_string(list.devices.size()) +
+                     " CUDA device(s)");
+  const auto& dev = list.devices[static_cast<size_t>(device)];
+  if (const auto s = find_compute_sanitizer()) opt.sanitizer = *s;
+  else
+    std::fprintf(stderr, "soltune audit: not audited: compute-sanitizer not found (looked in $SOLTUNE_COMPUTE_SANITIZER, "
+                 "PATH, $CUDA_HOME/bin and /usr/local/cuda/bin)\n");
+  opt.worker = worker_options(device, dev, vm.count("no-wait") == 0);
+  opt.worker.templates = templates.empty() ? default_templates() : std::filesystem::path(templates);
+  // One audit on the GPU at a time, and none beside a tuning run's timings.
+  const auto lock = GpuLock::acquire(opt.worker.lock_key, opt.worker.lock_label, opt.worker.wait_for_gpu);
+  const Compiler compiler(compiler_options());
+  Counts n;
+  for (const auto& p : problems) audit_problem(kb, p, opt.worker.templates, gpu, dev, opt, compiler, vm.count("again") > 0, n);
+  std::printf("audit: %d passed, %d failed, %d not audited, %d audited before\n", n.passed, n.failed, n.not_audited,
+              n.skipped);
+  return n.failed || n.not_audited ? 1 : 0;
+}
+
+}  // namespace soltune::cli

@@ -1,0 +1,93 @@
+// soltune export and compute-sanitizer's verdicts (soltune audit): a kernel that failed its audit
+// is not exported unless asked for, one never audited is named, and the header says which is which.
+// Measured results without a GPU: the replay backend on the recorded GELU landscape; the verdicts
+// are written into the knowledge base as `soltune audit` writes them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_fixture.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace soltune {
+namespace {
+
+class ExportAudit : public Cli {
+ protected:
+  // Records a verdict per tool for every best result of gelu: export's pick is one of them.
+  void record(AuditVerdict racecheck) const {
+    auto kb = KnowledgeBase::open(kb_);
+    for (const auto& r : kb.best("gelu")) {
+      std::vector<ToolAudit> tools;
+      for (const auto& tool : sanitizer_tools()) tools.push_back({tool, AuditVerdict::passed, 0, ""});
+      tools[1].verdict = racecheck;
+      if (racecheck == AuditVerdict::failed) {
+        tools[1].errors = 2;
+        tools[1].log = "2 error(s):\nError: Race reported between Write access at gelu_vec+0x90\nand Read access at gelu_vec+0xb0";
+      }
+      kb.record_audit(r, r.source_hash, "nvrtc 13.0", tools);
+    }
+  }
+};
+
+TEST_F(ExportAudit, UnauditedKernelsAreNamedAndFailedOnesRefused) {
+  const auto templates = tune_gelu_replay();
+  ASSERT_FALSE(HasFailure());
+  const auto out = tmp_ / "gelu.cuh";
+  const std::string common = "export --kb " + q(kb_) + " --problem gelu --templates " + q(templates) + " -o " + q(out);
+
+  auto r = soltune(common);
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("1 kernel(s) not audited under compute-sanitizer"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("never audited"), std::string::npos) << r;
+  EXPECT_NE(read(out).find("// compute-sanitizer audit: not_audited"), std::string::npos);
+
+  record(AuditVerdict::passed);
+  r = soltune(common);
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_EQ(r.err.find("not audited"), std::string::npos) << r;
+  EXPECT_NE(read(out).find("// compute-sanitizer audit: passed (memcheck passed, racecheck passed, synccheck passed, "
+                           "initcheck passed)"),
+            std::string::npos);
+
+  // A later audit that failed is the one that holds; nothing is written over the earlier header.
+  fs::remove(out);
+  record(AuditVerdict::failed);
+  r = soltune(common);
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("1 kernel(s) failed their compute-sanitizer audit; nothing was written"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("racecheck failed (2 errors)"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("Race reported between Write access"), std::string::npos) << r;
+  EXPECT_FALSE(fs::exists(out));
+
+  r = soltune(common + " --allow-failed-audit");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("warning: exporting 1 kernel(s) that failed their compute-sanitizer audit"), std::string::npos) << r;
+  EXPECT_NE(read(out).find("// compute-sanitizer audit: failed"), std::string::npos);
+
+  // A tool that could not run leaves the kernel not audited, with the reason.
+  record(AuditVerdict::not_audited);
+  r = soltune(common);
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("racecheck not_audited"), std::string::npos) << r;
+}
+
+TEST_F(ExportAudit, AuditWithoutAGpuOrWithAnUnknownToolFails) {
+  tune_gelu_replay();
+  ASSERT_FALSE(HasFailure());
+  auto r = soltune("audit --kb " + q(kb_) + " --tools memcheck,leakcheck");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("unknown tool 'leakcheck'"), std::string::npos) << r;
+  r = soltune("audit --kb " + q(tmp_ / "missing.sqlite"));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r;
+  // Where a GPU exists the audit runs (the GPU tests audit); this part is about machines without one.
+  if (soltune("devices --no-measure").out.find("device 0:") != std::string::npos)
+    GTEST_SKIP() << "a GPU is present: the audit runs there (eval_gpu_test audits)";
+  r = soltune("audit --kb " + q(kb_));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("nothing audited"), std::string::npos) << r;
+}
+
+}  // namespace
+}  // namespace soltune

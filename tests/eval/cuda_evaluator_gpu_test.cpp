@@ -134,6 +134,7 @@ struct BadKernel {
   const char* body;  // the kernel body; x, y, n and i (the element index) are in scope
   Status expected;
   const char* why;   // a phrase the log must contain
+  int64_t n = 1000003;
 };
 
 const BadKernel kBadKernels[] = {
@@ -184,12 +185,13 @@ const BadKernel kBadKernels[] = {
     {"poisonwatch", "if (i < n && reinterpret_cast<const unsigned*>(y)[i] == 0xFFFFFFFFu) y[i] = gelu(x[i]);",
      Status::wrong_answer, "inside the timed loop"},
     // A block works only when the first of its inputs changed since its previous call, and leaves
-    // the previous result otherwise: a kernel that tells fresh inputs from repeated ones. The
-    // timed loop redraws part of every set before every repetition, rarely that one element.
+    // the previous result otherwise: a kernel that tells fresh inputs from repeated ones. Above 2^20
+    // elements the timed loop redraws a 64th of every set before every repetition, rarely that one
+    // element (at or below, all of it: the kernel then does all the work).
     {"inputwatch", "__shared__ bool same; if (threadIdx.x == 0) { const long long f = blockIdx.x * static_cast<long long>(BLOCK); "
                    "const float v = float(x[f]); same = seen[blockIdx.x] == v; seen[blockIdx.x] = v; } __syncthreads(); "
                    "if (!same && i < n) y[i] = gelu(x[i]);",
-     Status::wrong_answer, "inside the timed loop"},
+     Status::wrong_answer, "inside the timed loop", 4194307},
     // Writes its input: the output is right, but inputs are read-only.
     {"inplace", "if (i < n) { y[i] = gelu(x[i]); const_cast<T*>(x)[i] = T(0); }", Status::wrong_answer,
      "wrote its input x"},
@@ -249,7 +251,7 @@ TEST_F(CudaEvaluatorGpu, BadKernelsAreCaughtWithTheRightStatus) {
   opt.target_cv = -1;  // both extra batches, whatever the spread (`late` is wrong only there)
   auto ev = make(root, opt);
   for (const auto& b : kBadKernels) {
-    const auto t = make_task(p, b.name, DType::f32, 1000003);
+    const auto t = make_task(p, b.name, DType::f32, b.n);
     ev->baseline(t);
     const auto r = ev->evaluate(t, {Config{{256}}});
     ASSERT_EQ(r.size(), 1u);

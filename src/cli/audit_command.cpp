@@ -137,8 +137,10 @@ int audit_command(const std::vector<std::string>& args) {
   if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
   auto kb = KnowledgeBase::open(kb_path);
   std::set<std::string> problems;
-  if (!problem.empty()) problems.insert(problem);
-  for (const auto& r : problem.empty() ? kb.runs() : std::vector<RunRecord>{}) problems.insert(r.info.problem);
+  if (!problem.empty())
+    problems.insert(problem);
+  else
+    for (const auto& r : kb.runs()) problems.insert(r.info.problem);
   const auto list = cuda_devices();
   if (list.devices.empty()) throw Error(list.why_none + ": nothing audited (an audit runs the kernels on the GPU)");
   if (device < 0 || device >= static_cast<int>(list.devices.size()))

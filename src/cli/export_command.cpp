@@ -102,7 +102,7 @@ void check_audits(const KnowledgeBase& kb, const ProblemSpec& spec, const std::v
       std::string why = audits.empty() ? "never audited" : audit_summary(audits);
       for (const auto& a : audits)
         if (a.verdict == AuditVerdict::not_audited && !a.log.empty()) {
-          why += "; " + a.tool + ": " + a.log.substr(0, a.log.find('\n'));
+          why += "; " + a.tool + ": " + first_lines(a.log, 1);
           break;
         }
       unaudited += what + ": " + why + "\n";

@@ -124,16 +124,40 @@ TaskBaseline WorkerEvaluator::baseline(const Task& t) {
   return b;
 }
 
-YAML::Node WorkerEvaluator::run_request(const Task& t, const Candidate& c, const CompileResult& r, const char* op) const {
+bool WorkerEvaluator::send(const Task& t, Candidate& c, const CompileResult& r, const char* op, double limit_s,
+                           YAML::Node& reply) {
+  auto& res = c.result;
   YAML::Node req;
   req["op"] = op;
   req["task"] = wire::encode_task(t);
-  req["key"] = c.result.key;
+  req["key"] = res.key;
   req["kernels"] = wire::encode_kernels(r.kernels);
   const auto best = best_us_.find(t.id());
   req["incumbent"] = best == best_us_.end() ? 0.0 : best->second;
-  return req;
+  std::string why;
+  const auto started = ChildProcess::Clock::now();
+  const auto out = call(req, wire::frame(std::string(r.cubin.begin(), r.cubin.end())), limit_s, reply, why);
+  res.wall_ms = std::chrono::duration<double, std::milli>(ChildProcess::Clock::now() - started).count();
+  if (out == Outcome::ok && reply["ok"].as<bool>()) {
+    wire::decode_outcome(reply["outcome"], res);
+    return true;
+  }
+  if (out == Outcome::ok) throw Error("the GPU worker failed on " + t.id() + " " + res.key + ": " + reply["error"].as<std::string>());
+  res.status = out == Outcome::timeout ? Status::timeout : Status::fault;
+  res.log = why;
+  return false;
 }
+
+namespace {
+// A candidate the device's limits rule out never reaches the GPU: status illegal, true.
+bool statically_illegal(Candidate& c, const DeviceInfo& d) {
+  auto why = plan_limits(c, d);
+  if (why.empty()) return false;
+  c.result.status = Status::illegal;
+  c.result.log = std::move(why);
+  return true;
+}
+}  // namespace
 
 EvalResult WorkerEvaluator::check(const Task& t, const Config& config) {
   auto batch = prepare_candidates(t, dev_, arch_, {config});
@@ -142,24 +166,9 @@ EvalResult WorkerEvaluator::check(const Task& t, const Config& config) {
   if (c.request < 0) return c.result;
   const auto compiled = compiler_.compile_all(batch.requests);
   const auto& r = compiled[static_cast<size_t>(c.request)];
-  if (!take_compile_result(c, r)) return c.result;
-  if (auto why = plan_limits(c, dev_); !why.empty()) {
-    c.result.status = Status::illegal;
-    c.result.log = why;
-    return c.result;
-  }
+  if (!take_compile_result(c, r) || statically_illegal(c, dev_)) return c.result;
   YAML::Node reply;
-  std::string why;
-  const auto out = call(run_request(t, c, r, "check"), wire::frame(std::string(r.cubin.begin(), r.cubin.end())),
-                        opt_.timeout_cap_s, reply, why);
-  if (out == Outcome::ok && reply["ok"].as<bool>()) {
-    wire::decode_outcome(reply["outcome"], c.result);
-  } else if (out == Outcome::ok) {
-    throw Error("the GPU worker failed on " + t.id() + " " + c.result.key + ": " + reply["error"].as<std::string>());
-  } else {
-    c.result.status = out == Outcome::timeout ? Status::timeout : Status::fault;
-    c.result.log = why;
-  }
+  send(t, c, r, "check", opt_.timeout_cap_s, reply);
   return c.result;
 }
 
@@ -170,22 +179,11 @@ std::string WorkerEvaluator::finish(double grace_s) {
 
 void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& r) {
   auto& res = c.result;
-  if (auto why = plan_limits(c, dev_); !why.empty()) {
-    res.status = Status::illegal;  // statically impossible: never reaches the GPU
-    res.log = why;
-    return;
-  }
-  YAML::Node reply;
-  const YAML::Node req = run_request(t, c, r, "run");
-  const std::string cubin(r.cubin.begin(), r.cubin.end());
+  if (statically_illegal(c, dev_)) return;
   const auto it = t_ref_.find(t.id());
   const double limit = candidate_time_limit_s(it == t_ref_.end() ? 1e6 : it->second, opt_.eval, opt_.timeout_cap_s);
-  std::string why;
-  const auto started = ChildProcess::Clock::now();
-  const auto out = call(req, wire::frame(cubin), limit, reply, why);
-  res.wall_ms = std::chrono::duration<double, std::milli>(ChildProcess::Clock::now() - started).count();
-  if (out == Outcome::ok && reply["ok"].as<bool>()) {
-    wire::decode_outcome(reply["outcome"], res);
+  YAML::Node reply;
+  if (send(t, c, r, "run", limit, reply)) {
     note_result(t, res);
     if (reply["lost"].as<bool>()) {
       proc_->exit_text();  // the worker ends itself after a fault
@@ -194,10 +192,7 @@ void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& 
     }
     return;
   }
-  if (out == Outcome::ok) throw Error("the GPU worker failed on " + t.id() + " " + res.key + ": " + reply["error"].as<std::string>());
-  res.status = out == Outcome::timeout ? Status::timeout : Status::fault;
-  res.log = why;
-  std::fprintf(stderr, "soltune: %s %s: %s; restarting the worker\n", t.id().c_str(), res.key.c_str(), why.c_str());
+  std::fprintf(stderr, "soltune: %s %s: %s; restarting the worker\n", t.id().c_str(), res.key.c_str(), res.log.c_str());
   ++restarts_;
   start();
 }

@@ -78,7 +78,9 @@ class WorkerEvaluator final : public Evaluator {
   Outcome call_unmetered(const YAML::Node& req, const std::string& trailing, double timeout_s, YAML::Node& reply,
                          std::string& why);
   void run_one(const Task& t, Candidate& c, const CompileResult& r);
-  YAML::Node run_request(const Task& t, const Candidate& c, const CompileResult& r, const char* op) const;
+  // Sends one compiled candidate (op run or check) and reads its outcome into c.result. false: the
+  // worker timed out or died (status timeout or fault, the log says which); a worker's error throws.
+  bool send(const Task& t, Candidate& c, const CompileResult& r, const char* op, double limit_s, YAML::Node& reply);
   // A compile on a thread of its own, at most one per core at a time.
   std::shared_future<CompileResult> start_compile(const CompileRequest& req);
 

@@ -215,9 +215,13 @@ void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Special
   h << "inline cudaError_t " << name << head << "  cudaError_t e = cudaSuccess;\n" << calls << "  return e;\n}\n\n";
 }
 
-// Per workspace: what the caller owes it, and its element count for the device it will run on.
-std::string workspace_notes(const ProblemSpec& p, DType dt, const std::string& fn) {
+// Per in-place buffer, that it is overwritten; per workspace, what the caller owes it and its
+// element count for the device it will run on.
+std::string buffer_notes(const ProblemSpec& p, DType dt, const std::string& fn) {
   std::ostringstream h;
+  for (const auto& a : p.args)
+    if (a.is_buffer && a.role == Role::inout)
+      h << "// '" << a.name << "' is read and overwritten in place: " << fn << " leaves its result there.\n\n";
   for (const auto& a : p.args) {
     if (!a.is_buffer || a.role != Role::workspace) continue;
     std::string shape, count;
@@ -448,7 +452,7 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
       << "  " << fn << "_plan p;\n  if (" << fn << "_choice(" << size_args
       << "sms, cc, smem_optin, l2_bytes, 1e300, &p) < 0) return -1;\n"
       << "  return static_cast<long long>(p.scratch_bytes);\n}\n\n";
-  h << workspace_notes(p, dt, fn);
+  h << buffer_notes(p, dt, fn);
   h << "// Launches the tuned kernel for these sizes; cudaErrorInvalidValue (nothing launched) when no\n"
     << "// specialization is legal for them or a pointer is misaligned, else the launch's own status.\n"
     << "inline cudaError_t " << fn << "(" << params << join_sizes(p, "long long ", ", ") << (has_scratch ? "void* scratch, size_t scratch_bytes, " : "")

@@ -13,6 +13,7 @@ std::string_view role_name(Role r) {
   switch (r) {
     case Role::in: return "in";
     case Role::out: return "out";
+    case Role::inout: return "inout";
     case Role::temp: return "temp";
     case Role::workspace: return "workspace";
     case Role::constant: return "constant";

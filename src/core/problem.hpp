@@ -15,12 +15,18 @@
 
 namespace soltune {
 
+// inout: a buffer the kernel reads and overwrites in place. Drawn like an input before every run
+// (the timed loop redraws all of it before every repetition), checked like an output; the
+// reference reads the drawn values through its name and writes what the kernel must leave there
+// into `<name>.out`, a double array its args name.
 // workspace: scratch the kernels share with the caller, zeroed once and left zeroed by every launch
 // (docs/TEMPLATES.md); its shape may use dtype_bytes and the device symbols besides the sizes.
 // constant (kind: constant): data the variants' kernels read from a __constant__ symbol of its name,
 // filled before they run; the reference and the baseline take it as an input.
-enum class Role { in, out, temp, workspace, constant };
-std::string_view role_name(Role r);  // "in", "out", "temp", "workspace", "constant"
+enum class Role { in, out, inout, temp, workspace, constant };
+std::string_view role_name(Role r);  // "in", "out", "inout", "temp", "workspace", "constant"
+inline bool role_is_drawn(Role r) { return r == Role::in || r == Role::inout; }     // random or given data before a run
+inline bool role_is_checked(Role r) { return r == Role::out || r == Role::inout; }  // compared with the reference
 
 // How a buffer's inputs are drawn: normal(mean, std) or uniform(lo, hi).
 struct InitSpec {
@@ -46,7 +52,7 @@ struct ArgSpec {
   std::string dtype;          // "T" (the task's dtype) or a concrete dtype name
   std::vector<Expr> shape;    // buffers: element count is the product (workspaces' may use device symbols)
   Role role = Role::in;
-  InitSpec init;              // buffers with role in or constant
+  InitSpec init;              // buffers with role in, inout or constant
   // Given data instead of random draws (inputs and constants): a .npy file (its dtype and element
   // count must be the buffer's), or raw little-endian elements of the buffer's dtype. Every round
   // reads the same data.

@@ -164,19 +164,24 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
       const auto role = n.at("role").str();
       if (role == "in") a.role = Role::in;
       else if (role == "out") a.role = Role::out;
+      else if (role == "inout") a.role = Role::inout;
       else if (role == "workspace") a.role = Role::workspace;
-      else n.at("role").fail("expected role 'in', 'out' or 'workspace', got '" + role + "'");
-      if (a.role == Role::in) a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
-      if (a.role == Role::workspace && n.has("init")) n.at("init").fail("a workspace starts zeroed: it takes no init");
+      else n.at("role").fail("expected role 'in', 'out', 'inout' or 'workspace', got '" + role + "'");
+      if (role_is_drawn(a.role)) a.init = n.has("init") ? parse_init(n.at("init")) : InitSpec{};
+      else if (n.has("init"))
+        n.at("init").fail(a.role == Role::workspace ? "a workspace starts zeroed: it takes no init"
+                                                    : "an output is written by the kernel: it takes no init (role inout "
+                                                      "for a buffer read and written in place)");
       if (n.has("magnitude")) {
-        if (a.role != Role::out) n.at("magnitude").fail("magnitude applies to outputs only");
+        if (!role_is_checked(a.role)) n.at("magnitude").fail("magnitude applies to outputs (roles out and inout) only");
         a.magnitude = n.at("magnitude").boolean();
       }
       if (n.has("edge_inits")) {
-        if (a.role != Role::in) n.at("edge_inits").fail("edge_inits applies to inputs only");
+        if (!role_is_drawn(a.role)) n.at("edge_inits").fail("edge_inits applies to inputs (roles in and inout) only");
         for (const auto& e : n.at("edge_inits").seq()) a.edge_inits.push_back(parse_init(e));
       }
-      if (n.has("range") && a.role != Role::in) n.at("range").fail("range applies to inputs and constants only");
+      if (n.has("range") && !role_is_drawn(a.role))
+        n.at("range").fail("range applies to inputs (roles in and inout) and constants only");
     }
     if (n.has("range")) a.range = parse_range(n.at("range"), size_names);
     // A workspace is often sized per block of a grid sized to the device (e.g. [sms * 64 + 1]).
@@ -187,7 +192,8 @@ ArgSpec parse_arg(const yaml::Node& n, const Names& size_names, bool temp) {
     }
     a.shape = exprs(n.at("shape"), allowed, "shape");
     if (n.has("file")) {
-      if (a.role != Role::in && a.role != Role::constant) n.at("file").fail("file gives the data of an input or a constant");
+      if (!role_is_drawn(a.role) && a.role != Role::constant)
+        n.at("file").fail("file gives the data of an input (roles in and inout) or a constant");
       if (n.has("init") || n.has("edge_inits") || n.has("range"))
         n.at("file").fail("an argument read from a file takes no init, edge_inits or range");
       a.file = n.at("file").str();
@@ -264,25 +270,42 @@ void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool
 
 namespace {
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // The reference's arguments: the problem's, plus `<out>.magnitude` exactly once for each output
-// that declares a magnitude (and for no other).
+// that declares a magnitude, and `<buffer>.out` exactly once for each inout buffer (and for no
+// other).
 void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
   std::vector<std::string> plain;
   for (const auto& a : p.reference.args) {
-    const auto dot = a.rfind(".magnitude");
-    if (dot == std::string::npos || dot + 10 != a.size()) {
+    if (ends_with(a, ".magnitude")) {
+      const ArgSpec* out = p.find_arg(a.substr(0, a.size() - 10));
+      if (!out || !out->magnitude)
+        throw Error(loc, "reference argument '" + a + "': no output '" + a.substr(0, a.size() - 10) +
+                             "' declares 'magnitude: true'");
+    } else if (ends_with(a, ".out")) {
+      const ArgSpec* io = p.find_arg(a.substr(0, a.size() - 4));
+      if (!io || io->role != Role::inout)
+        throw Error(loc, "reference argument '" + a + "': no buffer '" + a.substr(0, a.size() - 4) + "' has role inout");
+    } else {
       plain.push_back(a);
-      continue;
     }
-    const ArgSpec* out = p.find_arg(a.substr(0, dot));
-    if (!out || !out->magnitude)
-      throw Error(loc, "reference argument '" + a + "': no output '" + a.substr(0, dot) + "' declares 'magnitude: true'");
   }
   check_args(plain, p, false, loc);
-  for (const auto& a : p.args)
-    if (a.magnitude && std::count(p.reference.args.begin(), p.reference.args.end(), a.name + ".magnitude") != 1)
+  auto once = [&](const std::string& name) {
+    return std::count(p.reference.args.begin(), p.reference.args.end(), name) == 1;
+  };
+  for (const auto& a : p.args) {
+    if (a.magnitude && !once(a.name + ".magnitude"))
       throw Error(loc, "output '" + a.name + "' declares a magnitude: the reference's args must name '" + a.name +
                            ".magnitude' once (a double per element of " + a.name + ")");
+    if (a.role == Role::inout && (!once(a.name) || !once(a.name + ".out")))
+      throw Error(loc, "buffer '" + a.name + "' has role inout: the reference's args must name '" + a.name +
+                           "' once (the values drawn into it) and '" + a.name + ".out' once (a double per element: what "
+                           "the kernel must leave in " + a.name + ")");
+  }
 }
 
 }  // namespace
@@ -358,8 +381,8 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
         a.at("file").fail("no file '" + f.string() + "' (a relative path is from the problem's folder)");
     }
   }
-  if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return a.role == Role::out && a.is_buffer; }))
-    n.at("args").fail("a problem needs at least one buffer with role out");
+  if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return role_is_checked(a.role) && a.is_buffer; }))
+    n.at("args").fail("a problem needs at least one buffer with role out or inout");
   Names size_dt = sizes;
   size_dt.insert("dtype_bytes");
   p.flops = n.at("flops").expr();
@@ -414,7 +437,10 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     p.reference = parse_launch(r, geo, false);
     p.reference.args = strings(r.get("args"));
     if (p.reference.args.empty())
-      for (const auto& a : p.args) p.reference.args.push_back(a.name);
+      for (const auto& a : p.args) {
+        p.reference.args.push_back(a.name);
+        if (a.role == Role::inout) p.reference.args.push_back(a.name + ".out");
+      }
     parse_template_args(p.reference, sizes, r.has("template_args") ? r.at("template_args").loc() : r.loc(), "sizes");
     check_reference_args(p, r.has("args") ? r.at("args").loc() : r.loc());
   }

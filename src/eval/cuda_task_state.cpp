@@ -93,16 +93,18 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
     if (a.is_buffer) {
       s->elems = buffer_elements(a, bind_);
       const size_t bytes = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
-      const int n = a.role == Role::in ? sets_ : 1;  // a constant has one set
-      // Outputs, workspaces and temporaries sit between two guard zones: a write past either end changes them.
+      // A constant has one set; so has an inout buffer, drawn whole before every run.
+      const int n = a.role == Role::in ? sets_ : 1;
+      // Outputs, inout buffers, workspaces and temporaries sit between two guard zones: a write past
+      // either end changes them.
       if (a.role == Role::in || a.role == Role::constant)
         for (int i = 0; i < n; ++i) s->sets.emplace_back(bytes);
       else
         allocate_guarded(*s, bytes);
-      if (a.role == Role::in) s->drawn.resize(static_cast<size_t>(n));
-      if (a.role == Role::in && !a.file.empty())
+      if (role_is_drawn(a.role)) s->drawn.resize(static_cast<size_t>(n));
+      if ((a.role == Role::in && !a.file.empty()) || a.role == Role::inout)
         for (int i = 0; i < n; ++i) s->pristine.emplace_back(bytes);
-      if (a.role == Role::out) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
+      if (role_is_checked(a.role)) s->ref = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.magnitude) s->mag = DeviceBuffer(static_cast<size_t>(s->elems) * sizeof(double));
       if (a.role == Role::workspace) zero_workspace(*s);  // zeroed once; every kernel leaves it so
       // Guarded from the start: a timed loop that begins on a fresh state (the re-timing, after
@@ -168,9 +170,15 @@ LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference, const T
       a.ptrs.push_back(const_cast<unsigned char*>(m->bytes));
       continue;
     }
-    // "<out>.magnitude": the reference's second result for that output (problem.yaml checks the name).
+    // "<out>.magnitude": the reference's second result for that output; "<inout>.out": its result
+    // for an inout buffer (problem.yaml checks the names).
     if (reference && name.size() > 10 && name.compare(name.size() - 10, 10, ".magnitude") == 0) {
       a.values.push_back(slot(name.substr(0, name.size() - 10)).mag.get());
+      a.ptrs.push_back(&a.values.back());
+      continue;
+    }
+    if (reference && name.size() > 4 && name.compare(name.size() - 4, 4, ".out") == 0) {
+      a.values.push_back(slot(name.substr(0, name.size() - 4)).ref.get());
       a.ptrs.push_back(&a.values.back());
       continue;
     }
@@ -179,11 +187,11 @@ LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference, const T
       a.ptrs.push_back(s.scalar);
       continue;
     }
-    void* p = s.sets.empty()                ? nullptr  // a scratch buffer of no elements
-              : s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get()
-              : s.spec->role == Role::constant ? s.sets[0].get()  // the reference's and the baseline's
-              : (reference && s.spec->role == Role::out) ? s.ref.get()
-                                                         : s.data();
+    const Role r = s.spec->role;
+    void* p = s.sets.empty()                      ? nullptr  // a scratch buffer of no elements
+              : (reference && r == Role::out)     ? s.ref.get()
+              : (reference && r == Role::inout)   ? s.pristine[0].get()  // what was drawn, not what a kernel left
+                                                  : s.at(static_cast<size_t>(set));
     a.values.push_back(p);
     a.ptrs.push_back(&a.values.back());
   }
@@ -196,7 +204,7 @@ std::string TaskState::encode_tensor_maps(const VariantSpec& v, const Bindings& 
   for (size_t i = 0; i < v.tensor_maps.size(); ++i) {
     const auto& m = v.tensor_maps[i];
     const auto& s = slot(m.buffer);
-    void* p = s.spec->role == Role::in ? s.sets[static_cast<size_t>(set) % s.sets.size()].get() : s.data();
+    void* p = s.at(static_cast<size_t>(set));
     try {
       if (auto why = encode_tensor_map(tensor_map_params(m, b), m.elem_dtype(task_.dtype), p, out.blobs[i]); !why.empty())
         return why;
@@ -222,10 +230,13 @@ int TaskState::distributions() const { return correctness_rounds(*task_.problem)
 
 void TaskState::draw_inputs(int set, int dist) {
   for (auto& s : slots_) {
-    if (!s->spec->is_buffer || (s->spec->role != Role::in && s->spec->role != Role::constant)) continue;
+    if (!s->spec->is_buffer || (!role_is_drawn(s->spec->role) && s->spec->role != Role::constant)) continue;
     const size_t i = static_cast<size_t>(set) % s->sets.size();
-    void* p = s->sets[i].get();
+    void* p = s->at(i);
     long long n = s->elems;
+    // Never poisoned, an inout buffer has its guard zones restored here: damage the previous
+    // candidate did must not count against the next.
+    if (s->spec->role == Role::inout) restore_guards(*s);
     if (!s->given.empty()) {  // the same given data every round
       SOLTUNE_CUDA(cudaMemcpyAsync(p, s->given.data(), s->given.size(), cudaMemcpyHostToDevice, stream()));
       if (!s->pristine.empty())
@@ -244,17 +255,24 @@ void TaskState::draw_inputs(int set, int dist) {
 unsigned long long TaskState::redraw_threshold(const ArgSlot& s) const {
   // All of it where drawing costs little: beside a compute-bound kernel, or a set of at most 2^20
   // elements (a few microseconds). Otherwise a 64th of the chunks: with the previous repetition's
-  // put back, a 32nd of the set is written.
-  if (compute_bound_ || s.elems <= (int64_t{1} << 20)) return ~0ULL;
+  // put back, a 32nd of the set is written. An inout buffer always whole: the kernel overwrote it.
+  if (compute_bound_ || s.elems <= (int64_t{1} << 20) || s.spec->role == Role::inout) return ~0ULL;
   return 1ULL << 58;
 }
 
 cudaError_t TaskState::redraw_inputs(int set) {
   for (auto& s : slots_) {
-    if (s->drawn.empty() || !s->given.empty()) continue;  // not a drawn input (a constant, a file)
+    if (s->drawn.empty()) continue;  // not an input (a constant)
     const size_t i = static_cast<size_t>(set) % s->sets.size();
+    if (!s->given.empty()) {  // a file's data: an input keeps it, an inout buffer gets it back
+      if (s->spec->role != Role::inout) continue;
+      if (auto e = cudaMemcpyAsync(s->at(i), s->pristine[i].get(), s->pristine[i].bytes(), cudaMemcpyDeviceToDevice, stream());
+          e != cudaSuccess)
+        return e;
+      continue;
+    }
     auto& d = s->drawn[i];
-    void* p = s->sets[i].get();
+    void* p = s->at(i);
     long long n = s->elems;
     unsigned long long base = d.base, from = d.rep, to = unpredictable() | 1, threshold = redraw_threshold(*s);
     auto [kind, a, b] = draw_args(*s, d.dist, bind_);
@@ -271,6 +289,7 @@ cudaError_t TaskState::redraw_inputs(int set) {
 
 void TaskState::check_inputs(Accuracy& acc, int set) {
   for (auto& s : slots_) {
+    if (s->spec->role == Role::inout) continue;  // written by design: compare_outputs checks it
     for (size_t i = 0; i < s->drawn.size(); ++i) {
       if (set >= 0 && i != static_cast<size_t>(set) % s->drawn.size()) continue;
       int64_t changed = 0;
@@ -336,6 +355,18 @@ void TaskState::unbind_constants() {
 }
 
 void TaskState::run_reference(int set) {
+  // An inout buffer holds what the kernel left there: the reference reads the values drawn into it,
+  // recomputed from its draw (drawn whole: the set is that draw's values everywhere). A file's data
+  // stays in its copy.
+  for (auto& s : slots_) {
+    if (s->spec->role != Role::inout || !s->given.empty()) continue;
+    const auto& d = s->drawn[0];
+    void* p = s->pristine[0].get();
+    long long n = s->elems;
+    unsigned long long seed = d.rep != 0 ? d.rep : d.base;
+    auto [kind, a, b] = draw_args(*s, d.dist, bind_);
+    launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
+  }
   const auto& l = task_.problem->reference;
   const auto g = eval_geometry(l, bind_);
   auto a = args(l, set, true);
@@ -393,7 +424,7 @@ void TaskState::poison_scratch() {
 void TaskState::compare_outputs(Accuracy& acc) {
   bool band_ok = true;
   for (auto& s : slots_) {
-    if (!s->spec->is_buffer || s->spec->role != Role::out) continue;
+    if (!s->spec->is_buffer || !role_is_checked(s->spec->role)) continue;
     // An output of its own dtype takes that dtype's tolerance; an integer or bool one without a
     // declared tolerance compares exactly, a float one takes the task dtype's.
     const auto tol_it = task_.problem->tolerance.find(s->dtype);
@@ -440,10 +471,13 @@ void TaskState::allocate_guarded(ArgSlot& s, size_t bytes) {
 }
 
 void TaskState::fill_guarded(ArgSlot& s, int inside) {
-  const size_t bytes = s.data_bytes();
+  restore_guards(s);
+  SOLTUNE_CUDA(cudaMemsetAsync(s.data(), inside, s.data_bytes(), stream()));
+}
+
+void TaskState::restore_guards(ArgSlot& s) {
   SOLTUNE_CUDA(cudaMemsetAsync(s.sets[0].get(), kGuardByte, s.guard, stream()));
-  SOLTUNE_CUDA(cudaMemsetAsync(s.data(), inside, bytes, stream()));
-  SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s.data()) + bytes, kGuardByte, s.tail, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(static_cast<char*>(s.data()) + s.data_bytes(), kGuardByte, s.tail, stream()));
 }
 
 void TaskState::check_workspaces(Accuracy& acc) {
@@ -529,6 +563,7 @@ void TaskState::abandon_all() {
     for (auto& b : s->sets) b.abandon();
   for (auto& s : slots_) {
     for (auto& b : s->sets) b.abandon();
+    for (auto& b : s->pristine) b.abandon();
     s->ref.abandon();
     s->mag.abandon();
   }

@@ -37,7 +37,7 @@ struct ArgSlot {
   const ArgSpec* spec = nullptr;
   DType dtype = DType::f32;
   int64_t elems = 0;
-  std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs and temps: one, guarded
+  std::vector<DeviceBuffer> sets;  // inputs: one per input set; outputs, inout buffers and temps: one, guarded
   // Drawn inputs, per set: what it must hold (builtin_kernels.cpp's soltune_verify_set checks it).
   struct SetDraw {
     unsigned long long base = 0;  // the full draw's seed
@@ -45,12 +45,17 @@ struct ArgSlot {
     int dist = 0;                 // the round whose distribution both follow
   };
   std::vector<SetDraw> drawn;
-  std::vector<DeviceBuffer> pristine;  // inputs read from a file: a copy of each set, to see a kernel write it
-  size_t guard = 0;                // bytes of guard zone before the data (outputs and temps)
+  // Inputs read from a file: a copy of each set, to see a kernel write it. An inout buffer: the
+  // values drawn into it (regenerated from its draw before every reference run) or its file's, for
+  // the reference to read after the kernel overwrote the buffer.
+  std::vector<DeviceBuffer> pristine;
+  size_t guard = 0;                // bytes of guard zone before the data (outputs, inout buffers, temps)
   size_t tail = 0;                 // bytes of guard zone after it: the rest of the allocation
   void* data() const { return static_cast<char*>(sets[0].get()) + guard; }
+  // Input set i's data (of an input; any other buffer has one set, between its guard zones).
+  void* at(size_t i) const { return static_cast<char*>(sets[i % sets.size()].get()) + guard; }
   size_t data_bytes() const { return sets[0].bytes() - guard - tail; }
-  DeviceBuffer ref;                // outputs only: the reference's double-precision result
+  DeviceBuffer ref;                // outputs and inout buffers: the reference's double-precision result
   DeviceBuffer mag;                // outputs that declare one: the reference's magnitude per element
   std::vector<char> given;         // an argument read from a file: its bytes, written into every draw
   std::vector<void*> symbols;      // constants: the __constant__ variables of the loaded candidates
@@ -72,8 +77,9 @@ class TaskState {
   int sets() const { return sets_; }
   cudaStream_t stream() const { return stream_.get(); }
 
-  // Arguments for a launch: input set `set`; with `reference`, outputs are the double shadows. A
-  // name among `maps` (a candidate's, over the same input set) passes that encoded map by value.
+  // Arguments for a launch: input set `set`; with `reference`, outputs are the double shadows, an
+  // inout buffer is the values drawn into it and `<name>.out` its double shadow. A name among
+  // `maps` (a candidate's, over the same input set) passes that encoded map by value.
   LaunchArgs args(const LaunchSpec& l, int set, bool reference, const TensorMapArgs* maps = nullptr);
   // Encodes v's tensor maps for a candidate's bindings over input set `set` (each over its buffer's
   // data: an input set's copy, an output's data between its guard zones) into out. Returns "" or why
@@ -86,8 +92,9 @@ class TaskState {
   // unpredictable()), so that no repetition runs on inputs a kernel has seen, and a result kept
   // from an earlier call is wrong. The part is all of it where the task is compute-bound or the
   // set small (drawing costs little beside the kernel), a 64th of its chunks otherwise: finding
-  // which changed then costs a kernel more reads than computing the result does. Returns a launch's error (after a
-  // fault of the kernel before it), which is that kernel's.
+  // which changed then costs a kernel more reads than computing the result does. An inout buffer,
+  // which the previous repetition overwrote, is drawn whole (or its file's data copied back).
+  // Returns a launch's error (after a fault of the kernel before it), which is that kernel's.
   cudaError_t redraw_inputs(int set);
   // A loaded candidate's __constant__ variable of each constant argument, filled now and after every
   // draw (a constant has one set: the check that follows a draw sees the data the reference read).
@@ -111,7 +118,8 @@ class TaskState {
   // Compares every output with its reference (tolerance per dtype), then checks the workspaces
   // (check_workspaces); accumulates into acc.
   void compare_outputs(Accuracy& acc);
-  // Inputs are read-only: compares input set `set` (-1: every set) with what was drawn into it,
+  // Inputs are read-only: compares input set `set` (-1: every set) with what was drawn into it (an
+  // inout buffer is not an input here: compare_outputs checks what the kernel left in it),
   // counts the bytes changed into acc (naming the first input changed) and restores them, so that
   // the reference and the next run read what was drawn. compare_outputs then fails the candidate.
   void check_inputs(Accuracy& acc, int set);
@@ -137,6 +145,7 @@ class TaskState {
   int64_t guard_damage(const ArgSlot& s);  // guard bytes a kernel changed (writes out of bounds)
   void zero_workspace(ArgSlot& s);         // guard bytes around, zeros inside
   void fill_guarded(ArgSlot& s, int inside);  // guard bytes around, `inside` bytes between
+  void restore_guards(ArgSlot& s);               // guard bytes around, the data left as it is
   static constexpr size_t kGuardBytes = 64 * 1024;  // a multiple of 256: data() keeps cudaMalloc's alignment
   // A guarded buffer's allocation: data bytes between guard zones, rounded up to the driver's 2 MiB
   // granularity, the rounding added to the trailing zone, so that no byte of the allocation past the

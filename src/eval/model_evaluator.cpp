@@ -90,8 +90,11 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
       if (!a)
         for (const auto& tmp : t.problem->baseline_temps)
           if (tmp.name == name) a = &tmp;
-      // A workspace is small scratch that stays in cache: the model ignores it.
-      if (a && a->is_buffer && a->role != Role::workspace) bytes += static_cast<double>(buffer_elements(*a, bind)) * dtype_bytes(a->resolve_dtype(t.dtype));
+      // A workspace is small scratch that stays in cache: the model ignores it. An inout buffer is
+      // read and written.
+      if (a && a->is_buffer && a->role != Role::workspace)
+        bytes += static_cast<double>(buffer_elements(*a, bind)) * dtype_bytes(a->resolve_dtype(t.dtype)) *
+                 (a->role == Role::inout ? 2 : 1);
     }
     const auto g = eval_geometry(l, bind);
     const double per_thread = bytes / static_cast<double>(g.threads());

@@ -417,5 +417,51 @@ int main() {
   EXPECT_EQ(build_and_run(nv, tmp.path()), "");
 }
 
+// An in-place buffer (role inout) reaches the caller as a plain pointer, with a note that the call
+// overwrites it.
+TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  test::TempDir tmp("export-inout");
+  fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
+  auto yaml = test::read_file(tmp.path() / "gelu" / "problem.yaml");
+  for (const auto& [from, to] : std::map<std::string, std::string>{
+           {"role: in, init:", "role: inout, init:"},
+           {"  - {name: y, kind: buffer, dtype: T, shape: [n], role: out}\n", ""},
+           {"args: [t1, t0, y, n]", "args: [t1, t0, x, n]"}}) {
+    const auto pos = yaml.find(from);
+    ASSERT_NE(pos, std::string::npos) << from;
+    yaml.replace(pos, from.size(), to);
+  }
+  test::write_file(tmp.path() / "gelu" / "problem.yaml", yaml);
+  test::write_file(tmp.path() / "gelu" / "vectorized.cu",
+                   "template <typename T, int BLOCK>\n__global__ void clamp_inplace(T* x, long long n) {\n"
+                   "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n"
+                   "  if (i < n) x[i] = x[i] > T(0) ? x[i] : T(0);\n}\n");
+  test::write_file(tmp.path() / "gelu" / "vectorized.yaml",
+                   "kernel: clamp_inplace\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [128, 256]}\ndtypes: [f32]\n"
+                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
+  const auto p = load_problem(tmp.path(), "gelu");
+  const auto& v = p.variant("vectorized");
+  const Space s(v, Bindings{});
+  const std::vector<Specialization> specs = {{&v, DType::f32, s.parse_key("BLOCK=256"), Shape{{{"n", 1 << 20}}}, {"f32"}}};
+  const auto header = export_header(p, specs, "test");
+  EXPECT_NE(header.find("'x' is read and overwritten in place"), std::string::npos);
+  std::ofstream(tmp.path() / "gelu.cuh") << header;
+  std::ofstream(tmp.path() / "main.cu") << R"SRC(
+#include "gelu.cuh"
+#include <cstdio>
+using namespace soltune_gelu;
+int main() {
+  cudaError_t (*f32)(float*, long long, cudaStream_t) = &gelu_f32;  // x is not const
+  (void)f32;
+  const int bad = gelu_f32_choice(1000, 132, 90, 232448, 62914560) != 0;
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  EXPECT_EQ(build_and_run(nv, tmp.path()), "");
+}
+
 }  // namespace
 }  // namespace soltune

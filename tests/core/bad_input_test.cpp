@@ -272,7 +272,7 @@ TEST_F(BadInput, MagnitudeRanges) {
                 "expected a positive finite magnitude"});
   // Not on outputs or scalars.
   const int out = edit(problem_yaml(), "role: out}", "role: out, range: {sign: positive, why: w}}");
-  expect_error([&] { load(); }, problem_yaml(), out, 0, {"range applies to inputs and constants only"});
+  expect_error([&] { load(); }, problem_yaml(), out, 0, {"range applies to inputs (roles in and inout) and constants only"});
   edit(problem_yaml(), "role: out, range: {sign: positive, why: w}}", "role: out}");
   const int scalar = edit(problem_yaml(), "value: n}", "value: n, range: {sign: positive, why: w}}");
   expect_error([&] { load(); }, problem_yaml(), scalar, 0, {"a scalar takes only name, kind, dtype and value"});
@@ -459,7 +459,25 @@ TEST_F(BadInput, MagnitudesAreDeclaredOnOutputsAndNamedByTheReference) {
   const int ref = edit(problem_yaml(), "reference:\n", "reference:\n");  // the error names its first key
   expect_error([&] { load(); }, problem_yaml(), ref + 1, 3, {"the reference's args must name 'y.magnitude' once"});
   const int line = edit(problem_yaml(), "role: in, init:", "role: in, magnitude: true, init:");
-  expect_error([&] { load(); }, problem_yaml(), line, 0, {"magnitude applies to outputs only"});
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"magnitude applies to outputs (roles out and inout) only"});
+}
+
+// An inout buffer is drawn like an input and checked like an output: the reference reads it and
+// writes what the kernel must leave there to `<name>.out`, named once.
+TEST_F(BadInput, InoutBuffersNameTheirResultInTheReference) {
+  edit(problem_yaml(), "role: in, init:", "role: inout, init:");
+  const auto p = load();
+  EXPECT_EQ(p.args[0].role, Role::inout);
+  EXPECT_EQ(p.reference.args, (std::vector<std::string>{"x", "x.out", "y", "n"}));  // the default
+  const int args = edit(problem_yaml(), "reference:\n", "reference:\n  args: [x, y, n]\n") + 1;
+  expect_error([&] { load(); }, problem_yaml(), args, 9, {"buffer 'x' has role inout", "'x.out' once"});
+  edit(problem_yaml(), "args: [x, y, n]", "args: [x, x.out, y.out, n]");
+  expect_error([&] { load(); }, problem_yaml(), args, 9, {"reference argument 'y.out': no buffer 'y' has role inout"});
+  edit(problem_yaml(), "args: [x, x.out, y.out, n]", "args: [x, x.out, x.out, y, n]");
+  expect_error([&] { load(); }, problem_yaml(), args, 9, {"'x.out' once"});
+  // An output is the kernel's to write: an init there is a mistake, which names the role to use.
+  const int out = edit(problem_yaml(), "role: out}", "role: out, init: \"normal(0, 1)\"}");
+  expect_error([&] { load(); }, problem_yaml(), out, 0, {"it takes no init (role inout"});
 }
 
 // A size of a few values (a layout flag): a shape gives one of them or, with a default, none.

@@ -220,7 +220,7 @@ TEST(Problem, WorkspaceMistakesAreRefusedWithFileAndLine) {
     std::string from, to, phrase;
   };
   const std::vector<Case> cases = {
-      {"role: workspace}", "role: scratch}", "expected role 'in', 'out' or 'workspace', got 'scratch'"},
+      {"role: workspace}", "role: scratch}", "expected role 'in', 'out', 'inout' or 'workspace', got 'scratch'"},
       {"role: workspace}", "role: workspace, init: \"normal(0, 1)\"}", "a workspace starts zeroed"},
       // Only a workspace's shape may depend on the device.
       {"shape: [1], role: out}", "shape: [sms], role: out}", "uses unknown name 'sms'"},

@@ -5,6 +5,7 @@
 
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
+#include "core/space.hpp"
 
 namespace soltune::cli {
 namespace {
@@ -60,7 +61,10 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     if (!o.best) {
       std::printf("%-*s %9s %6s %5s %10.1f %9.1f %6s %6s %6lld\n", static_cast<int>(id_width), first, "-", "-", "-",
                   o.baseline.t_ref_us, o.baseline.t_sol_us, "-", "-", static_cast<long long>(o.evaluated));
-      std::printf("  no valid configuration (%lld failed)\n", static_cast<long long>(o.failed));
+      // None failed: none was legal here. Which constraint excluded the shape says what to widen.
+      const std::string why = o.failed > 0 ? "" : Space(*r.task.variant, r.task.fixed(ev_.device())).why_empty();
+      if (why.empty()) std::printf("  no valid configuration (%lld failed)\n", static_cast<long long>(o.failed));
+      else std::fputs(wrap("  no legal configuration: " + why, kWidth, 4).c_str(), stdout);
       continue;
     }
     const double t = o.best->time.median_us;

@@ -31,6 +31,11 @@ class Space {
   Bindings bind(const Config& c) const;             // fixed + knob values
   bool legal(const Config& c) const;                // every value listed and every constraint true
   std::string why_illegal(const Config& c) const;   // "" when legal
+  // Why no configuration is legal here (space_empty.cpp): the first constraint that every
+  // configuration meeting the constraints before it breaks, with its two sides where it compares,
+  // at the configuration that comes nearest ("cols <= 512 * TPR fails for every TPR: at best
+  // 1048576 > 524288 (TPR=1024)"). "" when one is legal. Looks at the first `limit` combinations.
+  std::string why_empty(size_t limit = size_t{1} << 22) const;
   double cardinality() const;                        // product of value counts (before constraints)
 
   // A uniform legal sample: rejection first; where it fails, or where the space is sparse (below),

@@ -301,5 +301,33 @@ TEST(SparseSpace, SamplesComeFromTheLegalOnesUniformly) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(s.key(*s.sample(a)), fresh.key(*fresh.sample(b)));
 }
 
+// A shape no configuration serves: the first constraint that every configuration meeting the ones
+// before it breaks, its sides at the nearest miss, and the knobs it was tried at.
+TEST(EmptySpace, NamesTheConstraintThatExcludesTheShape) {
+  VariantSpec v;
+  v.knobs = {KnobSpec{"BLOCK", {32, 64, 256, 1024}, ""}, KnobSpec{"EPT", {1, 2, 4}, ""}, KnobSpec{"VEC", {1, 2}, ""}};
+  v.constraints = {Expr("BLOCK >= 64", {}), Expr("cols <= BLOCK * EPT * 32", {})};
+  EXPECT_EQ(Space(v, Bindings{{"cols", 4096}}).why_empty(), "");
+  EXPECT_EQ(Space(v, Bindings{{"cols", 1048576}}).why_empty(),
+            "constraint 'cols <= BLOCK * EPT * 32' fails for every BLOCK, EPT that the constraints before it allow: "
+            "at best 1048576 > 131072 (BLOCK=1024, EPT=4)");
+  v.constraints = {Expr("cc >= 90", {})};  // no knob: the shape or the device alone
+  EXPECT_EQ(Space(v, Bindings{{"cc", 80}}).why_empty(), "constraint 'cc >= 90' fails for this shape and device: 80 < 90");
+  v.constraints = {Expr("EPT == 8 || EPT * VEC <= cols", {})};  // shown whole, with the values it reads
+  EXPECT_EQ(Space(v, Bindings{{"cols", 0}}).why_empty(),
+            "constraint 'EPT == 8 || EPT * VEC <= cols' fails for every EPT, VEC (cols=0), e.g. at EPT=1, VEC=1");
+}
+
+// The shape that motivated it: one softmax row of 2^20 f32 values is longer than a register-held
+// row may be.
+TEST(EmptySpace, SoftmaxCachedSaysWhyOneRowOfAMillionIsTooLong) {
+  const auto p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "softmax");
+  const auto& v = p.variant("cached");
+  const Task t{&p, &v, DType::f32, Shape{{{"rows", 1}, {"cols", 1 << 20}}}};
+  const auto why = Space(v, t.fixed(*find_known_gpu("H200"))).why_empty();
+  EXPECT_NE(why.find("constraint 'cols <= 512 * TPR' fails for every TPR"), std::string::npos) << why;
+  EXPECT_NE(why.find("1048576 > 524288 (TPR=1024)"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace soltune

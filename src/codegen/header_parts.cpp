@@ -431,6 +431,7 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
     h << "}";
   }
   h << "};\n  const double here[] = {" << join_sizes(p, "", ", ") << "};\n"
+    << "  for (const double v : here)\n    if (!(v >= 0)) return -1;  // a negative size: no plan holds\n"
     << "  double dist[kCount];\n  int order[kCount];\n  for (int j = 0; j < kCount; ++j) {\n"
     << "    dist[j] = 0;\n    for (int k = 0; k < " << p.sizes.size() << "; ++k)\n"
     << "      dist[j] += std::fabs(std::log2(here[k] > 0 ? here[k] : 1) - std::log2(tuned[j][k] > 0 ? tuned[j][k] : 1));\n"
@@ -453,10 +454,21 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
       << "sms, cc, smem_optin, l2_bytes, 1e300, &p) < 0) return -1;\n"
       << "  return static_cast<long long>(p.scratch_bytes);\n}\n\n";
   h << buffer_notes(p, dt, fn);
-  h << "// Launches the tuned kernel for these sizes; cudaErrorInvalidValue (nothing launched) when no\n"
-    << "// specialization is legal for them or a pointer is misaligned, else the launch's own status.\n"
+  // Sizes first: a negative one is refused before any conversion, and a call whose outputs are all
+  // empty has nothing to do (its pointers may then be null).
+  std::string negative, empty;
+  for (const auto& name : p.sizes) negative += (negative.empty() ? "" : " || ") + name + " < 0";
+  for (const auto& a : p.args) {
+    if (!a.is_buffer || !role_is_checked(a.role)) continue;
+    empty += (empty.empty() ? "" : " && ") + ("(" + element_count(a) + ") == 0");
+  }
+  h << "// Launches the tuned kernel for these sizes: cudaSuccess with nothing launched when every output\n"
+    << "// is empty; cudaErrorInvalidValue (nothing launched) for a negative size, when no specialization\n"
+    << "// is legal for the sizes or a pointer is misaligned; else the launch's own status.\n"
     << "inline cudaError_t " << fn << "(" << params << join_sizes(p, "long long ", ", ") << (has_scratch ? "void* scratch, size_t scratch_bytes, " : "")
     << "cudaStream_t stream = 0) {\n"
+    << (negative.empty() ? "" : "  if (" + negative + ") return cudaErrorInvalidValue;\n")
+    << "  {\n    using namespace detail;\n    if (" << empty << ") return cudaSuccess;\n  }\n"
     << checks << "  int dev = 0, sms = 0, ccM = 0, ccm = 0, optin = 0, l2 = 0;\n"
     << "  cudaError_t e = cudaGetDevice(&dev);\n  if (e != cudaSuccess) return e;\n"
     << "  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;\n"

@@ -73,6 +73,10 @@ int main() {
   expect(gelu_f32_choice(17592186044416.0, sms, cc, optin, l2), 1, "nearest illegal: the next");
   expect(gelu_bf16_choice(1000003, sms, cc, optin, l2), 0, "the only bf16");
   expect(gelu_f32_can_implement(1, sms, cc, optin, l2), 1, "n = 1");
+  expect(gelu_f32_choice(-1, sms, cc, optin, l2), -1, "a negative size: no plan");
+  // Decided before the device is asked anything (this program runs without a GPU).
+  expect(gelu_f32(nullptr, nullptr, 0), cudaSuccess, "n = 0: nothing to do, nothing launched");
+  expect(gelu_f32(nullptr, nullptr, -5), cudaErrorInvalidValue, "a negative n is refused");
   gelu_f32_plan p;
   expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2, &p), 1, "plan");
   expect(static_cast<int>(p.grid.x), 132 * 4, "grid-stride grid = min(sms * BLOCKS_PER_SM, tiles)");

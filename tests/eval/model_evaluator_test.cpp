@@ -2,6 +2,10 @@
 // resources, predictions labelled as such.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "eval/candidates.hpp"
 #include "eval/model_evaluator.hpp"
 #include "eval/model_predictor.hpp"
@@ -38,6 +42,44 @@ TEST_F(ModelEval, PredictsLabelledTimesFromRealResources) {
   // Never faster than the bandwidth allows.
   EXPECT_GE(r[0].time.median_us, b.t_sol_us);
   EXPECT_GT(b.t_ref_us, r[0].time.median_us);
+}
+
+// The baseline predicted for every task whose baseline was measured on the H200
+// (tests/data/h200_baselines.json, from `soltune tune bench/baselines/<problem>.yaml`): within a
+// factor of 2, at shapes from one element (where launches are all there is) to 1 GiB.
+TEST_F(ModelEval, BaselinesAreWithinAFactorOfTwoOfTheMeasuredOnes) {
+  std::ifstream in(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "tests" / "data" / "h200_baselines.json");
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc.at("gpu"), "NVIDIA H200");
+  ModelEvaluator ev(h200, compiler, "sm_90");
+  std::map<std::string, ProblemSpec> problems;
+  int checked = 0;
+  for (const auto& row : doc.at("baselines")) {
+    const std::string name = row.at("problem");
+    if (!problems.count(name))
+      problems.emplace(name, load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", name));
+    const auto& pr = problems.at(name);
+    const Task t{&pr, &pr.variants.front(), parse_dtype(row.at("dtype").get<std::string>()),
+                 parse_shape(pr, row.at("shape"))};
+    const double measured = row.at("t_ref_us"), predicted = ev.baseline(t).t_ref_us;
+    EXPECT_GE(predicted, measured / 2) << t.id();
+    EXPECT_LE(predicted, measured * 2) << t.id();
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
+}
+
+// More work never takes less time, and the least work is never below a launch per kernel.
+TEST_F(ModelEval, BaselinesGrowWithTheWorkFromTheLaunchFloor) {
+  ModelEvaluator ev(h200, compiler, "sm_90");
+  double before = 0;
+  for (int64_t n = 1; n <= (int64_t{1} << 30); n *= 4) {
+    const Task t{&p, &p.variant("vectorized"), DType::bf16, Shape{{{"n", n}}}};
+    const double us = ev.baseline(t).t_ref_us;
+    EXPECT_GE(us, before) << t.id();
+    EXPECT_GE(us, 2.0 * static_cast<double>(p.baseline.size())) << t.id();
+    before = us;
+  }
 }
 
 TEST_F(ModelEval, IllegalConfigurationsNeverReachNvrtc) {

@@ -114,6 +114,29 @@ void check_given_data(const RunConfig& cfg) {
   if (!problems.empty()) throw Error("arguments given as files do not fit the tasks:" + problems);
 }
 
+// Every shape's buffers fit the device, with a tenth left for the L2 flush, a candidate's scratch and
+// the runtime: a shape that cannot stops the run before anything is measured or recorded.
+void check_device_memory(const RunConfig& cfg, const DeviceInfo& d) {
+  if (d.mem_bytes <= 0) return;
+  std::string problems;
+  std::set<std::string> seen;
+  for (const auto& t : config_tasks(cfg)) {
+    const double need = task_device_bytes(t, cfg.timing.input_sets);
+    const std::string what = t.shape.key() + " " + std::string(dtype_name(t.dtype));
+    if (need <= 0.9 * static_cast<double>(d.mem_bytes) || !seen.insert(what).second) continue;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "\n%s needs %.1f GiB for its buffers, the reference's and the baseline's", what.c_str(),
+                  need / (1 << 30));
+    problems += buf;
+  }
+  if (!problems.empty()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: shapes too large for the %s (%.1f GiB, of which 90%% may hold a task):",
+                  cfg.path.string().c_str(), d.name.c_str(), static_cast<double>(d.mem_bytes) / (1 << 30));
+    throw Error(buf + problems);
+  }
+}
+
 // Each variant's kernels against what it passes them, once per dtype, on a legal configuration of
 // its first task: a mismatch stops the run before anything is measured or recorded.
 void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, const DeviceInfo& device) {
@@ -210,6 +233,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     for (const auto& t : tasks) std::printf("  %s\n", t.id().c_str());
     const auto gpu = find_known_gpu(cfg.model_gpu);
     check_given_data(cfg);
+    check_device_memory(cfg, *gpu);
     check_kernel_signatures(cfg, Compiler(compiler_options()), *gpu);
     std::printf("kernel parameters take what the variants pass them\n");
     return 0;
@@ -218,6 +242,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   if (!(timeout_cap > 0)) throw UsageError("--timeout-cap must be positive");
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes, vm.count("no-wait") == 0);
   check_given_data(cfg);
+  check_device_memory(cfg, ev->device());
   check_kernel_signatures(cfg, compiler, ev->device());
   const auto path = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   auto kb = KnowledgeBase::open(path);  // before any tuning: a foreign file stops the run here

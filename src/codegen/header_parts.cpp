@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -91,9 +92,19 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
       << "  p.scratch_bytes += (static_cast<size_t>(p.scratch_elems[" << i << "]) * sizeof("
       << dtype_cpp(a.resolve_dtype(dt)) << ") + 255) / 256 * 256;\n";
   }
-  for (const auto& a : p.args)
-    if (!a.is_buffer)
-      h << "  p." << a.name << " = static_cast<" << dtype_cpp(a.resolve_dtype(dt)) << ">(" << a.value.text() << ");\n";
+  // A scalar past its dtype's range would wrap: no plan holds there.
+  for (const auto& a : p.args) {
+    if (a.is_buffer) continue;
+    const DType sd = a.resolve_dtype(dt);
+    if (!dtype_is_float(sd)) {
+      const auto r = dtype_int_range(sd);
+      char range[96];
+      std::snprintf(range, sizeof range, " >= %.17g && v < %.17g", r.min, r.max + (r.max < 9.2e18 ? 1 : 0));
+      h << "  {\n    const double v = static_cast<double>(" << a.value.text() << ");\n    if (!(v" << range
+        << ")) {\n      p.ok = false;\n      return p;\n    }\n  }\n";
+    }
+    h << "  p." << a.name << " = static_cast<" << dtype_cpp(sd) << ">(" << a.value.text() << ");\n";
+  }
   const auto cs = constants_of(p);
   for (size_t i = 0; i < cs.size(); ++i) {
     h << "  p.constant_elems[" << i << "] = static_cast<long long>(" << element_count(*cs[i]) << ");\n";

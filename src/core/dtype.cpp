@@ -52,6 +52,21 @@ FiniteRange dtype_finite_range(DType t) {
   }
 }
 
+IntRange dtype_int_range(DType t) {
+  switch (t) {
+    case DType::i8: return {-128.0, 127.0};
+    case DType::i16: return {-32768.0, 32767.0};
+    case DType::i32: return {-2147483648.0, 2147483647.0};
+    case DType::i64: return {-9223372036854775808.0, 9223372036854775808.0};
+    case DType::u8: return {0.0, 255.0};
+    case DType::u16: return {0.0, 65535.0};
+    case DType::u32: return {0.0, 4294967295.0};
+    case DType::u64: return {0.0, 18446744073709551616.0};
+    case DType::boolean: return {0.0, 1.0};
+    default: return {};
+  }
+}
+
 const std::vector<DType>& all_dtypes() {
   static const std::vector<DType> all = [] {
     std::vector<DType> v;

@@ -19,6 +19,13 @@ struct FiniteRange {
   double min_subnormal = 0, max_finite = 0;
 };
 FiniteRange dtype_finite_range(DType t);
+// An integer or bool dtype's smallest and largest values (as doubles: the 64-bit bounds rounded
+// outward to 2^63 and 2^64, which no value at or past them passes); {0, 0} for the floating ones.
+struct IntRange {
+  double min = 0, max = 0;
+  bool holds(double v) const { return v >= min && v <= max && (max < 9.2e18 || v < max); }
+};
+IntRange dtype_int_range(DType t);
 const std::vector<DType>& all_dtypes();   // in declaration order
 // The CUDA vector type of `lanes` elements of t ("float2", "int4", "__nv_bfloat162"), or "" where
 // CUDA has none.

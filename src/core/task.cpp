@@ -1,5 +1,6 @@
 #include "core/task.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/space.hpp"
@@ -84,6 +85,21 @@ Geometry eval_geometry(const LaunchSpec& l, const Bindings& b) {
       throw Error(l.loc, "launch of '" + l.kernel + "' has a non-positive dimension: " + g.str());
   if (g.smem < 0) throw Error(l.loc, "launch of '" + l.kernel + "' asks for negative shared memory");
   return g;
+}
+
+double task_device_bytes(const Task& t, int input_sets) {
+  const auto b = t.sizes();
+  double bytes = 0;
+  auto add = [&](const ArgSpec& a) {
+    if (!a.is_buffer || a.role == Role::workspace) return;
+    const double n = static_cast<double>(buffer_elements(a, b)) * a.lanes;
+    const double own = n * dtype_bytes(a.resolve_dtype(t.dtype));
+    bytes += own * (a.role == Role::in ? std::max(input_sets, 1) : a.role == Role::inout ? 2 : 1);
+    if (role_is_checked(a.role)) bytes += n * sizeof(double) * (a.magnitude ? 2 : 1);
+  };
+  for (const auto& a : t.problem->args) add(a);
+  for (const auto& a : t.problem->baseline_temps) add(a);
+  return bytes;
 }
 
 int64_t buffer_elements(const ArgSpec& a, const Bindings& b) {

@@ -53,6 +53,11 @@ void bind_device(Bindings& b, const DeviceInfo& d);
 Geometry eval_geometry(const LaunchSpec& l, const Bindings& b);
 // Number of elements of a buffer argument for the bindings.
 int64_t buffer_elements(const ArgSpec& a, const Bindings& b);
+// The device memory a task's measurement holds besides a candidate's own scratch: every buffer of
+// the problem (an input once per set), the reference's double per output element and magnitude,
+// an inout buffer's copy of what was drawn, and the baseline's temporaries; workspaces, which are
+// sized by the device, are left out. A shape needing more than the device has cannot be tuned.
+double task_device_bytes(const Task& t, int input_sets = 1);
 
 // What a task is measured against.
 struct TaskBaseline {

@@ -191,6 +191,19 @@ TEST_F(Cli, MalformedConfigNamesFileAndLine) {
   EXPECT_NE(r.err.find("nowhere.yaml"), std::string::npos) << r;
 }
 
+// A shape whose buffers exceed the device's memory stops the run before anything is recorded.
+TEST_F(Cli, AShapeTooLargeForTheDeviceIsRefused) {
+  write(tmp_ / "huge.yaml", "problem: gelu\ntemplates: " + (kSource / "templates").string() +
+                                "\ndtypes: [f32]\nshapes: [{n: 1000003}, {n: 68719476736}]\nbudget: {evals: 4}\n"
+                                "backend: model\nmodel_gpu: H200\n");
+  const auto r = soltune("tune huge.yaml --kb " + q(kb_));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("huge.yaml: shapes too large for the NVIDIA H200"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("n=68719476736 f32 needs 1536.0 GiB"), std::string::npos) << r;
+  EXPECT_EQ(r.err.find("n=1000003 f32"), std::string::npos) << r;
+  EXPECT_FALSE(fs::exists(kb_));
+}
+
 TEST_F(Cli, ForeignKnowledgeBaseIsRefusedAndLeftUnchanged) {
   const auto foreign = tmp_ / "notes.db";
   std::string bytes = "these are my notes, not a database\n";

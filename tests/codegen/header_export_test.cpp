@@ -74,6 +74,7 @@ int main() {
   expect(gelu_bf16_choice(1000003, sms, cc, optin, l2), 0, "the only bf16");
   expect(gelu_f32_can_implement(1, sms, cc, optin, l2), 1, "n = 1");
   expect(gelu_f32_choice(-1, sms, cc, optin, l2), -1, "a negative size: no plan");
+  expect(gelu_f32_can_implement(1e19, sms, cc, optin, l2), 0, "n past what its i64 scalar holds");
   // Decided before the device is asked anything (this program runs without a GPU).
   expect(gelu_f32(nullptr, nullptr, 0), cudaSuccess, "n = 0: nothing to do, nothing launched");
   expect(gelu_f32(nullptr, nullptr, -5), cudaErrorInvalidValue, "a negative n is refused");

@@ -462,6 +462,15 @@ TEST_F(BadInput, MagnitudesAreDeclaredOnOutputsAndNamedByTheReference) {
   expect_error([&] { load(); }, problem_yaml(), line, 0, {"magnitude applies to outputs (roles out and inout) only"});
 }
 
+// A size its scalar's dtype cannot hold is refused at the shape that gives it, before anything runs.
+TEST_F(BadInput, ASizePastItsScalarsDtypeIsRefused) {
+  edit(problem_yaml(), "{name: n, kind: scalar, dtype: i64", "{name: n, kind: scalar, dtype: i32");
+  EXPECT_NO_THROW(load_run_config(config_));  // n = 1000003 fits
+  const int line = edit(config_, "{n: 1000003}", "{n: 3000000000}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 5,
+               {"scalar 'n' = 3000000000 at this shape overflows its dtype i32 (-2147483648 to 2147483647)"});
+}
+
 // An inout buffer is drawn like an input and checked like an output: the reference reads it and
 // writes what the kernel must leave there to `<name>.out`, named once.
 TEST_F(BadInput, InoutBuffersNameTheirResultInTheReference) {

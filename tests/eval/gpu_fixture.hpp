@@ -9,6 +9,7 @@
 
 #include "../support/files.hpp"
 #include "eval/cuda_devices.hpp"
+#include "eval/worker_evaluator.hpp"
 
 namespace soltune::test {
 
@@ -23,6 +24,23 @@ inline std::filesystem::path source_dir() {
 inline std::string soltune_binary() {
   if (const char* env = std::getenv("SOLTUNE_BIN")) return env;
   return SOLTUNE_BIN;
+}
+
+// Options of a worker-backed evaluator for a test: `soltune worker` loading problems from
+// `templates`, short timed loops in which every correct candidate is timed however slow, no
+// ceiling probes.
+inline WorkerOptions worker_options(const std::filesystem::path& templates, double target_ms = 2, int min_reps = 3,
+                                    int max_reps = 5, double timeout_cap_s = 60) {
+  WorkerOptions o;
+  o.command = {soltune_binary(), "worker"};
+  o.templates = templates;
+  o.eval.target_ms = target_ms;
+  o.eval.min_reps = min_reps;
+  o.eval.max_reps = max_reps;
+  o.eval.measure_ceilings = false;
+  o.eval.slow_factor = 1e9;
+  o.timeout_cap_s = timeout_cap_s;
+  return o;
 }
 
 inline bool skip_without_gpu() {

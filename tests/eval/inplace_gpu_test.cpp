@@ -91,16 +91,8 @@ class InplaceGpu : public ::testing::Test {
  protected:
   void SetUp() override { SOLTUNE_REQUIRE_GPU(); }
   std::unique_ptr<WorkerEvaluator> make(const std::filesystem::path& templates) {
-    WorkerOptions o;
-    o.command = {test::soltune_binary(), "worker"};
-    o.templates = templates;
-    o.eval.target_ms = 5;
-    o.eval.min_reps = 5;
-    o.eval.max_reps = 20;
-    o.eval.measure_ceilings = false;
-    o.eval.slow_factor = 1e9;
+    auto o = test::worker_options(templates, 5, 5, 20, 20);
     o.eval.seed = 11;
-    o.timeout_cap_s = 20;
     return std::make_unique<WorkerEvaluator>(compiler_, o);
   }
   Compiler compiler_{default_compiler_options()};

@@ -63,16 +63,7 @@ TEST(MatmulCheckGpu, RightGemmsPassAndWrongOnesFailAtLargeK) {
   const auto root = gemm_problem();
   const auto p = load_problem(root, "matmul");
   const Compiler compiler(default_compiler_options());
-  WorkerOptions o;
-  o.command = {test::soltune_binary(), "worker"};
-  o.templates = root;
-  o.eval.target_ms = 2;
-  o.eval.min_reps = 3;
-  o.eval.max_reps = 5;
-  o.eval.measure_ceilings = false;
-  o.eval.slow_factor = 1e9;
-  o.timeout_cap_s = 60;
-  WorkerEvaluator ev(compiler, o);
+  WorkerEvaluator ev(compiler, test::worker_options(root));
   for (DType dt : {DType::f32, DType::bf16, DType::f16})
     for (int64_t k : {int64_t{8192}, int64_t{8200}, int64_t{16384}})
       for (const auto& g : kKernels) {

@@ -15,16 +15,7 @@ namespace soltune {
 namespace {
 
 std::unique_ptr<WorkerEvaluator> evaluator(const Compiler& c, const std::filesystem::path& templates) {
-  WorkerOptions o;
-  o.command = {test::soltune_binary(), "worker"};
-  o.templates = templates;
-  o.eval.target_ms = 2;
-  o.eval.min_reps = 3;
-  o.eval.max_reps = 5;
-  o.eval.measure_ceilings = false;
-  o.eval.slow_factor = 1e9;  // every correct candidate timed, however slow
-  o.timeout_cap_s = 60;
-  return std::make_unique<WorkerEvaluator>(c, o);
+  return std::make_unique<WorkerEvaluator>(c, test::worker_options(templates));
 }
 
 TEST(TensorMapGpu, GeluThroughTmaIsCorrectAndABoxPastTheLimitIsIllegal) {

@@ -385,6 +385,8 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   std::ostringstream h;
   h << "// ---- " << dtype_name(dt) << ": " << specs.size() << " tuned specialization(s)\n";
   h << "struct " << fn << "_plan {\n  bool ok = false;\n  int cc = 0;  // the device's compute capability\n"
+    << "  // Set by _choice: 0, the kernel was tuned for these sizes; 1, the nearest tuned one whose\n"
+    << "  // constraints hold here.\n  int source = 0;\n"
     << "  dim3 grid, block;\n  size_t smem = 0;\n  dim3 cluster{1, 1, 1};  // blocks per cluster, given at launch\n";
   if (const size_t maps = max_tensor_maps(specs); maps > 0)
     h << "  detail::TensorMapShape maps[" << maps << "];  // a specialization's tensor maps, in its variant's order\n";
@@ -432,7 +434,8 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   const std::string sizes_d = join_sizes(p, "double ", ", ");
   const std::string size_args = join_sizes(p, "", ", ");
   // choice: exact shape first, then nearest in log2 distance; the first whose plan holds.
-  h << "// The specialization a call with these sizes uses, or -1 when none is legal for them.\n"
+  h << "// The specialization a call with these sizes uses, or -1 when none is legal for them; *out (when\n"
+    << "// given) gets its plan, whose `source` says whether it was tuned for these sizes.\n"
     << "inline int " << fn << "_choice(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes, "
     << avail_d << fn << "_plan* out = nullptr) {\n"
     << "  constexpr int kCount = " << specs.size() << ";\n  const double tuned[kCount][" << p.sizes.size() << "] = {";
@@ -453,7 +456,7 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   for (size_t j = 0; j < specs.size(); ++j)
     h << "      case " << j << ": p = " << fn << "_plan_" << j << "(" << size_args << "sms, cc, smem_optin, l2_bytes); break;\n";
   h << "    }\n    if (p.ok" << (has_scratch ? " && static_cast<double>(p.scratch_bytes) <= scratch_bytes" : "")
-    << ") {\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
+    << ") {\n      p.source = dist[order[r]] == 0 ? 0 : 1;\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
   h << "inline bool " << fn << "_can_implement(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes"
     << (has_scratch ? ", double scratch_bytes" : "") << ") {\n"
     << "  return " << fn << "_choice(" << size_args << "sms, cc, smem_optin, l2_bytes" << (has_scratch ? ", scratch_bytes" : "")

@@ -82,6 +82,9 @@ int main() {
   expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2, &p), 1, "plan");
   expect(static_cast<int>(p.grid.x), 132 * 4, "grid-stride grid = min(sms * BLOCKS_PER_SM, tiles)");
   expect(static_cast<int>(p.n), 1 << 20, "scalar argument n");
+  expect(p.source, 0, "2^20 was tuned");
+  gelu_f32_choice(12345, sms, cc, optin, l2, &p);
+  expect(p.source, 1, "12345: the nearest tuned one");
   std::printf(bad ? "FAILED\n" : "ok\n");
   return bad;
 }

@@ -23,12 +23,6 @@ std::vector<ToolAudit> audits_of(const KnowledgeBase& kb, const ProblemSpec& spe
   return kb.audits(r, hashes);
 }
 
-AuditVerdict audit_verdict(const std::vector<ToolAudit>& audits) {
-  const auto v = overall_verdict(audits);
-  if (v == AuditVerdict::passed && audits.size() < sanitizer_tools().size()) return AuditVerdict::not_audited;
-  return v;
-}
-
 std::string audit_summary(const std::vector<ToolAudit>& audits) {
   std::string s;
   for (const auto& tool : sanitizer_tools()) {
@@ -70,7 +64,7 @@ void audit_problem(KnowledgeBase& kb, const std::string& problem, const std::fil
       continue;
     }
     const auto before = audits_of(kb, spec, r);
-    if (!again && audit_verdict(before) != AuditVerdict::not_audited) {
+    if (!again && kernel_verdict(before) != AuditVerdict::not_audited) {
       std::printf("%s: audited before: %s\n", what.c_str(), audit_summary(before).c_str());
       ++n.skipped;
       continue;
@@ -82,7 +76,7 @@ void audit_problem(KnowledgeBase& kb, const std::string& problem, const std::fil
     std::fflush(stdout);
     const auto tools = audit_kernel(compiler, opt, dev, t, config);
     kb.record_audit(r, content_hash(v.source), toolchain(dev), tools);
-    const auto verdict = audit_verdict(tools);
+    const auto verdict = kernel_verdict(tools);
     std::printf("  %s: %s\n", std::string(audit_verdict_name(verdict)).c_str(), audit_summary(tools).c_str());
     for (const auto& a : tools)
       if (a.verdict != AuditVerdict::passed && !a.log.empty()) {

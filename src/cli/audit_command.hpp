@@ -14,8 +14,6 @@ namespace soltune::cli {
 // The verdicts that hold for a result as export ships it: audits of its own template text or of
 // today's (which export compiles), latest per tool.
 std::vector<ToolAudit> audits_of(const KnowledgeBase& kb, const ProblemSpec& spec, const ResultRecord& r);
-// The verdict over every tool: a tool never run leaves the kernel not audited.
-AuditVerdict audit_verdict(const std::vector<ToolAudit>& audits);
 // "memcheck passed, racecheck failed (2 errors), synccheck passed, initcheck not audited"
 std::string audit_summary(const std::vector<ToolAudit>& audits);
 

@@ -88,7 +88,7 @@ void check_audits(const KnowledgeBase& kb, const ProblemSpec& spec, const std::v
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     const auto audits = audits_of(kb, spec, r);
-    const auto verdict = audit_verdict(audits);
+    const auto verdict = kernel_verdict(audits);
     const std::string what = "  " + r.dtype + " at " + r.shape_key + " (" + r.variant + " " + r.config_key + ")";
     specs[i].comment.push_back("compute-sanitizer audit: " + std::string(audit_verdict_name(verdict)) +
                                (audits.empty() ? "" : " (" + audit_summary(audits) + ")"));

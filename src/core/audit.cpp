@@ -1,5 +1,7 @@
 #include "core/audit.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace soltune {
@@ -32,6 +34,15 @@ AuditVerdict overall_verdict(const std::vector<ToolAudit>& tools) {
     all = all && t.verdict == AuditVerdict::passed;
   }
   return all ? AuditVerdict::passed : AuditVerdict::not_audited;
+}
+
+AuditVerdict kernel_verdict(const std::vector<ToolAudit>& audits) {
+  const auto v = overall_verdict(audits);
+  for (const auto& tool : sanitizer_tools())
+    if (v == AuditVerdict::passed &&
+        std::none_of(audits.begin(), audits.end(), [&](const ToolAudit& a) { return a.tool == tool; }))
+      return AuditVerdict::not_audited;
+  return v;
 }
 
 }  // namespace soltune

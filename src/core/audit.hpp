@@ -26,5 +26,8 @@ const std::vector<std::string>& sanitizer_tools();
 // The verdict over tools: failed if any failed, else not_audited if any was not, else passed
 // (not_audited for none).
 AuditVerdict overall_verdict(const std::vector<ToolAudit>& tools);
+// A kernel's verdict: overall_verdict over its audits, where a tool of sanitizer_tools() never run
+// leaves it not_audited (what export and `soltune audit` go by).
+AuditVerdict kernel_verdict(const std::vector<ToolAudit>& audits);
 
 }  // namespace soltune

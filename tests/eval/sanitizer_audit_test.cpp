@@ -96,6 +96,14 @@ TEST(AuditVerdicts, AnyFailureFailsAndAnyGapLeavesItNotAudited) {
   v.push_back({"synccheck", AuditVerdict::failed, 1, "Barrier error"});
   EXPECT_EQ(overall_verdict(v), AuditVerdict::failed);
   EXPECT_EQ(overall_verdict({}), AuditVerdict::not_audited);
+  // A kernel is audited only when every tool ran: two that passed are not enough.
+  const std::vector<ToolAudit> two = {{"memcheck", AuditVerdict::passed, 0, ""}, {"racecheck", AuditVerdict::passed, 0, ""}};
+  EXPECT_EQ(kernel_verdict(two), AuditVerdict::not_audited);
+  std::vector<ToolAudit> all;
+  for (const auto& t : sanitizer_tools()) all.push_back({t, AuditVerdict::passed, 0, ""});
+  EXPECT_EQ(kernel_verdict(all), AuditVerdict::passed);
+  all[1].verdict = AuditVerdict::failed;
+  EXPECT_EQ(kernel_verdict(all), AuditVerdict::failed);
   EXPECT_EQ(parse_audit_verdict("failed"), AuditVerdict::failed);
   EXPECT_THROW(parse_audit_verdict("ok"), Error);
 }

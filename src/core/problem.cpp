@@ -21,6 +21,14 @@ std::string_view role_name(Role r) {
   return "?";
 }
 
+std::optional<ReferenceArray> reference_array(const std::string& arg) {
+  for (const auto& [tail, kind] : {std::pair<std::string_view, ReferenceArray::Kind>{".magnitude", ReferenceArray::Kind::magnitude},
+                                   {".out", ReferenceArray::Kind::out}})
+    if (arg.size() > tail.size() && arg.compare(arg.size() - tail.size(), tail.size(), tail) == 0)
+      return ReferenceArray{kind, arg.substr(0, arg.size() - tail.size())};
+  return std::nullopt;
+}
+
 std::string InitSpec::str() const {
   std::ostringstream s;
   s << (kind == Kind::normal ? "normal(" : "uniform(") << a << ", " << b << ")";

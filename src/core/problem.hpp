@@ -46,6 +46,14 @@ struct MagnitudeRange {
   bool narrowed() const { return !min.empty() || !max.empty() || sign != Sign::both; }
 };
 
+// A reference argument naming a second array of a buffer: "<out>.magnitude" (the magnitude of
+// what it sums) or "<inout>.out" (what the kernel must leave in an inout buffer).
+struct ReferenceArray {
+  enum class Kind { magnitude, out } kind;
+  std::string buffer;
+};
+std::optional<ReferenceArray> reference_array(const std::string& arg);  // nothing for a plain name
+
 struct ArgSpec {
   std::string name;
   bool is_buffer = true;

@@ -270,28 +270,22 @@ void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // The reference's arguments: the problem's, plus `<out>.magnitude` exactly once for each output
 // that declares a magnitude, and `<buffer>.out` exactly once for each inout buffer (and for no
 // other).
 void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
   std::vector<std::string> plain;
   for (const auto& a : p.reference.args) {
-    if (ends_with(a, ".magnitude")) {
-      const ArgSpec* out = p.find_arg(a.substr(0, a.size() - 10));
-      if (!out || !out->magnitude)
-        throw Error(loc, "reference argument '" + a + "': no output '" + a.substr(0, a.size() - 10) +
-                             "' declares 'magnitude: true'");
-    } else if (ends_with(a, ".out")) {
-      const ArgSpec* io = p.find_arg(a.substr(0, a.size() - 4));
-      if (!io || io->role != Role::inout)
-        throw Error(loc, "reference argument '" + a + "': no buffer '" + a.substr(0, a.size() - 4) + "' has role inout");
-    } else {
+    const auto extra = reference_array(a);
+    if (!extra) {
       plain.push_back(a);
+      continue;
     }
+    const ArgSpec* buf = p.find_arg(extra->buffer);
+    if (extra->kind == ReferenceArray::Kind::magnitude && (!buf || !buf->magnitude))
+      throw Error(loc, "reference argument '" + a + "': no output '" + extra->buffer + "' declares 'magnitude: true'");
+    if (extra->kind == ReferenceArray::Kind::out && (!buf || buf->role != Role::inout))
+      throw Error(loc, "reference argument '" + a + "': no buffer '" + extra->buffer + "' has role inout");
   }
   check_args(plain, p, false, loc);
   auto once = [&](const std::string& name) {

@@ -172,13 +172,9 @@ LaunchArgs TaskState::args(const LaunchSpec& l, int set, bool reference, const T
     }
     // "<out>.magnitude": the reference's second result for that output; "<inout>.out": its result
     // for an inout buffer (problem.yaml checks the names).
-    if (reference && name.size() > 10 && name.compare(name.size() - 10, 10, ".magnitude") == 0) {
-      a.values.push_back(slot(name.substr(0, name.size() - 10)).mag.get());
-      a.ptrs.push_back(&a.values.back());
-      continue;
-    }
-    if (reference && name.size() > 4 && name.compare(name.size() - 4, 4, ".out") == 0) {
-      a.values.push_back(slot(name.substr(0, name.size() - 4)).ref.get());
+    if (const auto extra = reference ? reference_array(name) : std::nullopt) {
+      auto& s = slot(extra->buffer);
+      a.values.push_back(extra->kind == ReferenceArray::Kind::magnitude ? s.mag.get() : s.ref.get());
       a.ptrs.push_back(&a.values.back());
       continue;
     }

@@ -99,7 +99,7 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
     if (!dtype_is_float(sd)) {
       const auto r = dtype_int_range(sd);
       char range[96];
-      std::snprintf(range, sizeof range, " >= %.17g && v < %.17g", r.min, r.max + (r.max < 9.2e18 ? 1 : 0));
+      std::snprintf(range, sizeof range, " >= %.17g && v < %.17g", r.min, r.end);
       h << "  {\n    const double v = static_cast<double>(" << a.value.text() << ");\n    if (!(v" << range
         << ")) {\n      p.ok = false;\n      return p;\n    }\n  }\n";
     }

@@ -54,15 +54,15 @@ FiniteRange dtype_finite_range(DType t) {
 
 IntRange dtype_int_range(DType t) {
   switch (t) {
-    case DType::i8: return {-128.0, 127.0};
-    case DType::i16: return {-32768.0, 32767.0};
-    case DType::i32: return {-2147483648.0, 2147483647.0};
-    case DType::i64: return {-9223372036854775808.0, 9223372036854775808.0};
-    case DType::u8: return {0.0, 255.0};
-    case DType::u16: return {0.0, 65535.0};
-    case DType::u32: return {0.0, 4294967295.0};
-    case DType::u64: return {0.0, 18446744073709551616.0};
-    case DType::boolean: return {0.0, 1.0};
+    case DType::i8: return {-0x1p7, 0x1p7};
+    case DType::i16: return {-0x1p15, 0x1p15};
+    case DType::i32: return {-0x1p31, 0x1p31};
+    case DType::i64: return {-0x1p63, 0x1p63};
+    case DType::u8: return {0, 0x1p8};
+    case DType::u16: return {0, 0x1p16};
+    case DType::u32: return {0, 0x1p32};
+    case DType::u64: return {0, 0x1p64};
+    case DType::boolean: return {0, 2};
     default: return {};
   }
 }

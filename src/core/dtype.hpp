@@ -19,11 +19,11 @@ struct FiniteRange {
   double min_subnormal = 0, max_finite = 0;
 };
 FiniteRange dtype_finite_range(DType t);
-// An integer or bool dtype's smallest and largest values (as doubles: the 64-bit bounds rounded
-// outward to 2^63 and 2^64, which no value at or past them passes); {0, 0} for the floating ones.
+// An integer or bool dtype's values: min, and end, one past the largest (each a power of two, so
+// exact as a double for 64-bit types too); {0, 0} for the floating ones.
 struct IntRange {
-  double min = 0, max = 0;
-  bool holds(double v) const { return v >= min && v <= max && (max < 9.2e18 || v < max); }
+  double min = 0, end = 0;
+  bool holds(double v) const { return v >= min && v < end; }
 };
 IntRange dtype_int_range(DType t);
 const std::vector<DType>& all_dtypes();   // in declaration order

@@ -152,18 +152,20 @@ RunConfig load_run_config(const std::filesystem::path& path) {
             s.fail(e.what());
           }
     // A scalar carries its size into the kernels in its own dtype: a value past that would wrap.
-    for (auto dt : c.dtypes)
+    for (auto dt : c.dtypes) {
+      const auto sizes = Task{&c.spec, nullptr, dt, sh}.sizes();
       for (const auto& a : c.spec.args) {
         const DType sd = a.resolve_dtype(dt);
         if (a.is_buffer || dtype_is_float(sd)) continue;
-        const double v = a.value.eval(Task{&c.spec, nullptr, dt, sh}.sizes());
+        const double v = a.value.eval(sizes);
         if (const auto r = dtype_int_range(sd); !r.holds(v)) {
           char buf[240];
           std::snprintf(buf, sizeof buf, "scalar '%s' = %.17g at this shape overflows its dtype %s (%.17g to %.17g)",
-                        a.name.c_str(), v, std::string(dtype_name(sd)).c_str(), r.min, r.max);
+                        a.name.c_str(), v, std::string(dtype_name(sd)).c_str(), r.min, r.end - 1);
           s.fail(buf);
         }
       }
+    }
     c.shapes.push_back(std::move(sh));
   }
   if (c.shapes.empty()) n.at("shapes").fail("at least one shape is needed");

@@ -193,22 +193,28 @@ const std::vector<Config>& Space::all_legal() const {
   return *legal_;
 }
 
-std::vector<Config> Space::enumerate_legal(size_t limit) const {
-  std::vector<Config> out;
-  if (knobs().empty()) return out;
+bool Space::each_combination(const std::function<bool(const Config&)>& f) const {
   std::vector<size_t> idx(knobs().size(), 0);
-  while (out.size() < limit) {
+  for (;;) {
     Config c;
     for (size_t i = 0; i < idx.size(); ++i) c.values.push_back(knobs()[i].values[idx[i]]);
-    if (legal(c)) out.push_back(std::move(c));
+    if (!f(c)) return false;
     size_t i = idx.size();
-    while (i > 0) {
-      --i;
-      if (++idx[i] < knobs()[i].values.size()) break;
-      idx[i] = 0;
-      if (i == 0) return out;
+    for (; i > 0; --i) {
+      if (++idx[i - 1] < knobs()[i - 1].values.size()) break;
+      idx[i - 1] = 0;
     }
+    if (i == 0) return true;  // every knob wrapped around
   }
+}
+
+std::vector<Config> Space::enumerate_legal(size_t limit) const {
+  std::vector<Config> out;
+  if (knobs().empty() || limit == 0) return out;
+  each_combination([&](const Config& c) {
+    if (legal(c)) out.push_back(c);
+    return out.size() < limit;
+  });
   return out;
 }
 

@@ -2,6 +2,7 @@
 // The search space of one variant for one task: knobs, their legal values, the constraints, and a
 // canonical key per configuration. The space owns legality and neighbourhoods; searchers only choose.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -61,6 +62,9 @@ class Space {
 
  private:
   Config draw(Rng& rng) const;  // one random value per knob, legal or not
+  // Calls f on every combination of listed values, legal or not, in lexicographic index order,
+  // until f returns false; returns whether every combination was seen.
+  bool each_combination(const std::function<bool(const Config&)>& f) const;
   const std::vector<KnobSpec>* knobs_;
   const std::vector<Expr>* constraints_;
   const std::vector<Preset>* presets_;

@@ -74,21 +74,23 @@ std::string num(double v) {
 std::string Space::why_empty(size_t limit) const {
   const auto& cons = *constraints_;
   const size_t k = knobs().size();
-  std::vector<size_t> idx(k, 0);
   // Per combination: how many constraints hold before the first that fails. The deepest first
   // failure is the culprit: every combination that meets the constraints before it breaks it.
   size_t deepest = 0, reached = 0, seen = 0;
   std::optional<Config> nearest;
   double nearest_miss = std::numeric_limits<double>::infinity();
   std::optional<Comparison> cmp;
-  bool more = true;  // combinations left
-  for (; more && seen < limit; ++seen) {
-    Config c;
-    for (size_t i = 0; i < k; ++i) c.values.push_back(knobs()[i].values[idx[i]]);
+  bool legal_found = false;
+  const bool all_seen = each_combination([&](const Config& c) {
+    if (seen == limit) return false;  // one more: the search stops short of it
+    ++seen;
     const auto b = bind(c);
     size_t held = 0;
     while (held < cons.size() && cons[held].eval_bool(b)) ++held;
-    if (held == cons.size()) return "";
+    if (held == cons.size()) {
+      legal_found = true;
+      return false;
+    }
     if (held > deepest || !nearest) {
       deepest = held;
       reached = 0;
@@ -104,15 +106,9 @@ std::string Space::why_empty(size_t limit) const {
         nearest_miss = m;
       }
     }
-    more = false;
-    for (size_t i = k; i-- > 0;) {
-      if (++idx[i] < knobs()[i].values.size()) {
-        more = true;
-        break;
-      }
-      idx[i] = 0;
-    }
-  }
+    return true;
+  });
+  if (legal_found) return "";
   if (!nearest) return "";  // not reached: every space has at least one combination
   const Expr& e = cons[deepest];
   const auto b = bind(*nearest);
@@ -137,7 +133,7 @@ std::string Space::why_empty(size_t limit) const {
     if (!vals.empty()) out += " (" + vals + ")";
   }
   if (!at.empty()) out += (cmp ? " (" : ", e.g. at ") + at + (cmp ? ")" : "");
-  if (more) out += " (in the first " + std::to_string(seen) + " combinations)";
+  if (!all_seen) out += " (in the first " + std::to_string(seen) + " combinations)";
   return out;
 }
 

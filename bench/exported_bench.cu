@@ -104,9 +104,9 @@ void rowwise(const char* dtype, const Flusher& flush, const std::vector<std::pai
     const auto shape = std::to_string(rows) + "x" + std::to_string(cols);
 #ifndef SOLTUNE_NO_SOFTMAX
     if constexpr (sizeof(T) == 4)
-      time_case("softmax", shape, dtype, 2 * s * rows * cols, [&] { return soltune_softmax::softmax_f32(x, y, rows, cols); }, flush);
+      time_case("softmax", shape, dtype, 2 * s * rows * cols, [&] { return soltune_bench::launch(&soltune_softmax::softmax_f32, cudaStream_t{}, x, y, rows, cols); }, flush);
     else
-      time_case("softmax", shape, dtype, 2 * s * rows * cols, [&] { return soltune_softmax::softmax_bf16(x, y, rows, cols); }, flush);
+      time_case("softmax", shape, dtype, 2 * s * rows * cols, [&] { return soltune_bench::launch(&soltune_softmax::softmax_bf16, cudaStream_t{}, x, y, rows, cols); }, flush);
 #endif
     CHECK(cudaFree(x));
     CHECK(cudaFree(y));
@@ -165,7 +165,8 @@ void flat(const char* dtype, const Flusher& flush, long long n) {
 
 int main() {
   const Flusher flush;
-  const std::vector<std::pair<long long, long long>> sm = {{4096, 4096}, {8192, 8192}, {32768, 1024}, {4096, 50304}, {16384, 256}};
+  const std::vector<std::pair<long long, long long>> sm = {{4096, 4096}, {8192, 8192}, {32768, 1024}, {4096, 50304},
+                                                          {16384, 256}, {1, 1048576}, {8, 262144}, {32, 131072}};
   const std::vector<std::pair<long long, long long>> norms = {{8192, 4096}, {32768, 1024}};
   rowwise<float>("f32", flush, sm, norms);
   rowwise<__nv_bfloat16>("bf16", flush, sm, norms);

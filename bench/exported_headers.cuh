@@ -16,3 +16,28 @@
 #ifndef SOLTUNE_NO_SOFTMAX
 #include "softmax.cuh"
 #endif
+
+#include <cstddef>
+#include <type_traits>
+
+namespace soltune_bench {
+// Scratch for the plans that take it (a softmax's rows split over the grid keep one pair per
+// chunk there): one 64 MiB device allocation, made at the first call, that every call shares.
+inline constexpr size_t kScratchBytes = size_t{64} << 20;
+inline void* scratch() {
+  static void* p = [] {
+    void* q = nullptr;
+    return cudaMalloc(&q, kScratchBytes) == cudaSuccess ? q : nullptr;
+  }();
+  return p;
+}
+// Calls an exported launch function, with the shared scratch where its header takes scratch.
+template <typename F, typename... A> cudaError_t launch(F f, cudaStream_t s, A... a) {
+  if constexpr (std::is_invocable_v<F, A..., void*, size_t, cudaStream_t>) {
+    void* p = scratch();
+    return p ? f(a..., p, kScratchBytes, s) : cudaErrorMemoryAllocation;
+  } else {
+    return f(a..., s);
+  }
+}
+}  // namespace soltune_bench

@@ -22,10 +22,10 @@ int soltune_gelu_bf16(const void* x, void* y, long long n, void* s) { return sol
 #endif
 #ifndef SOLTUNE_NO_SOFTMAX
 int soltune_softmax_f32(const void* x, void* y, long long r, long long c, void* s) {
-  return soltune_softmax::softmax_f32(in<float>(x), out<float>(y), r, c, st(s));
+  return soltune_bench::launch(&soltune_softmax::softmax_f32, st(s), in<float>(x), out<float>(y), r, c);
 }
 int soltune_softmax_bf16(const void* x, void* y, long long r, long long c, void* s) {
-  return soltune_softmax::softmax_bf16(in<bf16>(x), out<bf16>(y), r, c, st(s));
+  return soltune_bench::launch(&soltune_softmax::softmax_bf16, st(s), in<bf16>(x), out<bf16>(y), r, c);
 }
 #endif
 #ifndef SOLTUNE_NO_LAYERNORM

@@ -4,6 +4,7 @@
     python3 bench/torch_reference.py [--problems gelu,softmax,...] [--json FILE] [--reps N]
                                      [--exported DIR/libsoltune_exported.so] [--copy] [--interleave]
                                      [--order rotate|shuffle] [--wait after|before] [--cold-mib N]
+                                     [--shapes 1x1048576,...]
 
 Measured the way soltune measures (docs/MEASUREMENT.md): warm-up (torch.compile has compiled by
 then), L2 flushed before every timed repetition, one pair of CUDA events per repetition, median
@@ -55,7 +56,8 @@ def l1norm_op(x):
 N28 = 1 << 28
 PROBLEMS = {
     "gelu": ([(N28,)], gelu_op, lambda s, b: 2 * s[0] * b),
-    "softmax": ([(4096, 4096), (8192, 8192), (32768, 1024), (4096, 50304), (16384, 256)],
+    "softmax": ([(4096, 4096), (8192, 8192), (32768, 1024), (4096, 50304), (16384, 256),
+                 (1, 1 << 20), (8, 1 << 18), (32, 1 << 17)],
                 softmax_op, lambda s, b: 2 * s[0] * s[1] * b),
     "layernorm": ([(8192, 4096), (32768, 1024)], layernorm_op,
                   lambda s, b: 2 * s[0] * s[1] * b + 2 * s[1] * b),
@@ -366,6 +368,8 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write the records as a JSON list")
     ap.add_argument("--reps", type=int, default=100, help="timed repetitions per case (>= 50)")
     ap.add_argument("--dtypes", default="f32,bf16", help="comma-separated subset of f32,bf16")
+    ap.add_argument("--shapes", default="",
+                    help="only these shapes, comma-separated, as labelled in the output (4096x4096, n=268435456)")
     ap.add_argument("--exported", metavar="LIB",
                     help="also time soltune's exported kernels from this shared library (bench/exported_bench.sh); "
                          "several, comma-separated, are timed as soltune, soltune#2, ...")
@@ -434,6 +438,8 @@ def main():
     for problem in problems:
         shapes, _, count = PROBLEMS[problem]
         for shape in shapes:
+            if a.shapes and shape_label(shape) not in a.shapes.split(","):
+                continue
             for dname in dnames:
                 dtype = DTYPES[dname]
                 nbytes = count(shape, torch.empty((), dtype=dtype).element_size())

@@ -63,9 +63,16 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     Slot s{t, std::make_unique<Space>(*t.variant, t.fixed(ev_.device())), nullptr,
            std::make_unique<Rng>(Rng::mix(seed, slots.size())), nullptr};
     s.search = make_strategy(cfg_.search.strategy, *s.space, cfg_.search);
-    for (const auto& k : known(t)) s.search->mark_seen(k);
+    const auto seen = known(t);
+    for (const auto& k : seen) s.search->mark_seen(k);
+    // The fallback first, before what the knowledge base suggests: every search of its variant
+    // measures it. A fallback-only task ends there, or never starts when it was measured before.
+    const auto presets = s.space->presets();
+    const bool has_fallback = !presets.empty() && presets.front().first == "fallback";
+    if (t.fallback_only && (!has_fallback || seen.count(s.space->key(presets.front().second)))) continue;
+    if (has_fallback) s.search->add_preset(presets.front().second);
     size_t used = 0;
-    if (seeds) {
+    if (seeds && !t.fallback_only) {
       for (const auto& key : seeds(t)) {
         try {
           s.search->add_seed(s.space->parse_key(key));
@@ -76,9 +83,9 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
       }
     }
     // The template's presets (the known designs) after what the knowledge base suggests.
-    const auto presets = s.space->presets();
-    for (const auto& preset : presets) s.search->add_preset(preset.second);
-    if (used || !presets.empty()) obs_.on_seeds(t, used, presets.size());
+    if (!t.fallback_only)
+      for (size_t i = has_fallback ? 1 : 0; i < presets.size(); ++i) s.search->add_preset(presets[i].second);
+    if (used || !presets.empty()) obs_.on_seeds(t, used, t.fallback_only ? 1 : presets.size());
     slots.push_back(std::move(s));
   }
   const int64_t batch = std::max(1, cfg_.search.batch);
@@ -106,7 +113,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
   for (auto& s : slots) {
     if (reach <= 0 || interrupted() || (b.seconds > 0 && clock::now() >= priming_ends)) break;
     start_task(s);
-    s.run->prime(std::min({batch, reach, warmup}));
+    s.run->prime(s.task.fallback_only ? 1 : std::min({batch, reach, warmup}));
     reach -= warmup;
   }
   // Batches a task holds ahead of the GPU: one (two for a lone task), and one more, up to kMaxAhead,
@@ -138,7 +145,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     if (!next) break;
     if (!next->run) start_task(*next);
     const int64_t before = next->spent();
-    const int64_t share = next->spent() < warmup ? warmup - next->spent() : batch;
+    const int64_t share = next->task.fallback_only ? 1 : next->spent() < warmup ? warmup - next->spent() : batch;
     const int64_t now = std::min({batch, evals_left, share});
     // Its next batches, proposed now and compiled while this one is measured, are sized the same way.
     // A lone task holds two batches ahead at least: with one, its GPU waited on the batch's slowest
@@ -146,7 +153,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     const int64_t after = next->spent() + now < warmup ? warmup - next->spent() - now : batch;
     const int64_t ahead = slots.size() == 1 ? std::min(depth * batch, evals_left - now)
                                              : std::min({depth * batch, evals_left - now, after + (depth - 1) * batch});
-    const bool more = next->run->step(now, ahead);
+    const bool more = next->run->step(now, next->task.fallback_only ? 0 : ahead) && !next->task.fallback_only;
     evals_left -= next->spent() - before;
     if (!more) {
       next->run->finish({}, interrupted());

@@ -1,4 +1,5 @@
 #include "cli/audit_command.hpp"
+#include "cli/fallback_pick.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -50,12 +51,22 @@ void audit_problem(KnowledgeBase& kb, const std::string& problem, const std::fil
   const auto spec = load_problem(templates, problem);
   std::vector<std::string> hashes;
   for (const auto& v : spec.variants) hashes.push_back(content_hash(v.source));
-  const auto picks = fastest_per_shape(kb.best(problem, gpu_filter, hashes), false);
+  std::vector<ResultRecord> picks;
+  std::set<std::string> dtypes;
+  for (const auto& [group, r] : fastest_per_shape(kb.best(problem, gpu_filter, hashes), false)) {
+    picks.push_back(r);
+    dtypes.insert(r.dtype);
+  }
   if (picks.empty()) {
     std::printf("%s: no measured result of today's templates to audit\n", problem.c_str());
     return;
   }
-  for (const auto& [group, r] : picks) {
+  // Each exported dtype's fallback too, where it is not one of the tuned picks already.
+  for (const auto& d : dtypes)
+    if (auto fb = fallback_pick(kb, spec, parse_dtype(d), gpu_filter, false);
+        fb && std::none_of(picks.begin(), picks.end(), [&](const ResultRecord& r) { return r.id == fb->id; }))
+      picks.push_back(*fb);
+  for (const auto& r : picks) {
     const std::string what = problem + " " + r.variant + " " + r.dtype + " " + r.shape_key + " " + r.config_key;
     if (r.gpu_name != dev.name) {
       std::printf("%s: tuned on %s, this machine has %s: not audited here\n", what.c_str(), r.gpu_name.c_str(),

@@ -14,6 +14,8 @@
 #include "codegen/compiler.hpp"
 #include "codegen/content_hash.hpp"
 #include "codegen/header_export.hpp"
+#include "cli/fallback_pick.hpp"
+#include "core/fallback.hpp"
 #include "kb/knowledge_base.hpp"
 
 namespace po = boost::program_options;
@@ -118,6 +120,44 @@ void check_audits(const KnowledgeBase& kb, const ProblemSpec& spec, const std::v
     std::fprintf(stderr, "export: %d kernel(s) not audited under compute-sanitizer (run `soltune audit --kb %s "
                  "--problem %s` on the GPU machine):\n%s", n_unaudited, kb_path.c_str(), problem.c_str(),
                  unaudited.c_str());
+}
+
+// Per exported dtype, the problem's fallback as the knowledge base measured it (today's text, any
+// shape: its configuration is the same at every shape), so that sizes no tuned kernel serves still
+// launch. Without a measurement the header has none, and says so.
+void add_fallbacks(const KnowledgeBase& kb, const ProblemSpec& spec, const std::string& gpu, bool allow_predicted,
+                   std::vector<Specialization>& specs, std::vector<ResultRecord>& records) {
+  const VariantSpec* v = spec.fallback_variant();
+  std::set<DType> dtypes;
+  for (const auto& s : specs) dtypes.insert(s.dtype);
+  for (const DType dt : dtypes) {
+    const std::string name(dtype_name(dt));
+    const auto cfg = v ? fallback_config(*v, dt) : std::nullopt;
+    if (!cfg) {
+      std::fprintf(stderr, "export: %s has no fallback for %s: sizes no tuned kernel serves get cudaErrorInvalidValue\n",
+                   spec.name.c_str(), name.c_str());
+      continue;
+    }
+    const auto found = fallback_pick(kb, spec, dt, gpu, allow_predicted);
+    if (!found) {
+      std::fprintf(stderr, "export: no measurement of the fallback for %s (%s %s): sizes no tuned kernel serves get "
+                   "cudaErrorInvalidValue; `soltune tune` on any config of %s measures it\n",
+                   name.c_str(), v->name.c_str(), Space(*v, Bindings{}).key(*cfg).c_str(), spec.name.c_str());
+      continue;
+    }
+    const auto& r = *found;
+    Specialization s{v, dt, *cfg, parse_shape(spec, r.shape_key), {}};
+    s.fallback = true;
+    s.smem_static = r.res.registers > 0 ? r.res.smem_static : -1;
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: the fallback, legal at every shape: %s %.1f us at %s on %s (%s)", name.c_str(),
+                  r.time_kind.c_str(), r.time_us, r.shape_key.c_str(), r.gpu_name.c_str(), r.created_at.c_str());
+    s.comment.push_back(line);
+    s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
+    for (const auto& note : notes_for(*v, dt, s.config.values, s.shape.dims)) s.comment.push_back("note: " + note);
+    specs.push_back(std::move(s));
+    records.push_back(r);
+  }
 }
 
 }  // namespace
@@ -234,6 +274,7 @@ int export_command(const std::vector<std::string>& args) {
     specs.push_back(std::move(s));
     records.push_back(r);
   }
+  add_fallbacks(kb, spec, *gpus.begin(), vm.count("allow-predicted") > 0, specs, records);
   check_audits(kb, spec, records, specs, vm.count("allow-failed-audit") > 0, kb_path, problem);
   if (!vm.count("source-only")) {
     const auto gpu_rows = kb.gpus();
@@ -245,10 +286,12 @@ int export_command(const std::vector<std::string>& args) {
   const auto text = format == "json" ? export_json(spec, specs, records, *gpus.begin())
                                      : export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");
   write_output_file(out, text);
-  std::printf("wrote %s: %zu specialization(s) for %s\n", out.c_str(), specs.size(), gpus.begin()->c_str());
+  const auto fallbacks = std::count_if(specs.begin(), specs.end(), [](const Specialization& s) { return s.fallback; });
+  std::printf("wrote %s: %zu specialization(s) and %td fallback(s) for %s\n", out.c_str(),
+              specs.size() - static_cast<size_t>(fallbacks), fallbacks, gpus.begin()->c_str());
   for (const auto& s : specs)
-    std::printf("  %s at %s: %s\n", std::string(dtype_name(s.dtype)).c_str(), s.shape.key().c_str(),
-                s.comment.empty() ? "" : s.comment.front().c_str());
+    std::printf("  %s %s %s: %s\n", std::string(dtype_name(s.dtype)).c_str(), s.fallback ? "fallback, measured at" : "at",
+                s.shape.key().c_str(), s.comment.empty() ? "" : s.comment.front().c_str());
   return 0;
 }
 

@@ -81,6 +81,7 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
     j["specializations"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
                                     {"variant", v.name},
                                     {"shape", shape},
+                                    {"fallback", s.fallback},
                                     {"knobs", knobs},
                                     {"config_key", r.config_key},
                                     {"name_expression", name_expression(v.launch, s.dtype, b)},

@@ -4,7 +4,8 @@
 // arguments, and per dtype a host function that dispatches on the sizes it is given:
 //   1. the specialization tuned for exactly these sizes, when its constraints hold here;
 //   2. else the tuned specialization nearest in log2 of the sizes whose constraints hold;
-//   3. else nothing is launched and cudaErrorInvalidValue is returned.
+//   3. else the problem's fallback (Specialization::fallback), legal at every shape;
+//   4. else nothing is launched and cudaErrorInvalidValue is returned.
 // A specialization may carry the cubin soltune timed (NVRTC's output, which nvcc does not reproduce:
 // ptxas allocates NVRTC's PTX differently, by up to 20% in run time). On a device of the compute
 // capability it was built for, the header launches that cubin (cudaLibraryLoadData, once per process);
@@ -32,9 +33,13 @@ struct Specialization {
   std::map<std::string, std::string> lowered = {};
   int binary_cc = 0;                 // the compute capability `binary` runs on, e.g. 90
   int smem_static = -1;              // the kernel's static shared memory (ptxas); -1: unknown
+  // The problem's fallback (its variant's `fallback:` configuration, legal at every shape): tried
+  // after every tuned specialization, at whatever shape it was measured.
+  bool fallback = false;
 };
 
-// Launch functions are named <problem>_<dtype>; at most one specialization per (dtype, shape).
+// Launch functions are named <problem>_<dtype>; at most one tuned specialization per (dtype, shape),
+// and at most one fallback per dtype.
 std::string export_header(const ProblemSpec& p, const std::vector<Specialization>& specs,
                           const std::string& banner);
 

@@ -383,10 +383,12 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
                          const std::map<std::string, std::string>& images) {
   const std::string fn = export_ident(p.name) + "_" + std::string(dtype_name(dt));
   std::ostringstream h;
-  h << "// ---- " << dtype_name(dt) << ": " << specs.size() << " tuned specialization(s)\n";
+  const auto fallbacks = std::count_if(specs.begin(), specs.end(), [](const Specialization* s) { return s->fallback; });
+  h << "// ---- " << dtype_name(dt) << ": " << specs.size() - fallbacks << " tuned specialization(s)"
+    << (fallbacks ? " and the fallback" : ", no fallback") << "\n";
   h << "struct " << fn << "_plan {\n  bool ok = false;\n  int cc = 0;  // the device's compute capability\n"
     << "  // Set by _choice: 0, the kernel was tuned for these sizes; 1, the nearest tuned one whose\n"
-    << "  // constraints hold here.\n  int source = 0;\n"
+    << "  // constraints hold here; 2, the problem's fallback (legal at every shape).\n  int source = 0;\n"
     << "  dim3 grid, block;\n  size_t smem = 0;\n  dim3 cluster{1, 1, 1};  // blocks per cluster, given at launch\n";
   if (const size_t maps = max_tensor_maps(specs); maps > 0)
     h << "  detail::TensorMapShape maps[" << maps << "];  // a specialization's tensor maps, in its variant's order\n";
@@ -435,7 +437,8 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   const std::string size_args = join_sizes(p, "", ", ");
   // choice: exact shape first, then nearest in log2 distance; the first whose plan holds.
   h << "// The specialization a call with these sizes uses, or -1 when none is legal for them; *out (when\n"
-    << "// given) gets its plan, whose `source` says whether it was tuned for these sizes.\n"
+    << "// given) gets its plan, whose `source` says whether it was tuned for these sizes, is the nearest\n"
+    << "// tuned one or the fallback.\n"
     << "inline int " << fn << "_choice(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes, "
     << avail_d << fn << "_plan* out = nullptr) {\n"
     << "  constexpr int kCount = " << specs.size() << ";\n  const double tuned[kCount][" << p.sizes.size() << "] = {";
@@ -444,11 +447,14 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
     for (size_t k = 0; k < p.sizes.size(); ++k) h << (k ? ", " : "") << specs[j]->shape.at(p.sizes[k]);
     h << "}";
   }
+  h << "};\n  const bool fallback[kCount] = {";
+  for (size_t j = 0; j < specs.size(); ++j) h << (j ? ", " : "") << (specs[j]->fallback ? "true" : "false");
   h << "};\n  const double here[] = {" << join_sizes(p, "", ", ") << "};\n"
     << "  for (const double v : here)\n    if (!(v >= 0)) return -1;  // a negative size: no plan holds\n"
     << "  double dist[kCount];\n  int order[kCount];\n  for (int j = 0; j < kCount; ++j) {\n"
     << "    dist[j] = 0;\n    for (int k = 0; k < " << p.sizes.size() << "; ++k)\n"
     << "      dist[j] += std::fabs(std::log2(here[k] > 0 ? here[k] : 1) - std::log2(tuned[j][k] > 0 ? tuned[j][k] : 1));\n"
+    << "    if (fallback[j]) dist[j] = 1e300;  // the kernel of last resort: after every tuned one\n"
     << "    order[j] = j;\n  }\n"
     << "  for (int a = 1; a < kCount; ++a)  // insertion sort: stable, so ties keep their order\n"
     << "    for (int b = a; b > 0 && dist[order[b]] < dist[order[b - 1]]; --b) std::swap(order[b], order[b - 1]);\n"
@@ -456,7 +462,7 @@ std::string export_dtype(const ProblemSpec& p, DType dt, const std::vector<const
   for (size_t j = 0; j < specs.size(); ++j)
     h << "      case " << j << ": p = " << fn << "_plan_" << j << "(" << size_args << "sms, cc, smem_optin, l2_bytes); break;\n";
   h << "    }\n    if (p.ok" << (has_scratch ? " && static_cast<double>(p.scratch_bytes) <= scratch_bytes" : "")
-    << ") {\n      p.source = dist[order[r]] == 0 ? 0 : 1;\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
+    << ") {\n      p.source = fallback[order[r]] ? 2 : dist[order[r]] == 0 ? 0 : 1;\n      if (out) *out = p;\n      return order[r];\n    }\n  }\n  return -1;\n}\n\n";
   h << "inline bool " << fn << "_can_implement(" << sizes_d << "double sms, double cc, double smem_optin, double l2_bytes"
     << (has_scratch ? ", double scratch_bytes" : "") << ") {\n"
     << "  return " << fn << "_choice(" << size_args << "sms, cc, smem_optin, l2_bytes" << (has_scratch ? ", scratch_bytes" : "")

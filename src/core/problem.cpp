@@ -35,6 +35,12 @@ std::string InitSpec::str() const {
   return s.str();
 }
 
+const VariantSpec* ProblemSpec::fallback_variant() const {
+  for (const auto& v : variants)
+    if (v.has_fallback) return &v;
+  return nullptr;
+}
+
 const VariantSpec& ProblemSpec::variant(const std::string& vname) const {
   std::string names;
   for (const auto& v : variants) {

@@ -166,6 +166,11 @@ struct VariantSpec {
   Expr registers;                // model hint: registers per thread, estimated before compiling (optional)
   ComputeUnit model_unit = ComputeUnit::fp32;  // model hint: the unit its arithmetic runs on
   std::vector<Preset> presets;   // optional
+  // Named by problem.yaml's `fallback:`: presets[0], named "fallback", is a configuration legal at
+  // every valid shape (over dtype_bytes only), measured by every search of the variant and exported
+  // as the kernel of last resort. One variant of a problem at most.
+  bool has_fallback = false;
+  const Preset* fallback() const { return has_fallback ? &presets.front() : nullptr; }
   std::vector<VariantNote> notes;  // optional
   std::vector<DType> dtypes;     // the problem's dtypes it serves (empty: all of them)
   // An architecture-specific target ("sm_90a": wgmma, setmaxnreg): candidates compile for it and
@@ -230,6 +235,7 @@ struct ProblemSpec {
   std::vector<VariantSpec> variants;
 
   const VariantSpec& variant(const std::string& name) const;  // throws Error naming the choices
+  const VariantSpec* fallback_variant() const;                // the variant with a fallback, or null
   const ArgSpec* find_arg(const std::string& name) const;
 };
 

@@ -318,6 +318,39 @@ std::vector<std::string> list_problems(const std::filesystem::path& templates_di
   return out;
 }
 
+namespace {
+
+// `fallback: {variant: NAME, knobs: {KNOB: value, ...}}`: one configuration meant to be legal at every
+// shape (core/fallback.hpp checks it over probe shapes), so its values may name dtype_bytes only. It
+// becomes the variant's first preset, so that every search of the variant measures it.
+void parse_fallback(const yaml::Node& fn, ProblemSpec& p) {
+  fn.only_keys({"variant", "knobs"});
+  const auto vn = fn.at("variant");
+  const std::string name = vn.str();
+  auto it = std::find_if(p.variants.begin(), p.variants.end(), [&](const VariantSpec& v) { return v.name == name; });
+  if (it == p.variants.end()) {
+    std::string names;
+    for (const auto& v : p.variants) names += (names.empty() ? "" : ", ") + v.name;
+    vn.fail("fallback: no variant '" + name + "' (variants: " + names + ")");
+  }
+  VariantSpec& v = *it;
+  const auto kn = fn.at("knobs");
+  Preset pr{"fallback", {}};
+  for (const auto& [key, kv] : kn.map_items())
+    if (std::none_of(v.knobs.begin(), v.knobs.end(), [&](const KnobSpec& k) { return k.name == key; }))
+      kv.fail("fallback: '" + key + "' is not a knob of variant '" + v.name + "'");
+  for (const auto& k : v.knobs) {
+    if (!kn.has(k.name)) kn.fail("fallback gives no value for knob '" + k.name + "' of variant '" + v.name + "'");
+    pr.values.push_back(kn.at(k.name).expr());
+    pr.values.back().check_names(parse::Names{"dtype_bytes"},
+                                 "fallback, knob '" + k.name + "' (a value for every shape and device: dtype_bytes only)");
+  }
+  v.presets.insert(v.presets.begin(), std::move(pr));
+  v.has_fallback = true;
+}
+
+}  // namespace
+
 ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::string& name) {
   const auto dir = templates_dir / name;
   const auto file = dir / "problem.yaml";
@@ -328,7 +361,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
                 templates_dir.string() + ": " + (known.empty() ? "none" : known) + ")");
   }
   auto n = yaml::load_file(file);
-  n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "compute", "tolerance", "reference",
+  n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "compute", "tolerance", "reference", "fallback",
                "baseline"});
   ProblemSpec p;
   p.dir = dir;
@@ -460,6 +493,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   std::sort(variant_files.begin(), variant_files.end());
   for (const auto& f : variant_files) p.variants.push_back(parse_variant(f, p));
   if (p.variants.empty()) throw Error(SourceLoc{dir.string()}, "problem has no variant (<variant>.yaml + .cu)");
+  if (n.has("fallback")) parse_fallback(n.at("fallback"), p);
   return p;
 }
 

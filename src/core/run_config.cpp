@@ -54,6 +54,19 @@ std::vector<Task> config_tasks(const RunConfig& c) {
       if (v.serves(dt))
         for (const auto& sh : c.shapes) out.push_back(Task{&c.spec, &v, dt, sh});
   }
+  // The fallback, measured once per dtype at the smallest shape even where the run leaves its
+  // variant out: export's kernel of last resort must have run and passed the checks.
+  const VariantSpec* fb = c.spec.fallback_variant();
+  if (fb && !out.empty() && std::find(c.variants.begin(), c.variants.end(), fb->name) == c.variants.end() &&
+      !c.variants.empty()) {
+    for (auto dt : c.dtypes) {
+      if (!fb->serves(dt)) continue;
+      const Shape* smallest = &c.shapes.front();
+      for (const auto& sh : c.shapes)
+        if (Task{&c.spec, fb, dt, sh}.bytes() < Task{&c.spec, fb, dt, *smallest}.bytes()) smallest = &sh;
+      out.push_back(Task{&c.spec, fb, dt, *smallest, true});
+    }
+  }
   return out;
 }
 

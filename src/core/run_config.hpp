@@ -85,7 +85,9 @@ struct RunConfig {
   ProblemSpec spec;  // the problem, loaded and checked with the config
 };
 
-// The config's tuning tasks, in a fixed order: variant (those the config names), dtype, shape.
+// The config's tuning tasks, in a fixed order: variant (those the config names), dtype, shape; where
+// the config's variants leave out the problem's fallback variant, then a fallback-only task per dtype
+// at its smallest shape.
 std::vector<Task> config_tasks(const RunConfig& c);
 
 // "NVIDIA H200" -> "nvidia-h200": for file names.

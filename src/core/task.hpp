@@ -30,6 +30,9 @@ struct Task {
   const VariantSpec* variant = nullptr;
   DType dtype = DType::f32;
   Shape shape;
+  // Measures the variant's fallback configuration only: the run's variants leave out the problem's
+  // fallback variant, which is still measured once per dtype so that export has it (config_tasks).
+  bool fallback_only = false;
 
   std::string id() const;  // "gelu/vectorized/f32/n=268435456"
   Bindings sizes() const;  // the shape's sizes and dtype_bytes

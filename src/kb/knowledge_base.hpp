@@ -83,6 +83,11 @@ class KnowledgeBase {
   // source_hashes: only results of these template sources (empty = any), e.g. the current ones.
   std::vector<ResultRecord> best(const std::string& problem, const std::string& gpu_name_filter = "",
                                  const std::vector<std::string>& source_hashes = {}) const;
+  // The ok results of one configuration of a variant under one template text, filtered as best()
+  // is: per (GPU name, shape) the fastest, measured ones first (a fallback's runs, for export).
+  std::vector<ResultRecord> config_results(const std::string& problem, const std::string& variant, const std::string& dtype,
+                                           const std::string& config_key, const std::string& gpu_name_filter,
+                                           const std::string& source_hash) const;
   std::vector<ResultRecord> results(int64_t run_id) const;  // in recording order
   // Configuration keys already evaluated (any status) for the task on the GPU with the source, under
   // the toolchain and the backend (a run's RunInfo::toolchain and ::backend, which names a

@@ -108,6 +108,32 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
   return read_results(st);
 }
 
+std::vector<ResultRecord> KnowledgeBase::config_results(const std::string& problem, const std::string& variant,
+                                                        const std::string& dtype, const std::string& config_key,
+                                                        const std::string& gpu_name_filter,
+                                                        const std::string& source_hash) const {
+  // The filters of best(), for one configuration; per GPU name and shape its fastest.
+  static const std::string kSql = R"sql(
+    SELECT * FROM (
+      SELECT r.*, g.name AS gpu_name,
+             row_number() OVER (PARTITION BY g.name, r.shape_key
+                                ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
+      FROM results r JOIN gpus g ON g.id = r.gpu_id JOIN runs u ON u.id = r.run_id
+      WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.config_key = :config
+        AND r.source_hash = :hash AND r.status = 'ok' AND r.time_us IS NOT NULL
+        AND substr(u.backend, 1, length(:other_timing)) != :other_timing
+        AND NOT (coalesce(r.t_sol_us, 0) > 0 AND r.time_us < r.t_sol_us * (1 - :sol_noise))
+        AND (:gpu = '' OR instr(lower(g.name), lower(:gpu)) > 0))
+    WHERE pos = 1
+    ORDER BY time_kind = 'measured' DESC, gpu_name, shape_key)sql";
+  std::lock_guard lock(impl_->mu);
+  auto st = impl_->db.prepare(kSql);
+  st.bind("problem", problem).bind("variant", variant).bind("dtype", dtype).bind("config", config_key);
+  st.bind("hash", source_hash).bind("gpu", gpu_name_filter);
+  st.bind("other_timing", std::string(TimingOptions::kOtherTimingPrefix)).bind("sol_noise", kSolNoise);
+  return read_results(st);
+}
+
 std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string& gpu_name,
                                                const std::string& source_hash, int64_t exclude_run,
                                                size_t limit, const std::string& backend) const {

@@ -13,3 +13,21 @@ template <int FAST> __device__ __forceinline__ float ex(float d) {
     return expf(d);
   }
 }
+
+// (m, s) <- (m, s) + (om, os) where s is a sum of exp(x - m). An empty side is (-inf, 0), and
+// -inf - -inf must never reach exp.
+template <int FAST> __device__ __forceinline__ void combine(float& m, float& s, float om, float os) {
+  const float nm = fmaxf(m, om);
+  if (nm == neg_inf()) return;
+  s = s * ex<FAST>(m - nm) + os * ex<FAST>(om - nm);
+  m = nm;
+}
+
+// Butterfly over aligned groups of W lanes: every lane gets its group's pair.
+template <int FAST, int W = 32> __device__ __forceinline__ void warp_combine(float& m, float& s) {
+#pragma unroll
+  for (int o = W / 2; o > 0; o >>= 1) {
+    const float om = __shfl_xor_sync(0xffffffffu, m, o), os = __shfl_xor_sync(0xffffffffu, s, o);
+    combine<FAST>(m, s, om, os);
+  }
+}

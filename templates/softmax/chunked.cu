@@ -46,23 +46,6 @@ __device__ __forceinline__ void fold(const R& r, float& m, float& s) {
   for (int k = 0; k < VEC; ++k) s += ex<FAST>(to_f(v[k]) - b);
 }
 
-// (m, s) <- (m, s) + (om, os); an empty side is (-inf, 0).
-template <int FAST> __device__ __forceinline__ void combine(float& m, float& s, float om, float os) {
-  const float nm = fmaxf(m, om);
-  if (nm == neg_inf()) return;
-  s = s * ex<FAST>(m - nm) + os * ex<FAST>(om - nm);
-  m = nm;
-}
-
-// Butterfly over aligned groups of W lanes: every lane gets its group's pair.
-template <int W, int FAST> __device__ __forceinline__ void warp_combine(float& m, float& s) {
-#pragma unroll
-  for (int o = W / 2; o > 0; o >>= 1) {
-    const float om = __shfl_xor_sync(0xffffffffu, m, o), os = __shfl_xor_sync(0xffffffffu, s, o);
-    combine<FAST>(m, s, om, os);
-  }
-}
-
 template <typename T, int VEC, int FAST, typename R>
 __device__ __forceinline__ R normalised(const R& r, float m, float inv) {
   R o;
@@ -184,7 +167,7 @@ __global__ void __launch_bounds__(BLOCK)
   }
 
   // The row's pair: lanes, then (rows wider than a warp) the warps' pairs through shared memory.
-  warp_combine<(TPR < 32 ? TPR : 32), FAST_EXP>(m, s);
+  warp_combine<FAST_EXP, (TPR < 32 ? TPR : 32)>(m, s);
   if constexpr (TPR > 32) {
     const int warp = threadIdx.x / 32, wl = threadIdx.x % 32;
     if (wl == 0) {
@@ -195,7 +178,7 @@ __global__ void __launch_bounds__(BLOCK)
     const int first = warp / NW * NW;
     m = wl < NW ? red[0][first + wl] : neg_inf();
     s = wl < NW ? red[1][first + wl] : 0.0f;
-    warp_combine<32, FAST_EXP>(m, s);
+    warp_combine<FAST_EXP>(m, s);
   }
 
   const float inv = 1.0f / s;

@@ -19,23 +19,6 @@ template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v)
   if constexpr (HINT) __stcs(p, v); else *p = v;
 }
 
-// (m, s) <- (m, s) + (om, os) where s is a sum of exp(x - m). An empty side is (-inf, 0), and
-// -inf - -inf must never reach exp.
-template <int FAST> __device__ __forceinline__ void combine(float& m, float& s, float om, float os) {
-  const float nm = fmaxf(m, om);
-  if (nm == neg_inf()) return;
-  s = s * ex<FAST>(m - nm) + os * ex<FAST>(om - nm);
-  m = nm;
-}
-
-template <int FAST> __device__ __forceinline__ void warp_combine(float& m, float& s) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float om = __shfl_xor_sync(0xffffffffu, m, o), os = __shfl_xor_sync(0xffffffffu, s, o);
-    combine<FAST>(m, s, om, os);
-  }
-}
-
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));

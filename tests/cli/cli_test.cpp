@@ -109,7 +109,7 @@ TEST_F(Cli, ExportWritesAHeader) {
   r = soltune("export --kb " + q(kb_) + " --problem gelu -o " + q(out) + " --allow-predicted");
   ASSERT_EQ(r.code, 0) << r;
   ASSERT_TRUE(fs::exists(out));
-  EXPECT_NE(r.out.find("4 specialization"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("4 specialization(s) and 2 fallback(s)"), std::string::npos) << r;
   const auto h = read(out);
   for (const char* s : {"#pragma once", "namespace soltune_gelu", "inline cudaError_t gelu_f32(",
                         "inline cudaError_t gelu_bf16(", "gelu_f32_can_implement(", "gelu_bf16_can_implement(",
@@ -125,7 +125,7 @@ TEST_F(Cli, ExportWritesAHeader) {
   int checked = 0;
   for (auto it = std::sregex_iterator(h.begin(), h.end(), regs); it != std::sregex_iterator(); ++it, ++checked)
     EXPECT_EQ((*it)[1], (*it)[2]) << (*it)[0];
-  EXPECT_EQ(checked, 4);
+  EXPECT_EQ(checked, 6);  // the four tuned kernels and each dtype's fallback
   r = soltune("export --kb " + q(kb_) + " --problem gelu -o " + q(out) + " --allow-predicted --source-only");
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(read(out).find("cudaLibraryLoadData"), std::string::npos);
@@ -564,7 +564,10 @@ TEST_F(Cli, ExportAsJsonForFrameworks) {
   const auto j = nlohmann::json::parse(read(out));
   EXPECT_EQ(j["format"], "soltune-export");
   EXPECT_EQ(j["problem"], "gelu");
-  ASSERT_EQ(j["specializations"].size(), 4u);  // f32 and bf16, two shapes each
+  ASSERT_EQ(j["specializations"].size(), 6u);  // f32 and bf16, two shapes each, and each one's fallback
+  int fallbacks = 0;
+  for (const auto& s : j["specializations"]) fallbacks += s.at("fallback").get<bool>();
+  EXPECT_EQ(fallbacks, 2);
   for (const auto& s : j["specializations"]) {
     EXPECT_EQ(s["time_kind"], "predicted");
     EXPECT_GT(s["time_us"].get<double>(), 0);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_fixture.hpp"
+#include "core/fallback.hpp"
 #include "kb/knowledge_base.hpp"
 
 namespace soltune {
@@ -17,7 +18,13 @@ class ExportAudit : public Cli {
   // Records a verdict per tool for every best result of gelu: export's pick is one of them.
   void record(AuditVerdict racecheck) const {
     auto kb = KnowledgeBase::open(kb_);
-    for (const auto& r : kb.best("gelu")) {
+    auto kernels = kb.best("gelu");
+    const auto spec = load_problem(kSource / "templates", "gelu");
+    const auto& v = *spec.fallback_variant();  // and the fallback export ships beside them
+    for (const auto& r : kb.config_results("gelu", v.name, "f32", Space(v, Bindings{}).key(*fallback_config(v, DType::f32)),
+                                           "", kernels.front().source_hash))
+      kernels.push_back(r);
+    for (const auto& r : kernels) {
       std::vector<ToolAudit> tools;
       for (const auto& tool : sanitizer_tools()) tools.push_back({tool, AuditVerdict::passed, 0, ""});
       tools[1].verdict = racecheck;
@@ -38,7 +45,7 @@ TEST_F(ExportAudit, UnauditedKernelsAreNamedAndFailedOnesRefused) {
 
   auto r = soltune(common);
   ASSERT_EQ(r.code, 0) << r;
-  EXPECT_NE(r.err.find("1 kernel(s) not audited under compute-sanitizer"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("2 kernel(s) not audited under compute-sanitizer"), std::string::npos) << r;  // and the fallback
   EXPECT_NE(r.err.find("never audited"), std::string::npos) << r;
   EXPECT_NE(read(out).find("// compute-sanitizer audit: not_audited"), std::string::npos);
 
@@ -55,14 +62,14 @@ TEST_F(ExportAudit, UnauditedKernelsAreNamedAndFailedOnesRefused) {
   record(AuditVerdict::failed);
   r = soltune(common);
   EXPECT_EQ(r.code, 1) << r;
-  EXPECT_NE(r.err.find("1 kernel(s) failed their compute-sanitizer audit; nothing was written"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("2 kernel(s) failed their compute-sanitizer audit; nothing was written"), std::string::npos) << r;
   EXPECT_NE(r.err.find("racecheck failed (2 errors)"), std::string::npos) << r;
   EXPECT_NE(r.err.find("Race reported between Write access"), std::string::npos) << r;
   EXPECT_FALSE(fs::exists(out));
 
   r = soltune(common + " --allow-failed-audit");
   ASSERT_EQ(r.code, 0) << r;
-  EXPECT_NE(r.err.find("warning: exporting 1 kernel(s) that failed their compute-sanitizer audit"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("warning: exporting 2 kernel(s) that failed their compute-sanitizer audit"), std::string::npos) << r;
   EXPECT_NE(read(out).find("// compute-sanitizer audit: failed"), std::string::npos);
 
   // A tool that could not run leaves the kernel not audited, with the reason.

@@ -238,3 +238,43 @@ TEST(ExportGpu, ExportedSplitKGemmIsCorrectInBothLayouts) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// The shape sweep: softmax tuned briefly at two shapes (a short row and one split over the grid),
+// exported, and called through the header at 30 drawn shapes and at the long-row targets, each in
+// f32 and bf16, against a double-precision reference. Shapes no tuned kernel serves go to the
+// nearest one whose constraints hold, else to the fallback, which tune measured.
+TEST(ExportGpu, ExportedSoftmaxServesEveryShapeOfTheSweep) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto nvcc = test::nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
+  const auto dev = cuda_devices().devices.front();
+  test::TempDir tmp("export-sweep");
+  const fs::path src = test::source_dir();
+  test::write_file(tmp.path() / "softmax.yaml",
+                   "problem: softmax\ndtypes: [f32, bf16]\nshapes:\n  - {rows: 64, cols: 1000}\n  - {rows: 32, cols: 131072}\n"
+                   "budget: {evals: 40, seconds: 150}\nseed: 5\nbackend: cuda\ntemplates: " + (src / "templates").string() + "\n");
+  const std::string bin = q(test::soltune_binary());
+  const std::string log = " > " + q(tmp.path() / "log.txt") + " 2>&1";
+  ASSERT_EQ(run(bin + " tune " + q(tmp.path() / "softmax.yaml") + " --kb " + q(tmp.path() / "kb.sqlite") + " -q" + log), 0)
+      << test::read_file(tmp.path() / "log.txt");
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp.path() / "kb.sqlite") + " --problem softmax --templates " +
+                q(src / "templates") + " -o " + q(tmp.path() / "softmax.cuh") + log), 0)
+      << test::read_file(tmp.path() / "log.txt");
+  EXPECT_NE(test::read_file(tmp.path() / "log.txt").find("fallback, measured at"), std::string::npos)
+      << test::read_file(tmp.path() / "log.txt");
+  const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + " -DEXPORTED='\"" + (tmp.path() / "softmax.cuh").string() +
+                "\"' " + q(src / "tests" / "export" / "softmax_sweep_check.cu") + " -o " + q(tmp.path() / "check") + log), 0)
+      << test::read_file(tmp.path() / "log.txt");
+  const int rc = run(q(tmp.path() / "check") + " 1x1048576 8x262144 32x131072 4x4194304" + log);
+  const auto out = test::read_file(tmp.path() / "log.txt");
+  std::printf("%s", out.c_str());  // the sweep's table: which kernel served each shape, and its time
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("all checks passed"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace soltune

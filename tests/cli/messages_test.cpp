@@ -88,7 +88,7 @@ TEST_F(Messages, KernelSignaturesAreCheckedBeforeTuning) {
 TEST_F(Messages, SpillingCandidatesAreEvaluatedAndReported) {
   fs::copy(kSource / "templates", tmp_ / "templates", fs::copy_options::recursive);
   const auto dir = tmp_ / "templates" / "gelu";
-  fs::remove(dir / "vectorized.yaml");
+  test::remove_variant(dir, "vectorized");
   // N floats kept live per thread under 32 registers (1024 threads, 2 blocks per SM): N 64 spills.
   write(dir / "spill.cu", R"SRC(#include <cuda_bf16.h>
 __device__ inline float to_f(float v) { return v; }

@@ -300,10 +300,13 @@ TEST_F(Resume, AnEditedTemplatesNewValuesAreTriedOnTheOldBest) {
   const std::vector<std::string> want{best.config_key, with("BLOCK", "64"), with("BLOCK", "512"),
                                       with("BLOCK", "1024"), with("VEC", "1"), with("VEC", "2"), with("EPT", "4"),
                                       with("EPT", "8"), with("GRID_STRIDE", "1"), with("CACHE_HINT", "1")};
-  ASSERT_GE(results.size(), want.size()) << listed;
+  // Before them all, the problem's fallback (the first preset: today's text has not measured it).
+  ASSERT_GE(results.size(), want.size() + 1) << listed;
+  EXPECT_EQ(results[0].proposer, "archivist.preset") << listed;
+  EXPECT_EQ(results[0].config_key, "BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=1,BLOCKS_PER_SM=8,FAST_TANH=0,CACHE_HINT=0") << listed;
   for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_EQ(results[i].config_key, want[i]) << i << "\n" << listed;
-    EXPECT_EQ(results[i].proposer, "archivist.seed") << i << "\n" << listed;
+    EXPECT_EQ(results[i + 1].config_key, want[i]) << i << "\n" << listed;
+    EXPECT_EQ(results[i + 1].proposer, "archivist.seed") << i << "\n" << listed;
   }
 }
 

@@ -14,6 +14,8 @@
 #include "../support/files.hpp"
 #include "../support/plan_variants.hpp"
 #include "codegen/header_export.hpp"
+#include "core/device.hpp"
+#include "core/fallback.hpp"
 #include "core/space.hpp"
 
 namespace soltune {
@@ -85,6 +87,54 @@ int main() {
   expect(p.source, 0, "2^20 was tuned");
   gelu_f32_choice(12345, sms, cc, optin, l2, &p);
   expect(p.source, 1, "12345: the nearest tuned one");
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  EXPECT_EQ(build_and_run(nv, dir), "");
+  fs::remove_all(dir);
+}
+
+// The fallback comes after every tuned specialization, whatever its distance: sizes no tuned kernel
+// serves (softmax rows of 2^20) launch it, with source 2; a tuned kernel that holds is preferred.
+TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "softmax");
+  const auto& cached = p.variant("cached");
+  const auto& fb = *p.fallback_variant();
+  const Task t{&p, &cached, DType::f32, Shape{{{"rows", 4096}, {"cols", 4096}}}};
+  const Space tuned(cached, t.fixed(*find_known_gpu("H200")));
+  Rng rng(7);
+  const auto cfg = tuned.sample(rng);
+  ASSERT_TRUE(cfg.has_value());
+  Specialization last{&fb, DType::f32, *fallback_config(fb, DType::f32), Shape{{{"rows", 4096}, {"cols", 4096}}}, {"fallback"}};
+  last.fallback = true;  // measured at the tuned shape too: still tried last there
+  const std::vector<Specialization> specs = {{&cached, DType::f32, *cfg, t.shape, {"tuned"}}, last};
+  const auto dir = fs::temp_directory_path() / ("soltune-export-fb-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "softmax.cuh") << export_header(p, specs, "test");
+  std::ofstream(dir / "main.cu") << R"SRC(
+#include "softmax.cuh"
+#include <cstdio>
+using namespace soltune_softmax;
+int main() {
+  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560, scratch = 1e12;
+  int bad = 0;
+  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  softmax_f32_plan p;
+  expect(softmax_f32_choice(4096, 4096, sms, cc, optin, l2, scratch, &p), 0, "tuned");
+  expect(p.source, 0, "tuned: source 0");
+  expect(softmax_f32_choice(1, 1048576, sms, cc, optin, l2, scratch, &p), 1, "2^20 columns: the fallback");
+  expect(p.source, 2, "the fallback: source 2");
+  expect(static_cast<int>(p.grid.x), 32, "a block per 32768-column chunk");
+  expect(softmax_f32_choice(3, 1000003, sms, cc, optin, l2, scratch, &p), 1, "odd long rows: the fallback");
+  expect(softmax_f32_choice(7, 1, sms, cc, optin, l2, scratch, &p), 1, "one column: the fallback");
+  expect(softmax_f32_can_implement(1, 67108864, sms, cc, optin, l2, scratch), 1, "2^26 columns");
+  expect(softmax_f32_choice(-1, 5, sms, cc, optin, l2, scratch), -1, "a negative size: none");
+  long long need = softmax_f32_scratch_bytes(1, 1048576, sms, cc, optin, l2);
+  if (need != 32 * 8) { std::printf("scratch %lld, want 256\n", need); ++bad; }
+  expect(softmax_f32_choice(1, 1048576, sms, cc, optin, l2, 100), -1, "too little scratch: none");
   std::printf(bad ? "FAILED\n" : "ok\n");
   return bad;
 }
@@ -436,7 +486,8 @@ TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
   for (const auto& [from, to] : std::map<std::string, std::string>{
            {"role: in, init:", "role: inout, init:"},
            {"  - {name: y, kind: buffer, dtype: T, shape: [n], role: out}\n", ""},
-           {"args: [t1, t0, y, n]", "args: [t1, t0, x, n]"}}) {
+           {"args: [t1, t0, y, n]", "args: [t1, t0, x, n]"},
+           {"fallback: {variant: vectorized,", "# fallback: {variant: vectorized,"}}) {  // the variant is replaced
     const auto pos = yaml.find(from);
     ASSERT_NE(pos, std::string::npos) << from;
     yaml.replace(pos, from.size(), to);

@@ -252,16 +252,19 @@ TEST_F(GeluSpace, IsNotSparse) { EXPECT_FALSE(space(DType::f32).sparse()); }
 namespace soltune {
 namespace {
 
-// The shipped preset (PyTorch eager's launch) resolves to its knob values where it is legal.
+// The shipped presets (the problem's fallback first, then PyTorch eager's launch) resolve to their
+// knob values where they are legal.
 TEST_F(GeluSpace, PresetsResolveWhereLegal) {
   ASSERT_FALSE(variant().presets.empty());
   for (DType t : {DType::f32, DType::bf16}) {
     const auto s = space(t);
     const auto p = s.presets();
-    ASSERT_EQ(p.size(), 1u) << dtype_name(t);
-    EXPECT_EQ(p[0].first, "pytorch eager");
-    EXPECT_EQ(s.key(p[0].second), "BLOCK=128,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
+    ASSERT_EQ(p.size(), 2u) << dtype_name(t);
+    EXPECT_EQ(p[0].first, "fallback");
+    EXPECT_EQ(p[1].first, "pytorch eager");
+    EXPECT_EQ(s.key(p[1].second), "BLOCK=128,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
     EXPECT_TRUE(s.legal(p[0].second));
+    EXPECT_TRUE(s.legal(p[1].second));
   }
 }
 

@@ -51,7 +51,7 @@ const InplaceKernel kKernels[] = {
 std::filesystem::path inplace_problem(const std::string& tag) {
   const auto root = test::copy_problem("gelu", tag);
   const auto dir = root / "gelu";
-  std::filesystem::remove(dir / "vectorized.yaml");
+  test::remove_variant(dir, "vectorized");
   std::filesystem::remove(dir / "vectorized.cu");
   std::ifstream in(dir / "problem.yaml");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -34,6 +34,18 @@ inline std::string pnpoly_vertices_from_file(std::string yaml) {
   return yaml.replace(at, end + 2 - at, "shape: [2 * nv], file: polygon.npy}");
 }
 
+// Removes variant `name` (its YAML) from a copy of a problem's templates, and the problem's
+// `fallback:` line when it names that variant: a copy that replaces its variants with a test's own.
+inline void remove_variant(const std::filesystem::path& problem_dir, const std::string& name) {
+  std::filesystem::remove(problem_dir / (name + ".yaml"));
+  const auto yaml = problem_dir / "problem.yaml";
+  std::istringstream in(read_file(yaml));
+  std::string out, line;
+  while (std::getline(in, line))
+    if (line.rfind("fallback: {variant: " + name + ",", 0) != 0) out += line + "\n";
+  write_file(yaml, out);
+}
+
 // The toolkit's nvcc: $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin; empty where there is none
 // (tests that build with it skip).
 inline std::filesystem::path nvcc_path() {

@@ -1,0 +1,27 @@
+#pragma once
+// A problem's kernel of last resort: the one configuration of its fallback variant (`fallback:` in
+// problem.yaml) that must be legal at every valid shape, so that tune always has a kernel to
+// measure and an exported header always has one to launch.
+#include <optional>
+#include <string>
+
+#include "core/space.hpp"
+#include "core/task.hpp"
+
+namespace soltune {
+
+// The fallback's knob values for dtype t (its expressions at t's dtype_bytes), or nullopt when v has
+// no fallback or a value is not a whole number.
+std::optional<Config> fallback_config(const VariantSpec& v, DType t);
+
+// The shapes the fallback is checked at: per size 1, 2, 3, 7, 31, 33, 255, 1000, 4097, 65537,
+// 2^20 + 3 and 2^22 + 1 (a size with listed values: each of them), every combination whose bytes
+// (the problem's `bytes`) are at most 4 GiB.
+std::vector<Shape> fallback_probe_shapes(const ProblemSpec& p, DType t);
+
+// Where the fallback is not legal for dtype t on device d: "" when it is legal at every probe shape,
+// else the first shape that breaks it and why ("rows=1, cols=3: VEC == 1 || mod(cols, VEC) == 0").
+// "no fallback" when the problem has none.
+std::string fallback_gap(const ProblemSpec& p, DType t, const DeviceInfo& d);
+
+}  // namespace soltune

@@ -120,18 +120,18 @@ void rowwise(const char* dtype, const Flusher& flush, const std::vector<std::pai
 #ifndef SOLTUNE_NO_LAYERNORM
     if constexpr (sizeof(T) == 4)
       time_case("layernorm", shape, dtype, s * (2.0 * rows * cols + 2 * cols),
-                [&] { return soltune_layernorm::layernorm_f32(x, w, bias, y, rows, cols); }, flush);
+                [&] { return soltune_bench::launch(&soltune_layernorm::layernorm_f32, cudaStream_t{}, x, w, bias, y, rows, cols); }, flush);
     else
       time_case("layernorm", shape, dtype, s * (2.0 * rows * cols + 2 * cols),
-                [&] { return soltune_layernorm::layernorm_bf16(x, w, bias, y, rows, cols); }, flush);
+                [&] { return soltune_bench::launch(&soltune_layernorm::layernorm_bf16, cudaStream_t{}, x, w, bias, y, rows, cols); }, flush);
 #endif
 #ifndef SOLTUNE_NO_RMSNORM
     if constexpr (sizeof(T) == 4)
       time_case("rmsnorm", shape, dtype, s * (2.0 * rows * cols + cols),
-                [&] { return soltune_rmsnorm::rmsnorm_f32(x, w, y, rows, cols); }, flush);
+                [&] { return soltune_bench::launch(&soltune_rmsnorm::rmsnorm_f32, cudaStream_t{}, x, w, y, rows, cols); }, flush);
     else
       time_case("rmsnorm", shape, dtype, s * (2.0 * rows * cols + cols),
-                [&] { return soltune_rmsnorm::rmsnorm_bf16(x, w, y, rows, cols); }, flush);
+                [&] { return soltune_bench::launch(&soltune_rmsnorm::rmsnorm_bf16, cudaStream_t{}, x, w, y, rows, cols); }, flush);
 #endif
     for (T* p : {x, y, w, bias}) CHECK(cudaFree(p));
   }
@@ -167,7 +167,7 @@ int main() {
   const Flusher flush;
   const std::vector<std::pair<long long, long long>> sm = {{4096, 4096}, {8192, 8192}, {32768, 1024}, {4096, 50304},
                                                           {16384, 256}, {1, 1048576}, {8, 262144}, {32, 131072}};
-  const std::vector<std::pair<long long, long long>> norms = {{8192, 4096}, {32768, 1024}};
+  const std::vector<std::pair<long long, long long>> norms = {{8192, 4096}, {32768, 1024}, {1, 1048576}, {8, 262144}, {32, 131072}};
   rowwise<float>("f32", flush, sm, norms);
   rowwise<__nv_bfloat16>("bf16", flush, sm, norms);
   flat<float>("f32", flush, 1ll << 28);

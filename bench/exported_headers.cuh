@@ -21,7 +21,7 @@
 #include <type_traits>
 
 namespace soltune_bench {
-// Scratch for the plans that take it (a softmax's rows split over the grid keep one pair per
+// Scratch for the plans that take it (rows split over the grid keep partial statistics per
 // chunk there): one 64 MiB device allocation, made at the first call, that every call shares.
 inline constexpr size_t kScratchBytes = size_t{64} << 20;
 inline void* scratch() {

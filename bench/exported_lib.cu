@@ -30,18 +30,18 @@ int soltune_softmax_bf16(const void* x, void* y, long long r, long long c, void*
 #endif
 #ifndef SOLTUNE_NO_LAYERNORM
 int soltune_layernorm_f32(const void* x, const void* w, const void* b, void* y, long long r, long long c, void* s) {
-  return soltune_layernorm::layernorm_f32(in<float>(x), in<float>(w), in<float>(b), out<float>(y), r, c, st(s));
+  return soltune_bench::launch(&soltune_layernorm::layernorm_f32, st(s), in<float>(x), in<float>(w), in<float>(b), out<float>(y), r, c);
 }
 int soltune_layernorm_bf16(const void* x, const void* w, const void* b, void* y, long long r, long long c, void* s) {
-  return soltune_layernorm::layernorm_bf16(in<bf16>(x), in<bf16>(w), in<bf16>(b), out<bf16>(y), r, c, st(s));
+  return soltune_bench::launch(&soltune_layernorm::layernorm_bf16, st(s), in<bf16>(x), in<bf16>(w), in<bf16>(b), out<bf16>(y), r, c);
 }
 #endif
 #ifndef SOLTUNE_NO_RMSNORM
 int soltune_rmsnorm_f32(const void* x, const void* w, void* y, long long r, long long c, void* s) {
-  return soltune_rmsnorm::rmsnorm_f32(in<float>(x), in<float>(w), out<float>(y), r, c, st(s));
+  return soltune_bench::launch(&soltune_rmsnorm::rmsnorm_f32, st(s), in<float>(x), in<float>(w), out<float>(y), r, c);
 }
 int soltune_rmsnorm_bf16(const void* x, const void* w, void* y, long long r, long long c, void* s) {
-  return soltune_rmsnorm::rmsnorm_bf16(in<bf16>(x), in<bf16>(w), out<bf16>(y), r, c, st(s));
+  return soltune_bench::launch(&soltune_rmsnorm::rmsnorm_bf16, st(s), in<bf16>(x), in<bf16>(w), out<bf16>(y), r, c);
 }
 #endif
 #ifndef SOLTUNE_NO_L1NORM

@@ -166,7 +166,8 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
       << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << lowered->second
       << "\");\n    if (k.error != cudaSuccess) return k.error;\n" << constant_copies(p, dt, "k.lib", "", "    ")
       << "    return detail::launch_embedded(k.kernel, " << grid << ", " << block << ", " << smem << ", "
-      << (main ? "p.cluster" : "dim3(1, 1, 1)") << ", " << optin << ", stream, " << call_args << ");\n  }\n"
+      << (main ? "p.cluster" : "dim3(1, 1, 1)") << ", " << optin << ", " << (l.programmatic ? "p.cc >= 90" : "false")
+      << ", stream, " << call_args << ");\n  }\n"
       << "#endif\n";
   if (!v.arch.empty()) {  // its plan holds only where the cubin above runs
     h << "  return cudaErrorInvalidDeviceFunction;\n";
@@ -174,11 +175,17 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
   }
   h << constant_copies(p, dt, "", variant_namespace(s), "  ");
   h << "  if (" << smem << " > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
-    << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(" << smem << "));\n    if (e != cudaSuccess) return e;\n  }\n"
-    << (!cluster
+    << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(" << smem << "));\n    if (e != cudaSuccess) return e;\n  }\n";
+  if (l.programmatic) {  // may overlap the launch before it where the device has programmatic dependent launch
+    h << "  cudaLaunchAttribute attrs[2];\n  const cudaLaunchConfig_t config = detail::launch_config(" << grid << ", " << block
+      << ", " << smem << ", stream, dim3(1, 1, 1), attrs, p.cc >= 90);\n  return cudaLaunchKernelEx(&config, " << kernel
+      << ", " << call_args << ");\n";
+    return;
+  }
+  h << (!cluster
             ? "  " + kernel + "<<<" + grid + ", " + block + ", " + smem + ", stream>>>(" + call_args + ");\n  return cudaGetLastError();\n"
-            : "  cudaLaunchAttribute cluster;\n  const cudaLaunchConfig_t config = detail::launch_config(p.grid, p.block, "
-              "p.smem, stream, p.cluster, cluster);\n"
+            : "  cudaLaunchAttribute attrs[2];\n  const cudaLaunchConfig_t config = detail::launch_config(p.grid, p.block, "
+              "p.smem, stream, p.cluster, attrs);\n"
               "  if (p.cluster.x * p.cluster.y * p.cluster.z > 8) {\n    const cudaError_t e = cudaFuncSetAttribute(" +
                   kernel + ", cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n    if (e != cudaSuccess) return e;\n  }\n"
               "  return cudaLaunchKernelEx(&config, " + kernel + ", " + call_args + ");\n");
@@ -313,14 +320,18 @@ std::string export_helpers() {
          "inline bool cluster_fits(int cc, dim3 grid, dim3 cluster) {\n"
          "  const unsigned n = cluster.x * cluster.y * cluster.z;\n"
          "  return n == 1 || (cc >= 90 && n <= 16 && grid.x % cluster.x == 0 && grid.y % cluster.y == 0 && grid.z % cluster.z == 0);\n}\n"
-         "// A launch's configuration, with its cluster (if any) as the one attribute, held in `attr`.\n"
+         "// A launch's configuration, its attributes held in `attrs`: its cluster (if any), and programmatic stream\n"
+         "// serialisation where it may start while the launch before it drains (its kernel waits with griddepcontrol).\n"
          "inline cudaLaunchConfig_t launch_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, dim3 cluster,\n"
-         "                                        cudaLaunchAttribute& attr) {\n"
+         "                                        cudaLaunchAttribute (&attrs)[2], bool programmatic = false) {\n"
          "  cudaLaunchConfig_t c{};\n  c.gridDim = grid;\n  c.blockDim = block;\n  c.dynamicSmemBytes = smem;\n  c.stream = stream;\n"
+         "  c.attrs = attrs;\n"
          "  if (cluster.x * cluster.y * cluster.z > 1) {\n"
-         "    attr.id = cudaLaunchAttributeClusterDimension;\n"
-         "    attr.val.clusterDim.x = cluster.x;\n    attr.val.clusterDim.y = cluster.y;\n    attr.val.clusterDim.z = cluster.z;\n"
-         "    c.attrs = &attr;\n    c.numAttrs = 1;\n  }\n  return c;\n}\n"
+         "    cudaLaunchAttribute& a = attrs[c.numAttrs++];\n    a.id = cudaLaunchAttributeClusterDimension;\n"
+         "    a.val.clusterDim.x = cluster.x;\n    a.val.clusterDim.y = cluster.y;\n    a.val.clusterDim.z = cluster.z;\n  }\n"
+         "  if (programmatic) {\n"
+         "    cudaLaunchAttribute& a = attrs[c.numAttrs++];\n    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
+         "    a.val.programmaticStreamSerializationAllowed = 1;\n  }\n  return c;\n}\n"
          "}  // namespace detail\n";
 }
 
@@ -338,18 +349,18 @@ std::string embedded_helpers() {
          "// Arguments by value, passed by address as the kernel's parameters (the same types soltune passed).\n"
          "template <typename... A>\n"
          "inline cudaError_t launch_embedded(cudaKernel_t k, dim3 grid, dim3 block, size_t smem, dim3 cluster,\n"
-         "                                   size_t optin_above, cudaStream_t stream, A... a) {\n"
+         "                                   size_t optin_above, bool programmatic, cudaStream_t stream, A... a) {\n"
          "  const void* f = reinterpret_cast<const void*>(k);\n"
          "  if (smem > optin_above) {  // dynamic beyond 48 KiB less the static part needs the opt-in\n"
          "    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));\n"
          "    if (e != cudaSuccess) return e;\n  }\n"
          "  void* args[] = {static_cast<void*>(&a)...};\n"
-         "  if (cluster.x * cluster.y * cluster.z == 1) return cudaLaunchKernel(f, grid, block, args, smem, stream);\n"
+         "  if (cluster.x * cluster.y * cluster.z == 1 && !programmatic) return cudaLaunchKernel(f, grid, block, args, smem, stream);\n"
          "  if (cluster.x * cluster.y * cluster.z > 8) {  // beyond the portable size\n"
          "    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n"
          "    if (e != cudaSuccess) return e;\n  }\n"
-         "  cudaLaunchAttribute attr;\n"
-         "  const cudaLaunchConfig_t config = launch_config(grid, block, smem, stream, cluster, attr);\n"
+         "  cudaLaunchAttribute attrs[2];\n"
+         "  const cudaLaunchConfig_t config = launch_config(grid, block, smem, stream, cluster, attrs, programmatic);\n"
          "  return cudaLaunchKernelExC(&config, f, args);\n}\n"
          "}  // namespace detail\n#endif\n";
 }

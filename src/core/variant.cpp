@@ -157,12 +157,19 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
     if (!n.has(key)) continue;
     auto& list = std::string(key) == "before" ? v.before : v.after;
     for (const auto& l : n.at(key).seq()) {
-      l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem", "when"});
+      l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem", "when", "programmatic"});
       list.push_back(parse_launch(l, all, true));
       parse_template_args(list.back(), targs, l.has("template_args") ? l.at("template_args").loc() : l.loc());
       if (l.has("when")) {
         list.back().when = l.at("when").expr();
         list.back().when.check_names(all, "when");
+      }
+      if (l.has("programmatic")) {
+        // The plan's first launch waits for whatever ran before it on the stream, always.
+        if (std::string(key) == "before")
+          throw Error(l.at("programmatic").loc(), "'programmatic' is for the launches after the main kernel (a launch that "
+                                                  "overlaps the one before it in the plan)");
+        list.back().programmatic = l.at("programmatic").boolean();
       }
     }
   }

@@ -56,7 +56,10 @@ void plan_launches(const Task& t, Candidate& c) {
   c.plan.clear();
   for (const auto* l : t.variant->all_launches()) {
     if (!l->when.empty() && !l->when.eval_bool(c.bindings)) continue;
-    c.plan.push_back(PlannedLaunch{l, name_expression(*l, t.dtype, c.bindings), eval_geometry(*l, c.bindings), {}});
+    const auto cc = c.bindings.find("cc");
+    const bool programmatic = l->programmatic && cc != c.bindings.end() && cc->second >= 90;
+    c.plan.push_back(PlannedLaunch{l, name_expression(*l, t.dtype, c.bindings), eval_geometry(*l, c.bindings), {},
+                                   programmatic});
     if (l == &t.variant->launch) {
       c.result.geo = c.plan.back().geo;
       c.name_expr = c.plan.back().name_expr;

@@ -17,6 +17,7 @@ struct PlannedLaunch {
   std::string name_expr;  // "gelu_tanh<float, 256, ...>"
   Geometry geo;
   Resources res;          // from the compile result (take_compile_result)
+  bool programmatic = false;  // launched as a programmatic dependent of the launch before (its spec's, on cc 9.0+)
 };
 
 struct Candidate {

@@ -130,33 +130,41 @@ class Library {
   Handle<cudaLibrary_t, UnloadLibrary> h_;
 };
 
-// The launch configuration of a geometry, with its cluster as an attribute where it has one.
+// The launch configuration of a geometry, with its cluster as an attribute where it has one, and
+// programmatic stream serialisation where the launch may overlap the one before it.
 struct LaunchConfig {
   cudaLaunchConfig_t config{};
-  cudaLaunchAttribute cluster{};
-  LaunchConfig(const Geometry& g, cudaStream_t s) {
+  cudaLaunchAttribute attrs[2]{};
+  LaunchConfig(const Geometry& g, cudaStream_t s, bool programmatic = false) {
     config.gridDim = dim3(static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]), static_cast<unsigned>(g.grid[2]));
     config.blockDim = dim3(static_cast<unsigned>(g.block[0]), static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]));
     config.dynamicSmemBytes = static_cast<size_t>(g.smem);
     config.stream = s;
-    if (g.cluster_blocks() == 1) return;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = static_cast<unsigned>(g.cluster[0]);
-    cluster.val.clusterDim.y = static_cast<unsigned>(g.cluster[1]);
-    cluster.val.clusterDim.z = static_cast<unsigned>(g.cluster[2]);
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    if (g.cluster_blocks() > 1) {
+      auto& a = attrs[config.numAttrs++];
+      a.id = cudaLaunchAttributeClusterDimension;
+      a.val.clusterDim.x = static_cast<unsigned>(g.cluster[0]);
+      a.val.clusterDim.y = static_cast<unsigned>(g.cluster[1]);
+      a.val.clusterDim.z = static_cast<unsigned>(g.cluster[2]);
+    }
+    if (programmatic) {
+      auto& a = attrs[config.numAttrs++];
+      a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      a.val.programmaticStreamSerializationAllowed = 1;
+    }
   }
   LaunchConfig(const LaunchConfig&) = delete;  // config.attrs points into this object
   LaunchConfig& operator=(const LaunchConfig&) = delete;
 };
 
 // Launches a kernel handle with a geometry; returns CUDA's answer (a candidate's failure is a value).
-// A cluster given at launch goes through cudaLaunchKernelExC; a compile-time one (__cluster_dims__)
-// needs nothing here.
-inline cudaError_t launch_kernel(cudaKernel_t k, const Geometry& g, void** args, cudaStream_t s) {
-  const LaunchConfig c(g, s);
-  if (g.cluster_blocks() > 1) return cudaLaunchKernelExC(&c.config, reinterpret_cast<const void*>(k), args);
+// A cluster given at launch or a programmatic dependent launch goes through cudaLaunchKernelExC; a
+// compile-time cluster (__cluster_dims__) needs nothing here.
+inline cudaError_t launch_kernel(cudaKernel_t k, const Geometry& g, void** args, cudaStream_t s,
+                                 bool programmatic = false) {
+  const LaunchConfig c(g, s, programmatic);
+  if (c.config.numAttrs > 0) return cudaLaunchKernelExC(&c.config, reinterpret_cast<const void*>(k), args);
   return cudaLaunchKernel(reinterpret_cast<const void*>(k), c.config.gridDim, c.config.blockDim, args,
                           c.config.dynamicSmemBytes, s);
 }

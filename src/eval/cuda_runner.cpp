@@ -47,7 +47,8 @@ cudaError_t run_plan(TaskState& st, const Candidate& c, const std::vector<cudaKe
                      const TensorMapArgs* maps) {
   for (size_t i = 0; i < c.plan.size(); ++i) {
     auto a = st.args(*c.plan[i].spec, set, false, maps);
-    if (auto e = launch_kernel(ks[i], c.plan[i].geo, a.ptrs.data(), st.stream()); e != cudaSuccess) return e;
+    if (auto e = launch_kernel(ks[i], c.plan[i].geo, a.ptrs.data(), st.stream(), c.plan[i].programmatic); e != cudaSuccess)
+      return e;
   }
   return cudaSuccess;
 }

@@ -7,6 +7,8 @@
 // that the chunks read last by the stats, the likeliest still in L2, are read first). No block
 // waits for another, so any grid is safe however few blocks are resident. With cols a multiple of
 // VEC and no alignment beyond an element's, it serves every shape (VEC 1). Computes in f32.
+// The second launch is a programmatic dependent of the first (sm_90): its blocks start while the
+// first drains, read their first step of x, and only then wait for the first launch's results.
 #include <cuda_bf16.h>
 
 namespace softmax_split_detail {
@@ -14,6 +16,7 @@ namespace softmax_split_detail {
 #include "../common/types.cuh"
 #include "../common/softmax_math.cuh"
 #include "../common/norm_access.cuh"
+#include "../common/split_chunk.cuh"
 
 // (m, s) over the block; every thread gets it. red: 2 * BLOCK / 32 floats.
 template <int FAST, int BLOCK> __device__ __forceinline__ void block_combine(float& m, float& s, float* red) {
@@ -29,20 +32,6 @@ template <int FAST, int BLOCK> __device__ __forceinline__ void block_combine(flo
   }
 }
 
-// The chunk of block b: its row, its first element, and its vectors (cols % VEC == 0).
-template <int CHUNK, int VEC> struct Chunk {
-  long long row, chunks, begin;
-  int nvec;
-  __device__ Chunk(long long b, long long cols) {
-    chunks = (cols + CHUNK - 1) / CHUNK;
-    row = b / chunks;
-    const long long c = b - row * chunks;
-    begin = row * cols + c * CHUNK;
-    const long long left = cols - c * CHUNK;
-    nvec = static_cast<int>((left < CHUNK ? left : CHUNK) / VEC);
-  }
-};
-
 }  // namespace softmax_split_detail
 
 template <typename T, int BLOCK, int VEC, int UNROLL, int STEPS, int HINT, int FAST_EXP>
@@ -54,7 +43,8 @@ __global__ void __launch_bounds__(BLOCK)
   using Raw = typename RawOf<sizeof(T) * VEC>::type;
   constexpr int STEP = BLOCK * UNROLL;  // vectors per step of the block
   __shared__ float red[2 * BLOCK / 32];
-  const Chunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(blockIdx.x, cols);
+  const SplitChunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(blockIdx.x, cols);
+  split_release_dependents();  // the second launch may start: it waits for these pairs itself
   const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
 
   float m = neg_inf(), s = 0.0f;
@@ -98,7 +88,18 @@ __global__ void __launch_bounds__(BLOCK)
   constexpr int STEP = BLOCK * UNROLL;
   __shared__ float red[2 * BLOCK / 32];
   const long long b = REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const Chunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(b, cols);
+  const SplitChunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(b, cols);
+
+  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
+  Raw* yv = reinterpret_cast<Raw*>(y + ch.begin);
+  Raw buf[UNROLL];  // a step of x: the next one is read while this one is stored
+  auto read_step = [&](int j0) {
+#pragma unroll
+    for (int e = 0; e < UNROLL; ++e)
+      if (j0 + e * BLOCK < ch.nvec) buf[e] = last_read<HINT>(xv + j0 + e * BLOCK);
+  };
+  read_step(threadIdx.x);  // x is no launch's output: its first step is read before the wait
+  split_wait_for_stats();
 
   // The row's pairs, a share per thread (they were written by the previous launch: plain loads).
   const float2* pr = reinterpret_cast<const float2*>(part) + ch.row * ch.chunks;
@@ -110,13 +111,7 @@ __global__ void __launch_bounds__(BLOCK)
   block_combine<FAST_EXP, BLOCK>(m, s, red);
   const float inv = 1.0f / s;
 
-  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
-  Raw* yv = reinterpret_cast<Raw*>(y + ch.begin);
   for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += STEP) {
-    Raw buf[UNROLL];
-#pragma unroll
-    for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) buf[e] = last_read<HINT>(xv + j0 + e * BLOCK);
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
       if (j0 + e * BLOCK < ch.nvec) {
@@ -126,5 +121,6 @@ __global__ void __launch_bounds__(BLOCK)
         for (int k = 0; k < VEC; ++k) v[k] = ex<FAST_EXP>(v[k] - m) * inv;
         store<HINT == 2 ? 1 : HINT>(yv + j0 + e * BLOCK, pack<T, Raw>(v));
       }
+    read_step(j0 + STEP);
   }
 }

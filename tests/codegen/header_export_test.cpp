@@ -475,6 +475,37 @@ int main() {
   EXPECT_EQ(build_and_run(nv, tmp.path()), "");
 }
 
+// A launch marked programmatic goes through cudaLaunchKernelEx with programmatic stream
+// serialisation where the device has it (p.cc >= 90), from source and from the embedded binary alike.
+TEST(HeaderExport, AProgrammaticLaunchCarriesItsAttributeWhereTheDeviceHasIt) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  test::TempDir tmp("export-pdl");
+  fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
+  test::add_two_step_gelu(tmp.path() / "gelu");
+  const auto yaml = tmp.path() / "gelu" / "twostep.yaml";
+  test::write_file(yaml, test::replace_once(test::read_file(yaml), "when: STEPS == 2}", "when: STEPS == 2, programmatic: true}"));
+  const auto p = load_problem(tmp.path(), "gelu");
+  const auto& v = p.variant("twostep");
+  const Space s(v, Bindings{});
+  const auto header =
+      export_header(p, {{&v, DType::f32, s.parse_key("BLOCK=256,STEPS=2,GAP=0,OVER=0"), Shape{{{"n", 1 << 20}}}, {"two steps"}}}, "test");
+  EXPECT_NE(header.find("stream, dim3(1, 1, 1), attrs, p.cc >= 90);\n  return cudaLaunchKernelEx(&config, "), std::string::npos);
+  EXPECT_NE(header.find("cudaLaunchAttributeProgrammaticStreamSerialization"), std::string::npos);
+  std::ofstream(tmp.path() / "gelu.cuh") << header;
+  std::ofstream(tmp.path() / "main.cu") << R"SRC(
+#include "gelu.cuh"
+#include <cstdio>
+int main() {
+  cudaError_t (*f32)(const float*, float*, long long, void*, size_t, cudaStream_t) = &soltune_gelu::gelu_f32;
+  (void)f32;
+  std::printf("ok\n");
+  return 0;
+}
+)SRC";
+  EXPECT_EQ(build_and_run(nv, tmp.path()), "");
+}
+
 // An in-place buffer (role inout) reaches the caller as a plain pointer, with a note that the call
 // overwrites it.
 TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {

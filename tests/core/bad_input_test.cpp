@@ -536,6 +536,15 @@ TEST_F(BadInput, PlansOfSeveralLaunches) {
   edit(v, ", cluster: [2]}", "}");
   line = edit(v, "when: STEPS == 2}", "when: WIDTH == 2}");
   expect_error([&] { load(); }, v, line, 0, {"WIDTH"});
+  // A launch after the kernel may overlap the one before it; the plan's first launch never does.
+  edit(v, "when: WIDTH == 2}", "when: STEPS == 2, programmatic: true}");
+  EXPECT_TRUE(load().variant("twostep").after.at(0).programmatic);
+  edit(v, "programmatic: true}", "programmatic: sometimes}");
+  expect_error([&] { load(); }, v, line, 0, {"expected true or false, got 'sometimes'"});
+  edit(v, ", programmatic: sometimes}", "}");
+  line = edit(v, "after:\n", "before:\n  - {kernel: gelu_second, template_args: [T], args: [tmp, y, n], grid: 1, block: 32, "
+                              "programmatic: true}\nafter:\n") + 1;
+  expect_error([&] { load(); }, v, line, 0, {"'programmatic' is for the launches after the main kernel"});
 }
 
 // A knob the kernel never sees (a macro of a Kernel Tuner kernel, used verbatim) would tune nothing.

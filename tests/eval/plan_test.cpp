@@ -66,6 +66,24 @@ TEST_F(Plans, ACandidatesPlanHoldsTheLaunchesItsKnobsRun) {
   EXPECT_EQ(plan_limits(c, h200).rfind("gelu_second: block of 2048 threads", 0), 0u) << plan_limits(c, h200);
 }
 
+// A launch marked programmatic overlaps the one before it where the device has programmatic
+// dependent launch (compute capability 9.0 on), and is an ordinary launch elsewhere.
+TEST_F(Plans, AProgrammaticLaunchOverlapsOnlyWhereTheDeviceHasIt) {
+  const auto yaml = dir_.path() / "gelu" / "twostep.yaml";
+  test::write_file(yaml, test::replace_once(test::read_file(yaml), "when: STEPS == 2}", "when: STEPS == 2, programmatic: true}"));
+  p_ = load_problem(dir_.path(), "gelu");
+  ASSERT_TRUE(p_.variant("twostep").after.at(0).programmatic);
+  const Task t{&p_, &p_.variant("twostep"), DType::f32, Shape{{{"n", 4096}}}};
+  for (const auto* gpu : {"H200", "A100"}) {
+    const DeviceInfo d = *find_known_gpu(gpu);
+    const Space s(*t.variant, t.fixed(d));
+    const auto batch = prepare_candidates(t, d, "sm_80", {s.parse_key("BLOCK=128,STEPS=2,GAP=0,OVER=0")});
+    ASSERT_EQ(batch.candidates.at(0).plan.size(), 2u);
+    EXPECT_FALSE(batch.candidates[0].plan[0].programmatic) << "the plan's first launch waits for all before it";
+    EXPECT_EQ(batch.candidates[0].plan[1].programmatic, d.cc() >= 90) << gpu;
+  }
+}
+
 TEST_F(Plans, TheModelChargesTheFurtherLaunchAndTheScratch) {
   const Task t{&p_, &p_.variant("twostep"), DType::f32, Shape{{{"n", 1 << 26}}}};
   const Space s(*t.variant, t.fixed(h200));

@@ -24,6 +24,14 @@ inline bool write_file(const std::filesystem::path& p, const std::string& text) 
   return out.good();
 }
 
+// text with the first `from` replaced by `to`; throws where text has no `from` (a test's edit that
+// silently changed nothing would test nothing).
+inline std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("replace_once: '" + from + "' not found");
+  return text.replace(at, from.size(), to);
+}
+
 // templates/pnpoly's problem.yaml text with the polygon read from polygon.npy: the vertices' init
 // and range ("shape: [2 * nv], init: ..., range: {...}}") give way to `file`. Empty where the text
 // does not hold them.
@@ -34,16 +42,23 @@ inline std::string pnpoly_vertices_from_file(std::string yaml) {
   return yaml.replace(at, end + 2 - at, "shape: [2 * nv], file: polygon.npy}");
 }
 
+// Removes a copy's `fallback:` line (naming `variant`, or any where empty): a test of one variant's
+// path then measures and exports that variant alone, with no fallback-only task beside it.
+inline void remove_fallback(const std::filesystem::path& problem_dir, const std::string& variant = "") {
+  const auto yaml = problem_dir / "problem.yaml";
+  std::istringstream in(read_file(yaml));
+  std::string out, line;
+  const std::string prefix = "fallback: {variant: " + (variant.empty() ? "" : variant + ",");
+  while (std::getline(in, line))
+    if (line.rfind(prefix, 0) != 0) out += line + "\n";
+  write_file(yaml, out);
+}
+
 // Removes variant `name` (its YAML) from a copy of a problem's templates, and the problem's
 // `fallback:` line when it names that variant: a copy that replaces its variants with a test's own.
 inline void remove_variant(const std::filesystem::path& problem_dir, const std::string& name) {
   std::filesystem::remove(problem_dir / (name + ".yaml"));
-  const auto yaml = problem_dir / "problem.yaml";
-  std::istringstream in(read_file(yaml));
-  std::string out, line;
-  while (std::getline(in, line))
-    if (line.rfind("fallback: {variant: " + name + ",", 0) != 0) out += line + "\n";
-  write_file(yaml, out);
+  remove_fallback(problem_dir, name);
 }
 
 // The toolkit's nvcc: $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin; empty where there is none

@@ -87,6 +87,8 @@ TEST(ExportGpu, ExportedTensorMapKernelsAreCorrectFromTheTimedBinaryAndFromSourc
   fs::create_directories(tmp / "templates");
   for (const char* p : {"gelu", "common"}) fs::copy(src / "templates" / p, tmp / "templates" / p, fs::copy_options::recursive);
   test::add_tma_gelu(tmp / "templates" / "gelu");
+  // Without the fallback's task, whose kernel may beat tma at the one shape and be exported instead.
+  test::remove_fallback(tmp / "templates" / "gelu");
   test::write_file(tmp / "gelu.yaml", "problem: gelu\nvariants: [tma]\ndtypes: [f32, bf16]\nshapes:\n  - {n: 1048576}\n"
                                       "budget: {evals: 6, seconds: 120}\nseed: 3\nbackend: cuda\ntemplates: " +
                                           (tmp / "templates").string() + "\n");
@@ -118,6 +120,7 @@ TEST(ExportGpu, ExportedMacroKernelsAreCorrectFromTheTimedBinaryAndFromSource) {
   fs::create_directories(tmp / "templates");
   fs::copy(src / "templates" / "gelu", tmp / "templates" / "gelu", fs::copy_options::recursive);
   test::add_macro_gelu(tmp / "templates" / "gelu");
+  test::remove_fallback(tmp / "templates" / "gelu");  // macro's kernels alone are measured and exported
   test::write_file(tmp / "gelu.yaml", "problem: gelu\nvariants: [macro]\ndtypes: [f32, bf16]\nshapes:\n  - {n: 1048576}\n"
                                       "  - {n: 4099}\nbudget: {evals: 24, seconds: 120}\nseed: 3\nbackend: cuda\ntemplates: " +
                                           (tmp / "templates").string() + "\n");
@@ -242,38 +245,111 @@ TEST(ExportGpu, ExportedSplitKGemmIsCorrectInBothLayouts) {
 namespace soltune {
 namespace {
 
-// The shape sweep: softmax tuned briefly at two shapes (a short row and one split over the grid),
-// exported, and called through the header at 30 drawn shapes and at the long-row targets, each in
-// f32 and bf16, against a double-precision reference. Shapes no tuned kernel serves go to the
-// nearest one whose constraints hold, else to the fallback, which tune measured.
-TEST(ExportGpu, ExportedSoftmaxServesEveryShapeOfTheSweep) {
+// The shipped matmul (every variant, the fallback among them) tuned in bf16 at two shapes, exported,
+// and called at 30 shapes drawn once from a fixed seed (1 to 2^13 per dimension, m * n * k at most
+// 2^33 so that the double-precision reference stays quick; both layouts, primes, 1 x N and N x 1
+// outputs) with and without scratch, against the contraction band.
+TEST(ExportGpu, ExportedMatmulServesEveryShapeOfTheSweep) {
   SOLTUNE_REQUIRE_GPU();
+  const auto nvcc = test::nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
+  const auto dev = cuda_devices().devices.front();
+  test::TempDir tmp("export-gemm-sweep");
+  const fs::path src = test::source_dir();
+  test::write_file(tmp.path() / "gemm.yaml", "problem: matmul\ndtypes: [bf16]\nshapes:\n  - {m: 1000, n: 1000, k: 1000}\n"
+                                                 "  - {m: 2048, n: 2048, k: 2048, trans_b: 1}\nbudget: {evals: 24, seconds: 90}\n"
+                                                 "seed: 5\nbackend: cuda\ntemplates: " + (src / "templates").string() + "\n");
+  const std::string bin = q(test::soltune_binary());
+  const std::string log = " > " + q(tmp.path() / "log.txt") + " 2>&1";
+  ASSERT_EQ(run(bin + " tune " + q(tmp.path() / "gemm.yaml") + " --kb " + q(tmp.path() / "kb.sqlite") + " -q" + log), 0)
+      << test::read_file(tmp.path() / "log.txt");
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp.path() / "kb.sqlite") + " --problem matmul --templates " +
+                q(src / "templates") + " -o " + q(tmp.path() / "matmul.cuh") + log), 0)
+      << test::read_file(tmp.path() / "log.txt");
+  std::mt19937_64 gen(20261204);
+  std::uniform_real_distribution<double> lg(0.0, 13.0);
+  auto draw = [&] { return std::max(1LL, static_cast<long long>(std::exp2(lg(gen)))); };
+  auto prime = [](long long v) {
+    for (long long d = 2; d * d <= v; ++d)
+      if (v % d == 0) return false;
+    return v > 1;
+  };
+  std::string shapes;
+  for (int i = 0; i < 30; ++i) {
+    long long m = draw(), n = draw(), k = draw();
+    if (i % 5 == 1) m = 1;                                     // one output row
+    if (i % 5 == 2) n = 1;                                     // one output column
+    if (i % 5 == 3) for (long long* d : {&m, &n, &k}) while (!prime(*d)) ++*d;
+    if (i % 5 == 4) for (long long* d : {&m, &n, &k}) *d = (*d + 7) / 8 * 8;
+    while (m * n * k > (1LL << 33)) k = std::max(1LL, k / 2);
+    shapes += " " + std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "," + std::to_string(i % 2);
+  }
+  const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  expect_checks_pass(tmp.path(), arch, tmp.path() / "matmul.cuh", "matmul_export_check.cu", shapes.substr(1));
+}
+
+// A problem tuned at two shapes (`shapes`, one small and one large), exported, and called through
+// the header at the 30 shapes of `check` (tests/export/rows_sweep_check.cu for problems over
+// [rows, cols], flat_sweep_check.cu for those over [n]) plus `extra`, f32 and bf16, against a
+// double-precision reference: every shape is served (by its tuned kernel, the nearest one whose
+// constraints hold, or the fallback) and correct.
+void expect_sweep_served(const std::string& problem, const std::string& shapes, const std::string& check,
+                         const std::string& macro, const std::string& extra) {
   const auto nvcc = test::nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";
   const auto dev = cuda_devices().devices.front();
   test::TempDir tmp("export-sweep");
   const fs::path src = test::source_dir();
-  test::write_file(tmp.path() / "softmax.yaml",
-                   "problem: softmax\ndtypes: [f32, bf16]\nshapes:\n  - {rows: 64, cols: 1000}\n  - {rows: 32, cols: 131072}\n"
-                   "budget: {evals: 40, seconds: 150}\nseed: 5\nbackend: cuda\ntemplates: " + (src / "templates").string() + "\n");
+  test::write_file(tmp.path() / "sweep.yaml", "problem: " + problem + "\ndtypes: [f32, bf16]\nshapes:\n" + shapes +
+                                                  "budget: {evals: 40, seconds: 90}\nseed: 5\nbackend: cuda\ntemplates: " +
+                                                  (src / "templates").string() + "\n");
   const std::string bin = q(test::soltune_binary());
   const std::string log = " > " + q(tmp.path() / "log.txt") + " 2>&1";
-  ASSERT_EQ(run(bin + " tune " + q(tmp.path() / "softmax.yaml") + " --kb " + q(tmp.path() / "kb.sqlite") + " -q" + log), 0)
+  const fs::path header = tmp.path() / (problem + ".cuh");
+  ASSERT_EQ(run(bin + " tune " + q(tmp.path() / "sweep.yaml") + " --kb " + q(tmp.path() / "kb.sqlite") + " -q" + log), 0)
       << test::read_file(tmp.path() / "log.txt");
-  ASSERT_EQ(run(bin + " export --kb " + q(tmp.path() / "kb.sqlite") + " --problem softmax --templates " +
-                q(src / "templates") + " -o " + q(tmp.path() / "softmax.cuh") + log), 0)
+  ASSERT_EQ(run(bin + " export --kb " + q(tmp.path() / "kb.sqlite") + " --problem " + problem + " --templates " +
+                q(src / "templates") + " -o " + q(header) + log), 0)
       << test::read_file(tmp.path() / "log.txt");
   EXPECT_NE(test::read_file(tmp.path() / "log.txt").find("fallback, measured at"), std::string::npos)
       << test::read_file(tmp.path() / "log.txt");
   const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + " -DEXPORTED='\"" + (tmp.path() / "softmax.cuh").string() +
-                "\"' " + q(src / "tests" / "export" / "softmax_sweep_check.cu") + " -o " + q(tmp.path() / "check") + log), 0)
+  ASSERT_EQ(run(q(nvcc) + " -std=c++17 -O2 -arch=" + arch + " -D" + macro + " -DEXPORTED='\"" + header.string() + "\"' " +
+                q(src / "tests" / "export" / check) + " -o " + q(tmp.path() / "check") + log), 0)
       << test::read_file(tmp.path() / "log.txt");
-  const int rc = run(q(tmp.path() / "check") + " 1x1048576 8x262144 32x131072 4x4194304" + log);
+  const int rc = run(q(tmp.path() / "check") + " " + extra + log);
   const auto out = test::read_file(tmp.path() / "log.txt");
   std::printf("%s", out.c_str());  // the sweep's table: which kernel served each shape, and its time
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("all checks passed"), std::string::npos) << out;
+}
+
+const char* const kRowShapes = "  - {rows: 64, cols: 1000}\n  - {rows: 32, cols: 131072}\n";
+const char* const kFlatShapes = "  - {n: 1000}\n  - {n: 16777216}\n";
+
+TEST(ExportGpu, ExportedGeluServesEverySizeOfTheSweep) {
+  SOLTUNE_REQUIRE_GPU();
+  expect_sweep_served("gelu", kFlatShapes, "flat_sweep_check.cu", "SWEEP_GELU", "268435456");
+}
+
+TEST(ExportGpu, ExportedL1NormServesEverySizeOfTheSweep) {
+  SOLTUNE_REQUIRE_GPU();
+  expect_sweep_served("l1norm", kFlatShapes, "flat_sweep_check.cu", "SWEEP_L1NORM", "268435456");
+}
+
+TEST(ExportGpu, ExportedSoftmaxServesEveryShapeOfTheSweep) {
+  SOLTUNE_REQUIRE_GPU();
+  expect_sweep_served("softmax", kRowShapes, "rows_sweep_check.cu", "SWEEP_SOFTMAX", "1x1048576 8x262144 32x131072 4x4194304");
+}
+
+TEST(ExportGpu, ExportedLayerNormServesEveryShapeOfTheSweep) {
+  SOLTUNE_REQUIRE_GPU();
+  expect_sweep_served("layernorm", kRowShapes, "rows_sweep_check.cu", "SWEEP_LAYERNORM", "1x1048576 8x262144 32x131072");
+}
+
+TEST(ExportGpu, ExportedRMSNormServesEveryShapeOfTheSweep) {
+  SOLTUNE_REQUIRE_GPU();
+  expect_sweep_served("rmsnorm", kRowShapes, "rows_sweep_check.cu", "SWEEP_RMSNORM", "1x1048576 8x262144 32x131072");
 }
 
 }  // namespace

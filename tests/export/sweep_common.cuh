@@ -1,0 +1,107 @@
+#pragma once
+// What the exported headers' sweep checks share (rows_sweep_check.cu, flat_sweep_check.cu): the
+// device's dispatch inputs, a flushed median timing, CUDA error checks that fail a case, and the
+// call of an exported function with the scratch where its header takes scratch.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <type_traits>
+#include <vector>
+
+namespace sweep {
+
+inline float to_float(float v) { return v; }
+inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+
+// Fails the enclosing case (a function returning bool) with the call and CUDA's error.
+#define CHECK(call)                                                                        \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      std::printf("FAIL %s: %s\n", #call, cudaGetErrorString(e_));                         \
+      return false;                                                                        \
+    }                                                                                      \
+  } while (0)
+
+// The device's values that exported dispatch takes.
+struct Device {
+  double sms = 0, cc = 0, optin = 0, l2 = 0;
+  static Device current() {
+    Device d;
+    int v = 0, major = 0, minor = 0;
+    cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0);
+    d.sms = v;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    d.cc = major * 10 + minor;
+    cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    d.optin = v;
+    cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, 0);
+    d.l2 = v;
+    return d;
+  }
+};
+
+inline bool is_prime(long long v) {
+  if (v < 2) return false;
+  for (long long d = 2; d * d <= v; ++d)
+    if (v % d == 0) return false;
+  return true;
+}
+
+// An L2 flush: a buffer twice the L2 read and written between timed runs.
+struct Flush {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit Flush(double l2) : bytes(static_cast<size_t>(2 * l2)) { cudaMalloc(&p, bytes); }
+  ~Flush() { cudaFree(p); }
+  void operator()() const { cudaMemsetAsync(p, 0x5a, bytes); }
+};
+
+template <typename F> float median_us(F&& f, const Flush& flush) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  f();  // warm-up
+  std::vector<float> t;
+  for (int i = 0; i < 10; ++i) {
+    flush();
+    cudaEventRecord(a);
+    f();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms * 1000.0f);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Calls an exported function with the scratch where its header takes scratch.
+template <typename F, typename... A> cudaError_t launch_with(F f, void* s, size_t bytes, A... a) {
+  if constexpr (std::is_invocable_v<F, A..., void*, size_t, cudaStream_t>) return f(a..., s, bytes, cudaStream_t{});
+  else return f(a..., cudaStream_t{});
+}
+
+
+// Scratch for the plans that take it: one allocation every call shares.
+constexpr size_t kScratchBytes = size_t{256} << 20;
+
+// The median of a sorted copy.
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+inline const char* source_name(int source) {
+  static const char* kSource[] = {"tuned", "nearest", "fallback"};
+  return source >= 0 && source <= 2 ? kSource[source] : "none";
+}
+
+}  // namespace sweep

@@ -1,11 +1,14 @@
-// Builds against a header written by `soltune export --problem matmul` (bf16 specializations whose
-// plans take scratch, as mma_sync's split-K) and nothing of soltune:
+// Builds against a header written by `soltune export --problem matmul` (bf16 specializations, with or
+// without plans that take scratch, as mma_sync's split-K) and nothing of soltune:
 //   nvcc -std=c++17 -arch=sm_90 -DEXPORTED='"matmul.cuh"' matmul_export_check.cu && ./a.out M,N,K,TB ...
-// For each shape it draws fresh inputs, sizes the scratch with matmul_bf16_scratch_bytes, poisons C
+// For each shape it draws fresh inputs, sizes the scratch with matmul_bf16_scratch_bytes (none where
+// the header takes none), poisons C
 // and the scratch, calls matmul_bf16 and compares with a double-precision GPU reference under the
 // contraction band |c - ref| <= 1e-6 + 2^-8 |ref| + (2k + 4) 2^-24 (|A| |B|)_ij. Then it calls again
 // with no scratch: the header must fall back to a plan without it or refuse, never launch short.
 #include EXPORTED
+
+#include "sweep_common.cuh"
 
 #include <cuda_bf16.h>
 
@@ -15,16 +18,15 @@
 #include <random>
 #include <vector>
 
+// What a header without scratch lacks: its scratch query, the worst match for any arguments, so
+// that the header's own wins wherever it has one.
+namespace no_scratch {
+inline long long matmul_bf16_scratch_bytes(...) { return 0; }
+}  // namespace no_scratch
+
 namespace {
 
-#define CHECK(call)                                                \
-  do {                                                             \
-    cudaError_t e_ = (call);                                       \
-    if (e_ != cudaSuccess) {                                       \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorString(e_)); \
-      return false;                                                \
-    }                                                              \
-  } while (0)
+using sweep::launch_with;
 
 // C and (|A| |B|) in double, one thread per element; B as k x n, or n x k with tb.
 __global__ void reference(const __nv_bfloat16* a, const __nv_bfloat16* b, double* c, double* mag, long long m,
@@ -63,7 +65,9 @@ bool check(long long m, long long n, long long k, int tb, const Facts& f, unsign
   CHECK(cudaMemcpy(db, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
   reference<<<dim3((n + 15) / 16, (m + 15) / 16), dim3(16, 16)>>>(da, db, dref, dmag, m, n, k, tb);
   CHECK(cudaGetLastError());
-  const long long need = soltune_matmul::matmul_bf16_scratch_bytes(m, n, k, tb, f.sms, f.cc, f.optin, f.l2);
+  using namespace soltune_matmul;
+  using namespace no_scratch;
+  const long long need = matmul_bf16_scratch_bytes(m, n, k, tb, f.sms, f.cc, f.optin, f.l2);
   if (need < 0) {
     std::printf("FAIL %lldx%lldx%lld tb=%d: no plan\n", m, n, k, tb);
     return false;
@@ -72,7 +76,7 @@ bool check(long long m, long long n, long long k, int tb, const Facts& f, unsign
   if (need > 0) CHECK(cudaMalloc(&scratch, need));
   if (need > 0) CHECK(cudaMemset(scratch, 0xFF, need));  // poison: what a plan reads unwritten is NaN
   CHECK(cudaMemset(dc, 0xFF, c.size() * 2));
-  CHECK(soltune_matmul::matmul_bf16(da, db, dc, m, n, k, tb, scratch, static_cast<size_t>(need), 0));
+  CHECK(launch_with(&soltune_matmul::matmul_bf16, scratch, static_cast<size_t>(need), da, db, dc, m, n, k, tb));
   CHECK(cudaDeviceSynchronize());
   std::vector<double> ref(c.size()), mag(c.size());
   CHECK(cudaMemcpy(c.data(), dc, c.size() * 2, cudaMemcpyDeviceToHost));
@@ -86,7 +90,7 @@ bool check(long long m, long long n, long long k, int tb, const Facts& f, unsign
   }
   // Without scratch the call takes a plan that needs none, or launches nothing.
   CHECK(cudaMemset(dc, 0xFF, c.size() * 2));
-  const cudaError_t bare = soltune_matmul::matmul_bf16(da, db, dc, m, n, k, tb, nullptr, 0, 0);
+  const cudaError_t bare = launch_with(&soltune_matmul::matmul_bf16, nullptr, 0, da, db, dc, m, n, k, tb);
   CHECK(cudaDeviceSynchronize());
   long long bare_bad = 0;
   if (bare == cudaSuccess) {

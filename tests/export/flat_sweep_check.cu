@@ -9,7 +9,7 @@
 // runs: a benchmark, not a check). Without a GPU it reports and exits 0.
 #include EXPORTED
 
-#include "sweep_common.cuh"
+#include "check_common.cuh"
 
 #include <cmath>
 #include <cstdio>
@@ -19,37 +19,20 @@
 
 namespace {
 
-using namespace sweep;
+using namespace check_common;
 
-// The problem's exported functions per dtype, its output's length and its tolerances
-// (problem.yaml's: |y - ref| <= atol + rtol * |ref|).
+// The problem's exported functions per dtype, its tolerances, and whether it reduces to one value.
 template <typename T> struct Api;
 #if defined(SWEEP_GELU)
 using namespace soltune_gelu;
-#define SWEEP_API(DT, TYPE, ATOL, RTOL)                                            \
-  template <> struct Api<TYPE> {                                                   \
-    static constexpr const char* dtype = #DT;                                      \
-    static constexpr double atol = ATOL, rtol = RTOL;                              \
-    static constexpr auto launch = &gelu_##DT;                                     \
-    static constexpr auto choice = &gelu_##DT##_choice;                            \
-    using Plan = gelu_##DT##_plan;                                                 \
-  };
-SWEEP_API(f32, float, 1e-6, 2e-6)
-SWEEP_API(bf16, __nv_bfloat16, 1e-3, 8e-3)
+CHECK_API(gelu, f32, float, 1e-6, 2e-6)
+CHECK_API(gelu, bf16, __nv_bfloat16, 1e-3, 8e-3)
 constexpr bool kReduces = false;
 #define SWEEP_ARGS(x, y, ws, n) x, y, n
 #elif defined(SWEEP_L1NORM)
 using namespace soltune_l1norm;
-#define SWEEP_API(DT, TYPE, ATOL, RTOL)                                            \
-  template <> struct Api<TYPE> {                                                   \
-    static constexpr const char* dtype = #DT;                                      \
-    static constexpr double atol = ATOL, rtol = RTOL;                              \
-    static constexpr auto launch = &l1norm_##DT;                                   \
-    static constexpr auto choice = &l1norm_##DT##_choice;                          \
-    using Plan = l1norm_##DT##_plan;                                               \
-  };
-SWEEP_API(f32, float, 0.0, 1e-5)
-SWEEP_API(bf16, __nv_bfloat16, 0.0, 4e-3)
+CHECK_API(l1norm, f32, float, 0.0, 1e-5)
+CHECK_API(l1norm, bf16, __nv_bfloat16, 0.0, 4e-3)
 constexpr bool kReduces = true;
 #define SWEEP_ARGS(x, y, ws, n) x, y, ws, n
 #else

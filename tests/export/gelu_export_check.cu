@@ -4,6 +4,8 @@
 // sizes, and compares with a double-precision CPU reference; without one it reports and exits 0.
 #include EXPORTED
 
+#include "check_common.cuh"
+
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -14,18 +16,9 @@
 
 namespace {
 
-double gelu_ref(double x) { return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
-float to_float(float v) { return v; }
-float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+using check_common::to_float;
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorString(e_));                         \
-      return false;                                                                        \
-    }                                                                                      \
-  } while (0)
+double gelu_ref(double x) { return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
 template <typename T, typename Launch>
 bool check(const char* name, long long n, Launch launch, double atol, double rtol, unsigned seed) {

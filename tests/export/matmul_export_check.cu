@@ -8,7 +8,7 @@
 // with no scratch: the header must fall back to a plan without it or refuse, never launch short.
 #include EXPORTED
 
-#include "sweep_common.cuh"
+#include "check_common.cuh"
 
 #include <cuda_bf16.h>
 
@@ -26,7 +26,7 @@ inline long long matmul_bf16_scratch_bytes(...) { return 0; }
 
 namespace {
 
-using sweep::launch_with;
+using check_common::launch_with;
 
 // C and (|A| |B|) in double, one thread per element; B as k x n, or n x k with tb.
 __global__ void reference(const __nv_bfloat16* a, const __nv_bfloat16* b, double* c, double* mag, long long m,

@@ -6,6 +6,8 @@
 // was built for must be refused. Without a GPU it reports and exits 0.
 #include EXPORTED
 
+#include "check_common.cuh"
+
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -14,15 +16,6 @@
 namespace {
 
 constexpr int kVertices = 600;
-
-#define CHECK(call)                                                        \
-  do {                                                                     \
-    cudaError_t e_ = (call);                                               \
-    if (e_ != cudaSuccess) {                                               \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorString(e_));         \
-      return false;                                                        \
-    }                                                                      \
-  } while (0)
 
 int crossing(const std::vector<float>& v, double px, double py) {
   bool c = false;

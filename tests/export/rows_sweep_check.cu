@@ -10,7 +10,7 @@
 // exits 0.
 #include EXPORTED
 
-#include "sweep_common.cuh"
+#include "check_common.cuh"
 
 #include <cuda_bf16.h>
 
@@ -25,53 +25,27 @@
 
 namespace {
 
-using namespace sweep;
+using namespace check_common;
 
-// The problem's exported functions per dtype, its per-row parameters (weight, bias) and its
-// tolerances (problem.yaml's: |y - ref| <= atol + rtol * |ref|).
+// The problem's exported functions per dtype and its tolerances.
+template <typename T> struct Api;
 #if defined(SWEEP_SOFTMAX)
 using namespace soltune_softmax;
-#define SWEEP_API(DT, TYPE, ATOL, RTOL)                                                      \
-  template <> struct Api<TYPE> {                                                               \
-    static constexpr const char* dtype = #DT;                                                  \
-    static constexpr double atol = ATOL, rtol = RTOL;                                          \
-    static constexpr auto launch = &softmax_##DT;                                              \
-    static constexpr auto choice = &softmax_##DT##_choice;                                     \
-    using Plan = softmax_##DT##_plan;                                                          \
-  };
+CHECK_API(softmax, f32, float, 1e-12, 1e-5)
+CHECK_API(softmax, bf16, __nv_bfloat16, 1e-12, 8e-3)
 #define SWEEP_INPUTS(x, w, b) x
 #elif defined(SWEEP_LAYERNORM)
 using namespace soltune_layernorm;
-#define SWEEP_API(DT, TYPE, ATOL, RTOL)                                                      \
-  template <> struct Api<TYPE> {                                                               \
-    static constexpr const char* dtype = #DT;                                                  \
-    static constexpr double atol = ATOL, rtol = RTOL;                                          \
-    static constexpr auto launch = &layernorm_##DT;                                            \
-    static constexpr auto choice = &layernorm_##DT##_choice;                                   \
-    using Plan = layernorm_##DT##_plan;                                                        \
-  };
+CHECK_API(layernorm, f32, float, 1e-5, 1e-5)
+CHECK_API(layernorm, bf16, __nv_bfloat16, 1e-3, 8e-3)
 #define SWEEP_INPUTS(x, w, b) x, w, b
 #elif defined(SWEEP_RMSNORM)
 using namespace soltune_rmsnorm;
-#define SWEEP_API(DT, TYPE, ATOL, RTOL)                                                      \
-  template <> struct Api<TYPE> {                                                               \
-    static constexpr const char* dtype = #DT;                                                  \
-    static constexpr double atol = ATOL, rtol = RTOL;                                          \
-    static constexpr auto launch = &rmsnorm_##DT;                                              \
-    static constexpr auto choice = &rmsnorm_##DT##_choice;                                     \
-    using Plan = rmsnorm_##DT##_plan;                                                          \
-  };
+CHECK_API(rmsnorm, f32, float, 1e-5, 1e-5)
+CHECK_API(rmsnorm, bf16, __nv_bfloat16, 1e-3, 8e-3)
 #define SWEEP_INPUTS(x, w, b) x, w
 #else
 #error "define SWEEP_SOFTMAX, SWEEP_LAYERNORM or SWEEP_RMSNORM"
-#endif
-template <typename T> struct Api;
-#if defined(SWEEP_SOFTMAX)
-SWEEP_API(f32, float, 1e-12, 1e-5)
-SWEEP_API(bf16, __nv_bfloat16, 1e-12, 8e-3)
-#else
-SWEEP_API(f32, float, 1e-5, 1e-5)
-SWEEP_API(bf16, __nv_bfloat16, 1e-3, 8e-3)
 #endif
 
 // One row of the reference in double: softmax; LayerNorm (eps 1e-5, biased variance); RMSNorm (eps 1e-6).

@@ -1,7 +1,7 @@
 #pragma once
-// What the exported headers' sweep checks share (rows_sweep_check.cu, flat_sweep_check.cu): the
-// device's dispatch inputs, a flushed median timing, CUDA error checks that fail a case, and the
-// call of an exported function with the scratch where its header takes scratch.
+// What the programs that check an exported header share (tests/export/*_check.cu): CUDA error
+// checks that fail a case, the device's dispatch inputs, a flushed median timing, and the call of an
+// exported function with the scratch where its header takes scratch.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace sweep {
+namespace check_common {
 
 inline float to_float(float v) { return v; }
 inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -90,6 +90,18 @@ template <typename F, typename... A> cudaError_t launch_with(F f, void* s, size_
 }
 
 
+// A sweep's view of problem P's exported functions for one dtype: the launch, the dispatch and its
+// plan, and the tolerances (problem.yaml's: |y - ref| <= atol + rtol * |ref|). Inside a template
+// `Api<T>` declared by the sweep.
+#define CHECK_API(P, DT, TYPE, ATOL, RTOL)                 \
+  template <> struct Api<TYPE> {                           \
+    static constexpr const char* dtype = #DT;              \
+    static constexpr double atol = ATOL, rtol = RTOL;      \
+    static constexpr auto launch = &P##_##DT;              \
+    static constexpr auto choice = &P##_##DT##_choice;     \
+    using Plan = P##_##DT##_plan;                          \
+  };
+
 // Scratch for the plans that take it: one allocation every call shares.
 constexpr size_t kScratchBytes = size_t{256} << 20;
 
@@ -104,4 +116,4 @@ inline const char* source_name(int source) {
   return source >= 0 && source <= 2 ? kSource[source] : "none";
 }
 
-}  // namespace sweep
+}  // namespace check_common

@@ -1,5 +1,5 @@
 // Times (and, under ncu, profiles) the kernels `soltune export` wrote, outside soltune: the exported
-// headers' entry points are called the way a user would call them, at the shapes of issue 6, with
+// headers' entry points are called the way a user would call them, at the shipped configs' shapes, with
 // the same method soltune uses (L2 flushed by a read before every run, CUDA events, medians).
 // It is an independent check of soltune's figures and of its export path. Built by
 // bench/exported_bench.sh, which exports the headers from a knowledge base first.

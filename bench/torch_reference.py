@@ -17,7 +17,7 @@ rotating, or drawn afresh with --order shuffle), so that a drift in clocks or te
 case falls on all of them alike, and each is compared with soltune by the per-repetition
 differences: their median, a bootstrap 95% interval of that median, and how many repetitions
 soltune won. --wait and --cold-mib change the conditions around each timed launch, to set the
-harness beside soltune's own timing (docs/BENCHMARKS.md, session 11).
+harness beside soltune's own timing (docs/BENCHMARKS.md).
 """
 import argparse
 import ctypes

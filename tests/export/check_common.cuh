@@ -111,6 +111,21 @@ inline double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// Without a GPU a check reports that and passes: the header compiled, nothing can run.
+inline bool no_device() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) return false;
+  std::printf("no CUDA device: nothing to check\n");
+  return true;
+}
+
+// A sweep's last lines (the medians of time over copy time, the verdict) and its exit code.
+inline int sweep_verdict(bool ok, const std::vector<double>& f32_ratios, const std::vector<double>& bf16_ratios) {
+  std::printf("median time / copy time over the sweep: f32 %.2fx, bf16 %.2fx\n", median(f32_ratios), median(bf16_ratios));
+  std::printf(ok ? "all checks passed\n" : "some checks FAILED\n");
+  return ok ? 0 : 1;
+}
+
 inline const char* source_name(int source) {
   static const char* kSource[] = {"tuned", "nearest", "fallback"};
   return source >= 0 && source <= 2 ? kSource[source] : "none";

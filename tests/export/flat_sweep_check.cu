@@ -126,11 +126,7 @@ template <typename T> bool check(long long n, const Device& dev, const Flush& fl
 }  // namespace
 
 int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("no CUDA device: nothing to check\n");
-    return 0;
-  }
+  if (no_device()) return 0;
   const Device dev = Device::current();
   const Flush flush(dev.l2);
   auto sizes = sweep_sizes();
@@ -152,7 +148,5 @@ int main(int argc, char** argv) {
   }
   cudaFree(scratch);
   cudaFree(ws);
-  std::printf("median time / copy time over the sweep: f32 %.2fx, bf16 %.2fx\n", median(f32_ratios), median(bf16_ratios));
-  std::printf(ok ? "all checks passed\n" : "some checks FAILED\n");
-  return ok ? 0 : 1;
+  return sweep_verdict(ok, f32_ratios, bf16_ratios);
 }

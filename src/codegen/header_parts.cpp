@@ -176,19 +176,20 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
   h << constant_copies(p, dt, "", variant_namespace(s), "  ");
   h << "  if (" << smem << " > " << optin << ") {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(" << smem << "));\n    if (e != cudaSuccess) return e;\n  }\n";
-  if (l.programmatic) {  // may overlap the launch before it where the device has programmatic dependent launch
-    h << "  cudaLaunchAttribute attrs[2];\n  const cudaLaunchConfig_t config = detail::launch_config(" << grid << ", " << block
-      << ", " << smem << ", stream, dim3(1, 1, 1), attrs, p.cc >= 90);\n  return cudaLaunchKernelEx(&config, " << kernel
-      << ", " << call_args << ");\n";
+  if (!cluster && !l.programmatic) {
+    h << "  " << kernel << "<<<" << grid << ", " << block << ", " << smem << ", stream>>>(" << call_args
+      << ");\n  return cudaGetLastError();\n";
     return;
   }
-  h << (!cluster
-            ? "  " + kernel + "<<<" + grid + ", " + block + ", " + smem + ", stream>>>(" + call_args + ");\n  return cudaGetLastError();\n"
-            : "  cudaLaunchAttribute attrs[2];\n  const cudaLaunchConfig_t config = detail::launch_config(p.grid, p.block, "
-              "p.smem, stream, p.cluster, attrs);\n"
-              "  if (p.cluster.x * p.cluster.y * p.cluster.z > 8) {\n    const cudaError_t e = cudaFuncSetAttribute(" +
-                  kernel + ", cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n    if (e != cudaSuccess) return e;\n  }\n"
-              "  return cudaLaunchKernelEx(&config, " + kernel + ", " + call_args + ");\n");
+  // Launch attributes: the main kernel's cluster, and programmatic serialisation for a launch that
+  // may overlap the one before it where the device has programmatic dependent launch.
+  h << "  cudaLaunchAttribute attrs[2];\n  const cudaLaunchConfig_t config = detail::launch_config(" << grid << ", " << block
+    << ", " << smem << ", stream, " << (cluster ? "p.cluster" : "dim3(1, 1, 1)") << ", attrs"
+    << (l.programmatic ? ", p.cc >= 90" : "") << ");\n";
+  if (cluster)
+    h << "  if (p.cluster.x * p.cluster.y * p.cluster.z > 8) {\n    const cudaError_t e = cudaFuncSetAttribute(" << kernel
+      << ", cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n    if (e != cudaSuccess) return e;\n  }\n";
+  h << "  return cudaLaunchKernelEx(&config, " << kernel << ", " << call_args << ");\n";
 }
 
 // The scratch buffers' pointers into the caller's allocation (null where a buffer has no elements).

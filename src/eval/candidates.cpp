@@ -54,10 +54,11 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
 
 void plan_launches(const Task& t, Candidate& c) {
   c.plan.clear();
+  const auto cc = c.bindings.find("cc");
+  const bool has_pdl = cc != c.bindings.end() && cc->second >= 90;  // programmatic dependent launch
   for (const auto* l : t.variant->all_launches()) {
     if (!l->when.empty() && !l->when.eval_bool(c.bindings)) continue;
-    const auto cc = c.bindings.find("cc");
-    const bool programmatic = l->programmatic && cc != c.bindings.end() && cc->second >= 90;
+    const bool programmatic = l->programmatic && has_pdl;
     c.plan.push_back(PlannedLaunch{l, name_expression(*l, t.dtype, c.bindings), eval_geometry(*l, c.bindings), {},
                                    programmatic});
     if (l == &t.variant->launch) {

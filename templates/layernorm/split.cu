@@ -6,8 +6,9 @@
 //   layernorm_split_apply  merges its row's pairs, then reads its chunk again and writes y.
 // Statistics are taken on x - x[row, 0] (as in rowreg and looped), and each step's mean and M2
 // about the step's own mean, so that a large common offset of the row costs no digits: over
-// uniform(1000, 1001) rows, f32 merges of unshifted means erred by up to 4.6e-4 in y (H200). x is read twice; while the data fits in L2 the second read hits there (HINT 2,
-// REVERSE: as in softmax split). No block waits for another, so any grid is safe.
+// uniform(1000, 1001) rows, f32 merges of unshifted means erred by up to 4.6e-4 in y (H200).
+// x is read twice; while the data fits in L2 the second read hits there (HINT 2, REVERSE: as in
+// softmax split). No block waits for another, so any grid is safe.
 // The second launch is a programmatic dependent of the first (sm_90): its blocks start while the
 // first drains, read their first step of x, and only then wait for the first launch's results.
 #include <cuda_bf16.h>

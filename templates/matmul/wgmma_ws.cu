@@ -1,0 +1,193 @@
+// C = A * B on Hopper's tensor cores with warp specialisation: a producer warpgroup feeds a STAGES-deep
+// ring of shared-memory slices by TMA while two consumer warpgroups multiply with wgmma (sm_90a),
+// 16-bit inputs, f32 accumulation, C stored in the input type. Each consumer computes BM / 2 rows of
+// a BM x BN tile (one or two m64nBNk16 per k16 step). The grid is persistent: every block walks the
+// tiles gridDim.x / CM apart, in groups of GROUP rows of tiles along m so that the blocks running at
+// once share A's and B's slices in L2, and the producer loads the next tile while the consumers
+// store this one. Two barriers per stage: `full` (the producer's expected bytes, completed by TMA)
+// and `empty` (one arrival per consumer warp once its wgmmas have read the stage).
+// CM 2: blocks pair up in a cluster along m. The pair shares B's slice: each block loads half of it
+// and multicasts it into both, and a stage is refilled only when the consumers of both blocks have
+// released it (their arrivals reach both blocks' `empty`).
+// setmaxnreg gives the consumers 232 registers each and the producer 40. TMA zero-fills past m, n
+// and k and every store of C is guarded; rows must be 16-byte aligned (k and n multiples of 8).
+#include <cuda/ptx>
+#include <cuda/std/cstdint>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace wgmma_ws_detail {
+
+#include "../common/wgmma.cuh"
+
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
+
+// All threads of both blocks of a cluster; orders the barriers' initialisation before their use.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// One arrival on the barrier at the same shared-memory offset in block `rank` of the cluster.
+__device__ __forceinline__ void arrive_remote(cuda::std::uint64_t* bar, unsigned rank) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}" ::"r"(a), "r"(rank) : "memory");
+}
+
+__device__ __forceinline__ void wait_parity(cuda::std::uint64_t* bar, unsigned parity) {
+  namespace ptx = cuda::ptx;
+  while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, bar, parity)) {
+  }
+}
+
+// Tile u of the walk: GROUP rows of cluster tiles along m at a time, their columns in order.
+struct TileAt {
+  int tm, tn;
+};
+template <int GROUP> __device__ __forceinline__ TileAt tile_at(int u, int rows_of_units, int tiles_n) {
+  const int per_group = GROUP * tiles_n, g = u / per_group, first = g * GROUP;
+  const int height = min(rows_of_units - first, GROUP), local = u - g * per_group;
+  return TileAt{first + local % height, local / height};
+}
+
+}  // namespace wgmma_ws_detail
+
+// BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128
+// or 256); STAGES: slices of 64 k values in the ring; CM: blocks per cluster along m (1 or 2);
+// GROUP: rows of cluster tiles per group of the walk. TB: B's layout, the problem's trans_b
+// (compiled in; the argument is not read).
+template <typename T, int BM, int BN, int STAGES, int CM, int GROUP, int TB>
+__global__ void __launch_bounds__(384, 1)
+    matmul_wgmma_ws(const __grid_constant__ wgmma_ws_detail::TmaMap ta, const __grid_constant__ wgmma_ws_detail::TmaMap tb,
+                    T* __restrict__ c, long long m, long long n, long long k, long long trans_b) {
+  using namespace wgmma_ws_detail;
+  namespace ptx = cuda::ptx;
+  static_assert(BM == 128 || BM == 256, "BM: 128 or 256");
+  static_assert(BN == 128 || BN == 256, "BN: 128 or 256");
+  static_assert(BM * BN <= 256 * 128, "at most 128 accumulators per consumer thread");
+  static_assert(CM == 1 || CM == 2, "CM: 1 or 2");
+  constexpr int BK = 64, MI = BM / 128;  // MI: m64 wgmmas per consumer per k16 step
+  constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+  extern __shared__ unsigned char wgmma_ws_smem[];
+  __shared__ cuda::std::uint64_t full[STAGES], empty[STAGES];
+  // 128-byte swizzled tiles start on 1024-byte boundaries (the pattern repeats every 8 rows of 128 B).
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(wgmma_ws_smem));
+  unsigned char* const base = wgmma_ws_smem + ((1024 - (raw & 1023)) & 1023);
+  const unsigned sbase = raw + ((1024 - (raw & 1023)) & 1023);
+
+  const int tid = threadIdx.x, wg = tid / 128;
+  const unsigned rank = CM == 1 ? 0u : static_cast<unsigned>(blockIdx.x % CM);
+  const int tiles_n = static_cast<int>((n + BN - 1) / BN);
+  const int rows_of_units = static_cast<int>(((m + BM - 1) / BM + CM - 1) / CM);
+  const int units = rows_of_units * tiles_n;
+  const int first_unit = static_cast<int>(blockIdx.x) / CM, stride = static_cast<int>(gridDim.x) / CM;
+  const int kt_count = static_cast<int>((k + BK - 1) / BK);
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      ptx::mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&empty[s], 8 * CM);  // every consumer warp of every block of the cluster
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to the copy engine and the pair
+  }
+  if constexpr (CM == 1)
+    __syncthreads();
+  else
+    cluster_sync();
+
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (tid == 0) {
+      int it = 0;  // slices issued over all of this block's tiles: the ring's position and phase
+      for (int u = first_unit; u < units; u += stride) {
+        const TileAt t = tile_at<GROUP>(u, rows_of_units, tiles_n);
+        const int m0 = (t.tm * CM + static_cast<int>(rank)) * BM, n0 = t.tn * BN;
+        for (int kt = 0; kt < kt_count; ++kt, ++it) {
+          const int s = it % STAGES;
+          if (it >= STAGES) wait_parity(&empty[s], static_cast<unsigned>((it / STAGES - 1) & 1));
+          unsigned char* const sa = base + s * STAGE_BYTES;
+          unsigned char* const sb = sa + A_BYTES;
+          // A's and all of B's bytes land here (half of B from the pair's other block when CM is 2).
+          ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], STAGE_BYTES);
+          const int ca[2] = {kt * BK, m0};
+          ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa, &ta, ca, &full[s]);
+          if constexpr (TB) {
+            // NT: BN rows of 64 k values; with CM 2 this block's half of them, multicast.
+            constexpr int ROWS = BN / CM;
+            const int cb[2] = {kt * BK, n0 + static_cast<int>(rank) * ROWS};
+            if constexpr (CM == 1)
+              ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb, &tb, cb, &full[s]);
+            else
+              ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + rank * ROWS * 128, &tb, cb, &full[s],
+                                        static_cast<cuda::std::uint16_t>(3));
+          } else {
+            // NN: BN / 64 chunks of 64 columns x 64 k rows; with CM 2 every other chunk, multicast.
+#pragma unroll
+            for (int j = 0; j < BN / 64; ++j) {
+              if (CM == 2 && (j % 2) != static_cast<int>(rank)) continue;
+              const int cb[2] = {n0 + 64 * j, kt * BK};
+              if constexpr (CM == 1)
+                ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + j * BK * 128, &tb, cb, &full[s]);
+              else
+                ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + j * BK * 128, &tb, cb, &full[s],
+                                          static_cast<cuda::std::uint16_t>(3));
+            }
+          }
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    const int cw = wg - 1;  // this consumer's rows: cw * BM / 2 ..
+    const bool signals = (tid % 32) == 0;
+    float d[MI][BN / 2];
+    int it = 0;
+    for (int u = first_unit; u < units; u += stride) {
+      const TileAt t = tile_at<GROUP>(u, rows_of_units, tiles_n);
+      const long long m0 = static_cast<long long>(t.tm * CM + static_cast<int>(rank)) * BM, n0 = static_cast<long long>(t.tn) * BN;
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) d[mi][i] = 0.0f;
+      int prev = -1;  // the stage whose wgmmas may still be running
+      for (int kt = 0; kt < kt_count; ++kt, ++it) {
+        const int s = it % STAGES;
+        wait_parity(&full[s], static_cast<unsigned>((it / STAGES) & 1));
+        const unsigned sa = sbase + s * STAGE_BYTES + cw * (BM / 2) * 128, sb = sbase + s * STAGE_BYTES + A_BYTES;
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks) {
+          // B, NT (K-major) like A; NN (MN-major): 64-column chunks BK * 128 B apart, 8-k-row groups
+          // 1024 B apart, a k16 step 16 rows of 128 B.
+          const unsigned long long db = TB ? smem_desc(sb + ks * 32, 16, 1024) : smem_desc(sb + ks * 16 * 128, BK * 128, 1024);
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi)
+            mma<T, BN, TB>(d[mi], smem_desc(sa + mi * 64 * 128 + ks * 32, 16, 1024), db);
+        }
+        wgmma_commit();
+        // The slice before this one has been read: its stage goes back to the producer(s).
+        wgmma_wait<1>();
+        if (prev >= 0 && signals) {
+          if constexpr (CM == 1)
+            ptx::mbarrier_arrive(&empty[prev]);
+          else
+            for (unsigned r = 0; r < CM; ++r) arrive_remote(&empty[prev], r);
+        }
+        prev = s;
+      }
+      wgmma_wait<0>();
+      if (prev >= 0 && signals) {
+        if constexpr (CM == 1)
+          ptx::mbarrier_arrive(&empty[prev]);
+        else
+          for (unsigned r = 0; r < CM; ++r) arrive_remote(&empty[prev], r);
+      }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+    }
+  }
+  // A block leaves only when its pair no longer writes into its shared memory or arrives on it.
+  if constexpr (CM == 2) cluster_sync();
+  (void)trans_b;
+}

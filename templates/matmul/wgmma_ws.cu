@@ -41,6 +41,59 @@ __device__ __forceinline__ void wait_parity(cuda::std::uint64_t* bar, unsigned p
   }
 }
 
+// Slice k0.. of tile (m0, n0) into a stage: A's BM rows of 64 k values, then B's (NT: BN rows of 64
+// k values; NN: BN / 64 chunks of 64 columns x 64 k rows), all completing on the stage's `full`.
+// CM 2: this block loads its half of B (half the rows, or every other chunk) into both blocks.
+template <int BM, int BN, int CM, int TB>
+__device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, unsigned char* sa, cuda::std::uint64_t* full,
+                                            unsigned rank, int m0, int n0, int k0) {
+  namespace ptx = cuda::ptx;
+  constexpr unsigned A_BYTES = BM * 64 * 2, B_BYTES = BN * 64 * 2;
+  constexpr cuda::std::uint16_t PAIR = 3;
+  unsigned char* const sb = sa + A_BYTES;
+  // A's and all of B's bytes land here (half of B from the pair's other block when CM is 2).
+  ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, full, A_BYTES + B_BYTES);
+  const int ca[2] = {k0, m0};
+  ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa, ta, ca, full);
+  if constexpr (TB) {
+    constexpr int ROWS = BN / CM;
+    const int cb[2] = {k0, n0 + static_cast<int>(rank) * ROWS};
+    if constexpr (CM == 1)
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb, tb, cb, full);
+    else
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + rank * ROWS * 128, tb, cb, full, PAIR);
+  } else {
+#pragma unroll
+    for (int j = 0; j < BN / 64; ++j) {
+      if (CM == 2 && (j % 2) != static_cast<int>(rank)) continue;
+      const int cb[2] = {n0 + 64 * j, k0};
+      if constexpr (CM == 1)
+        ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + j * 64 * 128, tb, cb, full);
+      else
+        ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + j * 64 * 128, tb, cb, full, PAIR);
+    }
+  }
+}
+
+// The 128 threads of consumer warpgroup `cw` (named barrier 1 + cw; 0 is __syncthreads').
+__device__ __forceinline__ void consumer_sync(int cw) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory"); }
+
+// EPI 1: a consumer's rows x BN accumulators into its shared-memory staging of C, as BN / 64 boxes
+// of rows x 64 columns in TMA's 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)), which
+// keeps each store of 8 rows x 16 bytes free of bank conflicts.
+template <int BN, int ROWS, typename T>
+__device__ __forceinline__ void stage_acc(unsigned char* sc, const float (&d)[BN / 2], int r0) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int r = r0 + warp * 16 + lane / 4;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    unsigned char* const box = sc + (j / 8) * ROWS * 128;
+    const int chunk = j % 8, byte = 4 * (lane % 4);
+    store2(reinterpret_cast<T*>(box + r * 128 + ((chunk ^ (r % 8)) * 16) + byte), d[4 * j], d[4 * j + 1]);
+    store2(reinterpret_cast<T*>(box + (r + 8) * 128 + ((chunk ^ ((r + 8) % 8)) * 16) + byte), d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
 // Tile u of the walk: GROUP rows of cluster tiles along m at a time, their columns in order.
 struct TileAt {
   int tm, tn;
@@ -55,12 +108,13 @@ template <int GROUP> __device__ __forceinline__ TileAt tile_at(int u, int rows_o
 
 // BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128
 // or 256); STAGES: slices of 64 k values in the ring; CM: blocks per cluster along m (1 or 2);
-// GROUP: rows of cluster tiles per group of the walk. TB: B's layout, the problem's trans_b
+// GROUP: rows of cluster tiles per group of the walk; EPI: C stored from registers (0) or staged in
+// shared memory and written by TMA (1), which lets the consumers start the next tile at once. TB: B's layout, the problem's trans_b
 // (compiled in; the argument is not read).
-template <typename T, int BM, int BN, int STAGES, int CM, int GROUP, int TB>
+template <typename T, int BM, int BN, int STAGES, int CM, int GROUP, int EPI, int TB>
 __global__ void __launch_bounds__(384, 1)
     matmul_wgmma_ws(const __grid_constant__ wgmma_ws_detail::TmaMap ta, const __grid_constant__ wgmma_ws_detail::TmaMap tb,
-                    T* __restrict__ c, long long m, long long n, long long k, long long trans_b) {
+                    const __grid_constant__ wgmma_ws_detail::TmaMap tc, T* __restrict__ c, long long m, long long n, long long k, long long trans_b) {
   using namespace wgmma_ws_detail;
   namespace ptx = cuda::ptx;
   static_assert(BM == 128 || BM == 256, "BM: 128 or 256");
@@ -98,7 +152,9 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
-    if (tid == 0) {
+    // Warp 0 walks the tiles, lane 0 issuing; the warp stays converged (CM 2 ends on an aligned
+    // cluster barrier, and a lane waiting there while lane 0 still loads would stall the ring).
+    if (tid < 32) {
       int it = 0;  // slices issued over all of this block's tiles: the ring's position and phase
       for (int u = first_unit; u < units; u += stride) {
         const TileAt t = tile_at<GROUP>(u, rows_of_units, tiles_n);
@@ -106,34 +162,8 @@ __global__ void __launch_bounds__(384, 1)
         for (int kt = 0; kt < kt_count; ++kt, ++it) {
           const int s = it % STAGES;
           if (it >= STAGES) wait_parity(&empty[s], static_cast<unsigned>((it / STAGES - 1) & 1));
-          unsigned char* const sa = base + s * STAGE_BYTES;
-          unsigned char* const sb = sa + A_BYTES;
-          // A's and all of B's bytes land here (half of B from the pair's other block when CM is 2).
-          ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], STAGE_BYTES);
-          const int ca[2] = {kt * BK, m0};
-          ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa, &ta, ca, &full[s]);
-          if constexpr (TB) {
-            // NT: BN rows of 64 k values; with CM 2 this block's half of them, multicast.
-            constexpr int ROWS = BN / CM;
-            const int cb[2] = {kt * BK, n0 + static_cast<int>(rank) * ROWS};
-            if constexpr (CM == 1)
-              ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb, &tb, cb, &full[s]);
-            else
-              ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + rank * ROWS * 128, &tb, cb, &full[s],
-                                        static_cast<cuda::std::uint16_t>(3));
-          } else {
-            // NN: BN / 64 chunks of 64 columns x 64 k rows; with CM 2 every other chunk, multicast.
-#pragma unroll
-            for (int j = 0; j < BN / 64; ++j) {
-              if (CM == 2 && (j % 2) != static_cast<int>(rank)) continue;
-              const int cb[2] = {n0 + 64 * j, kt * BK};
-              if constexpr (CM == 1)
-                ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + j * BK * 128, &tb, cb, &full[s]);
-              else
-                ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + j * BK * 128, &tb, cb, &full[s],
-                                          static_cast<cuda::std::uint16_t>(3));
-            }
-          }
+          if (tid == 0) issue_slice<BM, BN, CM, TB>(&ta, &tb, base + s * STAGE_BYTES, &full[s], rank, m0, n0, kt * BK);
+          __syncwarp();
         }
       }
     }
@@ -183,11 +213,34 @@ __global__ void __launch_bounds__(384, 1)
         else
           for (unsigned r = 0; r < CM; ++r) arrive_remote(&empty[prev], r);
       }
+      if constexpr (EPI == 0) {
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+        for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+      } else {
+        // The staging is free once the previous tile's TMA store has read it; TMA clips the store
+        // at m and n.
+        constexpr int ROWS = BM / 2;
+        unsigned char* const sc = base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2;
+        if (tid % 128 == 0) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
+        consumer_sync(cw);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) stage_acc<BN, ROWS, T>(sc, d[mi], mi * 64);
+        ptx::fence_proxy_async(ptx::space_shared);  // the writes above, seen by the copy engine
+        consumer_sync(cw);
+        if (tid % 128 == 0) {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j) {
+            const int cc[2] = {static_cast<int>(n0) + 64 * j, static_cast<int>(m0) + cw * ROWS};
+            ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &tc, cc, sc + j * ROWS * 128);
+          }
+          ptx::cp_async_bulk_commit_group();
+        }
+      }
     }
+    if (EPI == 1 && tid % 128 == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
   }
   // A block leaves only when its pair no longer writes into its shared memory or arrives on it.
   if constexpr (CM == 2) cluster_sync();
+  (void)c;
   (void)trans_b;
 }

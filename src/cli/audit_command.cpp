@@ -63,9 +63,8 @@ void audit_problem(KnowledgeBase& kb, const std::string& problem, const std::fil
   }
   // Each exported dtype's fallback too, where it is not one of the tuned picks already.
   for (const auto& d : dtypes)
-    if (auto fb = fallback_pick(kb, spec, parse_dtype(d), gpu_filter, false);
-        fb && std::none_of(picks.begin(), picks.end(), [&](const ResultRecord& r) { return r.id == fb->id; }))
-      picks.push_back(*fb);
+    for (auto& fb : fallback_picks(kb, spec, parse_dtype(d), gpu_filter, false))
+      if (std::none_of(picks.begin(), picks.end(), [&](const ResultRecord& r) { return r.id == fb.id; })) picks.push_back(fb);
   for (const auto& r : picks) {
     const std::string what = problem + " " + r.variant + " " + r.dtype + " " + r.shape_key + " " + r.config_key;
     if (r.gpu_name != dev.name) {

@@ -138,25 +138,33 @@ void add_fallbacks(const KnowledgeBase& kb, const ProblemSpec& spec, const std::
                    spec.name.c_str(), name.c_str());
       continue;
     }
-    const auto found = fallback_pick(kb, spec, dt, gpu, allow_predicted);
-    if (!found) {
+    const auto found = fallback_picks(kb, spec, dt, gpu, allow_predicted);
+    if (found.empty()) {
       std::fprintf(stderr, "export: no measurement of the fallback for %s (%s %s): sizes no tuned kernel serves get "
                    "cudaErrorInvalidValue; `soltune tune` on any config of %s measures it\n",
                    name.c_str(), v->name.c_str(), Space(*v, Bindings{}).key(*cfg).c_str(), spec.name.c_str());
       continue;
     }
-    const auto& r = *found;
-    Specialization s{v, dt, *cfg, parse_shape(spec, r.shape_key), {}};
-    s.fallback = true;
-    s.smem_static = r.res.registers > 0 ? r.res.smem_static : -1;
-    char line[256];
-    std::snprintf(line, sizeof line, "%s: the fallback, legal at every shape: %s %.1f us at %s on %s (%s)", name.c_str(),
-                  r.time_kind.c_str(), r.time_us, r.shape_key.c_str(), r.gpu_name.c_str(), r.created_at.c_str());
-    s.comment.push_back(line);
-    s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
-    for (const auto& note : notes_for(*v, dt, s.config.values, s.shape.dims)) s.comment.push_back("note: " + note);
-    specs.push_back(std::move(s));
-    records.push_back(r);
+    // One per class of shapes its compiled-in sizes make; a class never measured has none, and says so.
+    const auto classes = fallback_shapes(spec, dt, parse_shape(spec, found.front().shape_key));
+    if (classes.size() > found.size())
+      std::fprintf(stderr, "export: the fallback for %s was measured in %zu of the %zu layouts its kernel compiles in: "
+                   "sizes of the others that no tuned kernel serves get cudaErrorInvalidValue; `soltune tune` measures them\n",
+                   name.c_str(), found.size(), classes.size());
+    for (const auto& r : found) {
+      Specialization s{v, dt, *cfg, parse_shape(spec, r.shape_key), {}};
+      s.fallback = true;
+      s.smem_static = r.res.registers > 0 ? r.res.smem_static : -1;
+      char line[256];
+      std::snprintf(line, sizeof line, "%s: the fallback, legal at every shape%s: %s %.1f us at %s on %s (%s)", name.c_str(),
+                    classes.size() > 1 ? " its compiled-in sizes match" : "",
+                    r.time_kind.c_str(), r.time_us, r.shape_key.c_str(), r.gpu_name.c_str(), r.created_at.c_str());
+      s.comment.push_back(line);
+      s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
+      for (const auto& note : notes_for(*v, dt, s.config.values, s.shape.dims)) s.comment.push_back("note: " + note);
+      specs.push_back(std::move(s));
+      records.push_back(r);
+    }
   }
 }
 

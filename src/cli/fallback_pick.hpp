@@ -1,8 +1,8 @@
 #pragma once
 // The problem's fallback as a knowledge base measured it: what export ships as the kernel of last
 // resort, and what audit checks beside the tuned kernels.
-#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/problem.hpp"
 #include "kb/knowledge_base.hpp"
@@ -10,8 +10,10 @@
 namespace soltune::cli {
 
 // The fastest ok result of the fallback's configuration for dtype t under today's text of its
-// variant (any shape; a prediction only with predicted_too), or nullopt (no fallback, or never run).
-std::optional<ResultRecord> fallback_pick(const KnowledgeBase& kb, const ProblemSpec& spec, DType t,
+// variant, one per class of shapes its compiled-in sizes make (core/fallback.hpp: matmul's trans_b 0
+// and 1), at any shape of the class; a prediction only with predicted_too. Empty: no fallback, or
+// never run.
+std::vector<ResultRecord> fallback_picks(const KnowledgeBase& kb, const ProblemSpec& spec, DType t,
                                           const std::string& gpu_filter, bool predicted_too);
 
 }  // namespace soltune::cli

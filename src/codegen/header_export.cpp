@@ -71,9 +71,10 @@ std::string export_header(const ProblemSpec& p, const std::vector<Specialization
   std::set<std::pair<DType, std::string>> seen;
   std::vector<const VariantSpec*> variants;
   for (const auto& s : specs) {
-    if (!seen.emplace(s.dtype, s.fallback ? std::string("fallback") : s.shape.key()).second)
+    // A fallback per layout it compiles in (matmul's trans_b), each measured at a shape of its own.
+    if (!seen.emplace(s.dtype, (s.fallback ? "fallback " : "") + s.shape.key()).second)
       throw Error("export: two " + std::string(s.fallback ? "fallbacks" : "specializations") + " for " +
-                  std::string(dtype_name(s.dtype)) + (s.fallback ? "" : " at " + s.shape.key()));
+                  std::string(dtype_name(s.dtype)) + " at " + s.shape.key());
     by_dtype[s.dtype].push_back(&s);
     if (std::find(variants.begin(), variants.end(), s.variant) == variants.end()) variants.push_back(s.variant);
   }

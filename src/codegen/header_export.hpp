@@ -4,7 +4,8 @@
 // arguments, and per dtype a host function that dispatches on the sizes it is given:
 //   1. the specialization tuned for exactly these sizes, when its constraints hold here;
 //   2. else the tuned specialization nearest in log2 of the sizes whose constraints hold;
-//   3. else the problem's fallback (Specialization::fallback), legal at every shape;
+//   3. else the problem's fallback (Specialization::fallback), legal at every shape (one per layout
+//      it compiles in, such as matmul's trans_b);
 //   4. else nothing is launched and cudaErrorInvalidValue is returned.
 // A specialization may carry the cubin soltune timed (NVRTC's output, which nvcc does not reproduce:
 // ptxas allocates NVRTC's PTX differently, by up to 20% in run time). On a device of the compute
@@ -39,7 +40,7 @@ struct Specialization {
 };
 
 // Launch functions are named <problem>_<dtype>; at most one tuned specialization per (dtype, shape),
-// and at most one fallback per dtype.
+// and at most one fallback per (dtype, shape): a fallback is measured once per layout it compiles in.
 std::string export_header(const ProblemSpec& p, const std::vector<Specialization>& specs,
                           const std::string& banner);
 

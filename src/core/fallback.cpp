@@ -1,6 +1,8 @@
 #include "core/fallback.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace soltune {
 
@@ -15,6 +17,43 @@ std::optional<Config> fallback_config(const VariantSpec& v, DType t) {
     c.values.push_back(static_cast<int64_t>(x));
   }
   return c;
+}
+
+std::vector<int64_t> fallback_class(const ProblemSpec& p, const VariantSpec& v, const Config& c, const Shape& s) {
+  const auto b = specialization_bindings(v, c.values, s.dims);
+  std::vector<int64_t> out;
+  for (const auto& a : size_template_args(v, p)) out.push_back(a.eval_int(b));
+  return out;
+}
+
+std::vector<Shape> fallback_shapes(const ProblemSpec& p, DType t, const Shape& base) {
+  const VariantSpec* v = p.fallback_variant();
+  const auto c = v ? fallback_config(*v, t) : std::nullopt;
+  if (!c) return {base};
+  // The listed sizes a size template argument reads.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> listed;
+  for (const auto& [name, o] : p.size_options) {
+    if (o.values.empty()) continue;
+    for (const auto& a : size_template_args(*v, p))
+      if (std::find(a.variables().begin(), a.variables().end(), name) != a.variables().end()) {
+        listed.emplace_back(name, o.values);
+        break;
+      }
+  }
+  std::vector<Shape> out;
+  std::set<std::vector<int64_t>> seen;
+  std::vector<size_t> at(listed.size(), 0);
+  while (true) {
+    Shape s = base;
+    for (size_t k = 0; k < listed.size(); ++k)
+      for (auto& [name, value] : s.dims)
+        if (name == listed[k].first) value = listed[k].second[at[k]];
+    if (seen.insert(fallback_class(p, *v, *c, s)).second) out.push_back(std::move(s));
+    size_t k = 0;
+    while (k < at.size() && ++at[k] == listed[k].second.size()) at[k++] = 0;
+    if (k == at.size()) break;
+  }
+  return out;
 }
 
 std::vector<Shape> fallback_probe_shapes(const ProblemSpec& p, DType t) {

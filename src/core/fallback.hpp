@@ -14,6 +14,16 @@ namespace soltune {
 // no fallback or a value is not a whole number.
 std::optional<Config> fallback_config(const VariantSpec& v, DType t);
 
+// The values the fallback's compiled-in sizes (its size template arguments, such as matmul's
+// trans_b) take at shape s: one exported kernel of it serves exactly the shapes where they agree.
+std::vector<int64_t> fallback_class(const ProblemSpec& p, const VariantSpec& v, const Config& c, const Shape& s);
+
+// base with every combination of the listed values (problem.yaml's `values:`) of the sizes the
+// fallback compiles in, one shape per class: where it must be measured so that an exported header
+// has a fallback for every shape (matmul: base with trans_b 0 and with trans_b 1). Just base when
+// it compiles no listed size in.
+std::vector<Shape> fallback_shapes(const ProblemSpec& p, DType t, const Shape& base);
+
 // The shapes the fallback is checked at: per size 1, 2, 3, 7, 31, 33, 255, 1000, 4097, 65537,
 // 2^20 + 3 and 2^22 + 1 (a size with listed values: each of them), every combination whose bytes
 // (the problem's `bytes`) are at most 4 GiB.

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 
+#include "core/fallback.hpp"
 #include "core/rounds.hpp"
 #include "core/yaml_util.hpp"
 
@@ -55,16 +57,23 @@ std::vector<Task> config_tasks(const RunConfig& c) {
         for (const auto& sh : c.shapes) out.push_back(Task{&c.spec, &v, dt, sh});
   }
   // The fallback, measured once per dtype at the smallest shape even where the run leaves its
-  // variant out: export's kernel of last resort must have run and passed the checks.
+  // variant out: export's kernel of last resort must have run and passed the checks. A fallback
+  // that compiles a listed size in (matmul's trans_b) is measured at each of its values, unless a
+  // task of the run already measures it there.
   const VariantSpec* fb = c.spec.fallback_variant();
-  if (fb && !out.empty() && std::find(c.variants.begin(), c.variants.end(), fb->name) == c.variants.end() &&
-      !c.variants.empty()) {
+  if (fb && !out.empty()) {
+    const bool in_run = c.variants.empty() || std::find(c.variants.begin(), c.variants.end(), fb->name) != c.variants.end();
     for (auto dt : c.dtypes) {
-      if (!fb->serves(dt)) continue;
+      const auto cfg = fallback_config(*fb, dt);
+      if (!fb->serves(dt) || !cfg) continue;
       const Shape* smallest = &c.shapes.front();
       for (const auto& sh : c.shapes)
         if (Task{&c.spec, fb, dt, sh}.bytes() < Task{&c.spec, fb, dt, *smallest}.bytes()) smallest = &sh;
-      out.push_back(Task{&c.spec, fb, dt, *smallest, true});
+      std::set<std::vector<int64_t>> measured;
+      if (in_run)
+        for (const auto& sh : c.shapes) measured.insert(fallback_class(c.spec, *fb, *cfg, sh));
+      for (const auto& sh : fallback_shapes(c.spec, dt, *smallest))
+        if (measured.insert(fallback_class(c.spec, *fb, *cfg, sh)).second) out.push_back(Task{&c.spec, fb, dt, sh, true});
     }
   }
   return out;

@@ -85,9 +85,10 @@ struct RunConfig {
   ProblemSpec spec;  // the problem, loaded and checked with the config
 };
 
-// The config's tuning tasks, in a fixed order: variant (those the config names), dtype, shape; where
-// the config's variants leave out the problem's fallback variant, then a fallback-only task per dtype
-// at its smallest shape.
+// The config's tuning tasks, in a fixed order: variant (those the config names), dtype, shape; then
+// fallback-only tasks per dtype at its smallest shape where the config's variants leave out the
+// problem's fallback variant, one per layout the fallback compiles in (core/fallback.hpp's
+// fallback_shapes: matmul's trans_b 0 and 1), except those a task of the run measures already.
 std::vector<Task> config_tasks(const RunConfig& c);
 
 // "NVIDIA H200" -> "nvidia-h200": for file names.

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "../support/files.hpp"
 #include "core/device.hpp"
+#include "core/run_config.hpp"
 
 namespace soltune {
 namespace {
@@ -45,6 +47,47 @@ TEST(Fallback, ValuesFollowTheDtypeAndComeFirstAmongThePresets) {
   const Space here(v, t.fixed(*find_known_gpu("H200")));
   ASSERT_FALSE(here.presets().empty());
   EXPECT_EQ(here.presets().front().first, "fallback");
+}
+
+// A fallback that compiles a listed size in (matmul's tiled, trans_b) is one kernel per value of it:
+// tune measures each (a fallback-only task where the run's tasks do not), so that export has a
+// kernel of last resort for NN and NT alike. GELU's compiles no size in: one shape.
+TEST(Fallback, AFallbackIsMeasuredInEveryLayoutItCompilesIn) {
+  const auto matmul = load_problem(kTemplates, "matmul");
+  const Shape nn{{{"m", 64}, {"n", 64}, {"k", 64}, {"trans_b", 0}}};
+  const auto shapes = fallback_shapes(matmul, DType::bf16, nn);
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0].key(), "m=64,n=64,k=64,trans_b=0");
+  EXPECT_EQ(shapes[1].key(), "m=64,n=64,k=64,trans_b=1");
+  const auto& tiled = *matmul.fallback_variant();
+  const auto cfg = *fallback_config(tiled, DType::bf16);
+  EXPECT_NE(fallback_class(matmul, tiled, cfg, shapes[0]), fallback_class(matmul, tiled, cfg, shapes[1]));
+  const auto gelu = load_problem(kTemplates, "gelu");
+  EXPECT_EQ(fallback_shapes(gelu, DType::f32, Shape{{{"n", 8}}}).size(), 1u);
+
+  test::TempDir tmp("fallback-layouts");
+  const auto cfg_path = tmp.path() / "gemm.yaml";
+  auto tasks_of = [&](const std::string& variants, const std::string& shapes) {
+    test::write_file(cfg_path, "problem: matmul\ntemplates: " + kTemplates.string() + "\n" + variants +
+                                   "dtypes: [bf16]\nshapes: " + shapes + "\nbudget: {evals: 4}\n");
+    std::vector<std::string> out;
+    for (const auto& t : config_tasks(load_run_config(cfg_path)))
+      out.push_back(t.variant->name + (t.fallback_only ? " fallback " : " ") + t.shape.key());
+    return out;
+  };
+  const std::string big = "{m: 256, n: 256, k: 256}", small = "{m: 64, n: 64, k: 64}";
+  // The fallback's variant left out: it is measured at the smallest shape, NN and NT.
+  EXPECT_EQ(tasks_of("variants: [mma_sync]\n", "[" + big + ", " + small + "]"),
+            (std::vector<std::string>{"mma_sync m=256,n=256,k=256,trans_b=0", "mma_sync m=64,n=64,k=64,trans_b=0",
+                                      "tiled fallback m=64,n=64,k=64,trans_b=0", "tiled fallback m=64,n=64,k=64,trans_b=1"}));
+  // In the run at NN shapes only: its own tasks measure NN; NT gets a fallback-only task.
+  const auto all = tasks_of("", "[" + small + "]");
+  EXPECT_EQ(std::count(all.begin(), all.end(), "tiled m=64,n=64,k=64,trans_b=0"), 1);
+  EXPECT_EQ(std::count(all.begin(), all.end(), "tiled fallback m=64,n=64,k=64,trans_b=1"), 1);
+  EXPECT_EQ(all.back(), "tiled fallback m=64,n=64,k=64,trans_b=1");
+  // In the run at both layouts: nothing to add.
+  const auto both = tasks_of("", "[" + small + ", {m: 64, n: 64, k: 64, trans_b: 1}]");
+  EXPECT_EQ(std::count_if(both.begin(), both.end(), [](const std::string& t) { return t.find(" fallback ") != std::string::npos; }), 0);
 }
 
 // Where a fallback breaks a constraint at some shape, the gap names the shape and the constraint.

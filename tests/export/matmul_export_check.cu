@@ -76,7 +76,12 @@ bool check(long long m, long long n, long long k, int tb, const Facts& f, unsign
   if (need > 0) CHECK(cudaMalloc(&scratch, need));
   if (need > 0) CHECK(cudaMemset(scratch, 0xFF, need));  // poison: what a plan reads unwritten is NaN
   CHECK(cudaMemset(dc, 0xFF, c.size() * 2));
-  CHECK(launch_with(&soltune_matmul::matmul_bf16, scratch, static_cast<size_t>(need), da, db, dc, m, n, k, tb));
+  if (const cudaError_t e = launch_with(&soltune_matmul::matmul_bf16, scratch, static_cast<size_t>(need), da, db, dc, m, n, k, tb);
+      e != cudaSuccess) {
+    std::printf("FAIL %lldx%lldx%lld tb=%d: the call returned %s\n", m, n, k, tb, cudaGetErrorString(e));
+    if (scratch) cudaFree(scratch);
+    return false;
+  }
   CHECK(cudaDeviceSynchronize());
   std::vector<double> ref(c.size()), mag(c.size());
   CHECK(cudaMemcpy(c.data(), dc, c.size() * 2, cudaMemcpyDeviceToHost));

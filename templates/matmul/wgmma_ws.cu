@@ -28,11 +28,19 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-// One arrival on the barrier at the same shared-memory offset in block `rank` of the cluster.
+// One arrival on the barrier at the same shared-memory offset in block `rank` of the cluster, with
+// the default (CTA-scope) release: the wgmmas it follows only read shared memory, and a
+// cluster-scope release would wait for the thread's earlier stores of C.
 __device__ __forceinline__ void arrive_remote(cuda::std::uint64_t* bar, unsigned rank) {
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
   asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}" ::"r"(a), "r"(rank) : "memory");
+               "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}" ::"r"(a), "r"(rank) : "memory");
+}
+
+// A consumer warp's release of a stage: to its own block's producer, and with CM 2 to the pair's.
+template <int CM> __device__ __forceinline__ void release_stage(cuda::std::uint64_t* bar, unsigned rank) {
+  cuda::ptx::mbarrier_arrive(bar);
+  if constexpr (CM == 2) arrive_remote(bar, rank ^ 1u);
 }
 
 __device__ __forceinline__ void wait_parity(cuda::std::uint64_t* bar, unsigned parity) {
@@ -198,21 +206,11 @@ __global__ void __launch_bounds__(384, 1)
         wgmma_commit();
         // The slice before this one has been read: its stage goes back to the producer(s).
         wgmma_wait<1>();
-        if (prev >= 0 && signals) {
-          if constexpr (CM == 1)
-            ptx::mbarrier_arrive(&empty[prev]);
-          else
-            for (unsigned r = 0; r < CM; ++r) arrive_remote(&empty[prev], r);
-        }
+        if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
         prev = s;
       }
       wgmma_wait<0>();
-      if (prev >= 0 && signals) {
-        if constexpr (CM == 1)
-          ptx::mbarrier_arrive(&empty[prev]);
-        else
-          for (unsigned r = 0; r < CM; ++r) arrive_remote(&empty[prev], r);
-      }
+      if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
       if constexpr (EPI == 0) {
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -30,6 +32,13 @@ std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 int run(const std::string& cmd) {
   const int st = std::system(cmd.c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// For the sweeps' drawn sizes (tests/export/check_common.cuh has the device programs' own).
+bool is_prime(long long v) {
+  for (long long d = 2; d * d <= v; ++d)
+    if (v % d == 0) return false;
+  return v > 1;
 }
 
 // Builds tests/export/<check> with nvcc against the exported header twice, launching the embedded
@@ -195,7 +204,19 @@ TEST(ExportGpu, ExportedConstantMemoryKernelWithAnIntegerOutputIsCorrect) {
                 " -o " + q(tmp / "pnpoly.cuh") + log), 0)
       << test::read_file(tmp / "log.txt");
   const std::string arch = "sm_" + std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  expect_checks_pass(tmp, arch, tmp / "pnpoly.cuh", "pnpoly_export_check.cu", "1048576 1000003 4099 1");
+  // The tuned count and one point, then 30 point counts drawn once (1 to 2^22, log-uniform; primes, multiples of 8,
+  // powers of two and one past them), each against the double-precision CPU test.
+  std::mt19937_64 draw(20261204);
+  std::uniform_real_distribution<double> lg(0.0, 22.0);
+  std::string counts = "1048576 1";
+  for (int i = 0; i < 30; ++i) {
+    long long v = std::max(1LL, static_cast<long long>(std::exp2(lg(draw))));
+    if (i % 4 == 1) while (!is_prime(v)) ++v;
+    if (i % 4 == 2) v = (v + 7) / 8 * 8;
+    if (i % 4 == 3) v = (1LL << (v % 22)) + (i % 8 == 3);
+    counts += " " + std::to_string(v);
+  }
+  expect_checks_pass(tmp, arch, tmp / "pnpoly.cuh", "pnpoly_export_check.cu", counts);
   fs::remove_all(tmp);
 }
 
@@ -269,17 +290,12 @@ TEST(ExportGpu, ExportedMatmulServesEveryShapeOfTheSweep) {
   std::mt19937_64 gen(20261204);
   std::uniform_real_distribution<double> lg(0.0, 13.0);
   auto draw = [&] { return std::max(1LL, static_cast<long long>(std::exp2(lg(gen)))); };
-  auto prime = [](long long v) {
-    for (long long d = 2; d * d <= v; ++d)
-      if (v % d == 0) return false;
-    return v > 1;
-  };
   std::string shapes;
   for (int i = 0; i < 30; ++i) {
     long long m = draw(), n = draw(), k = draw();
     if (i % 5 == 1) m = 1;                                     // one output row
     if (i % 5 == 2) n = 1;                                     // one output column
-    if (i % 5 == 3) for (long long* d : {&m, &n, &k}) while (!prime(*d)) ++*d;
+    if (i % 5 == 3) for (long long* d : {&m, &n, &k}) while (!is_prime(*d)) ++*d;
     if (i % 5 == 4) for (long long* d : {&m, &n, &k}) *d = (*d + 7) / 8 * 8;
     while (m * n * k > (1LL << 33)) k = std::max(1LL, k / 2);
     shapes += " " + std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "," + std::to_string(i % 2);

@@ -67,11 +67,12 @@ TEST(Fallback, AFallbackIsMeasuredInEveryLayoutItCompilesIn) {
 
   test::TempDir tmp("fallback-layouts");
   const auto cfg_path = tmp.path() / "gemm.yaml";
-  auto tasks_of = [&](const std::string& variants, const std::string& shapes) {
+  auto tasks_of = [&](const std::string& variants, const std::string& shape_list) {
     test::write_file(cfg_path, "problem: matmul\ntemplates: " + kTemplates.string() + "\n" + variants +
-                                   "dtypes: [bf16]\nshapes: " + shapes + "\nbudget: {evals: 4}\n");
+                                   "dtypes: [bf16]\nshapes: " + shape_list + "\nbudget: {evals: 4}\n");
     std::vector<std::string> out;
-    for (const auto& t : config_tasks(load_run_config(cfg_path)))
+    const auto run = load_run_config(cfg_path);  // the tasks point into it
+    for (const auto& t : config_tasks(run))
       out.push_back(t.variant->name + (t.fallback_only ? " fallback " : " ") + t.shape.key());
     return out;
   };

@@ -28,10 +28,9 @@ double iso_seconds(const std::string& s) {
 EvalResult to_eval_result(const ResultRecord& r) {
   EvalResult e;
   e.key = r.config_key;
-  std::istringstream in(r.config_key);
-  std::string part;
-  while (std::getline(in, part, ','))
-    if (const auto eq = part.find('='); eq != std::string::npos) e.config.values.push_back(std::stoll(part.substr(eq + 1)));
+  const auto parts = key_values(r.config_key);
+  if (!parts) throw Error("knowledge base: malformed configuration key '" + r.config_key + "'");
+  for (const auto& [name, v] : *parts) e.config.values.push_back(v);
   e.status = parse_status(r.status);
   e.kind = r.time_kind == "predicted" ? TimeKind::predicted : TimeKind::measured;
   e.log = r.log;

@@ -1,4 +1,5 @@
 #include "core/space.hpp"
+#include "core/task.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,25 +34,14 @@ std::string Space::key(const Config& c) const {
 }
 
 Config Space::parse_key(const std::string& key) const {
+  const auto parts = key_values(key);
+  if (!parts) throw Error("configuration key '" + key + "': each part must be KNOB=integer");
+  if (parts->size() != knobs().size()) throw Error("configuration key '" + key + "' does not match this variant's knobs");
   Config c;
-  std::istringstream in(key);
-  std::string part;
-  size_t i = 0;
-  while (std::getline(in, part, ',')) {
-    auto eq = part.find('=');
-    if (i >= knobs().size() || eq == std::string::npos || part.substr(0, eq) != knobs()[i].name)
-      throw Error("configuration key '" + key + "' does not match this variant's knobs");
-    try {
-      const auto text = part.substr(eq + 1);
-      size_t used = 0;
-      c.values.push_back(std::stoll(text, &used));
-      if (used != text.size()) throw std::invalid_argument(text);
-    } catch (const std::exception&) {
-      throw Error("configuration key '" + key + "': bad value in '" + part + "'");
-    }
-    ++i;
+  for (size_t i = 0; i < parts->size(); ++i) {
+    if ((*parts)[i].first != knobs()[i].name) throw Error("configuration key '" + key + "' does not match this variant's knobs");
+    c.values.push_back((*parts)[i].second);
   }
-  if (i != knobs().size()) throw Error("configuration key '" + key + "' does not match this variant's knobs");
   return c;
 }
 

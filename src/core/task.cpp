@@ -13,15 +13,30 @@ std::string Shape::key() const {
   return s;
 }
 
-Shape parse_shape(const ProblemSpec& p, const std::string& key) {
-  Shape s;
+std::optional<std::vector<std::pair<std::string, int64_t>>> key_values(const std::string& key) {
+  std::vector<std::pair<std::string, int64_t>> out;
   std::istringstream in(key);
   std::string part;
   while (std::getline(in, part, ',')) {
     const auto eq = part.find('=');
-    if (eq == std::string::npos) throw Error("knowledge base: malformed shape '" + key + "'");
-    s.dims.emplace_back(part.substr(0, eq), std::stoll(part.substr(eq + 1)));
+    if (eq == std::string::npos || eq == 0) return std::nullopt;
+    const auto text = part.substr(eq + 1);
+    try {
+      size_t used = 0;
+      const int64_t v = std::stoll(text, &used);
+      if (used != text.size()) return std::nullopt;
+      out.emplace_back(part.substr(0, eq), v);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
   }
+  return out;
+}
+
+Shape parse_shape(const ProblemSpec& p, const std::string& key) {
+  auto parts = key_values(key);
+  if (!parts) throw Error("knowledge base: malformed shape '" + key + "'");
+  Shape s{std::move(*parts)};
   if (s.dims.size() != p.sizes.size()) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);
   for (size_t i = 0; i < s.dims.size(); ++i)
     if (s.dims[i].first != p.sizes[i]) throw Error("knowledge base: shape '" + key + "' does not fit problem " + p.name);

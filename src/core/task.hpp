@@ -21,6 +21,9 @@ struct Shape {
   std::string key() const;                             // "n=268435456"
   int64_t at(const std::string& name) const;
 };
+// The parts of a canonical key, shape or configuration alike ("m=4096,n=1024" -> {{m, 4096}, {n,
+// 1024}}), in order; nullopt where a part is not name=integer.
+std::optional<std::vector<std::pair<std::string, int64_t>>> key_values(const std::string& key);
 // The inverse of Shape::key() for a knowledge base's shape key: "m=4096,n=1024" -> the problem's
 // Shape, checked against its sizes (throws Error otherwise).
 Shape parse_shape(const ProblemSpec& p, const std::string& key);

@@ -163,14 +163,9 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
   }
   auto distance = [&](const ResultRecord& r) {
     double d = 0;
-    std::istringstream in(r.shape_key);
-    std::string part;
-    while (std::getline(in, part, ',')) {
-      const auto eq = part.find('=');
-      if (eq == std::string::npos) continue;
-      const double v = std::stod(part.substr(eq + 1));
-      d += std::fabs(std::log2(std::max(v, 1.0)) - std::log2(static_cast<double>(std::max<int64_t>(t.shape.at(part.substr(0, eq)), 1))));
-    }
+    for (const auto& [name, v] : key_values(r.shape_key).value_or(std::vector<std::pair<std::string, int64_t>>{}))
+      d += std::fabs(std::log2(static_cast<double>(std::max<int64_t>(v, 1))) -
+                     std::log2(static_cast<double>(std::max<int64_t>(t.shape.at(name), 1))));
     return d;
   };
   std::stable_sort(rows.begin(), rows.end(), [&](const ResultRecord& a, const ResultRecord& b) {
@@ -239,19 +234,9 @@ std::map<std::string, std::set<int64_t>> KnowledgeBase::knob_values_elsewhere(co
   st.bind("problem", t.problem->name).bind("variant", t.variant->name).bind("source_hash", source_hash);
   std::map<std::string, std::set<int64_t>> out;
   while (st.step()) {
-    std::istringstream in(st.text("config_key"));
-    std::string part;
-    while (std::getline(in, part, ',')) {
-      const auto eq = part.find('=');
-      if (eq == std::string::npos) continue;
-      try {
-        size_t used = 0;
-        const int64_t v = std::stoll(part.substr(eq + 1), &used);
-        if (used == part.size() - eq - 1) out[part.substr(0, eq)].insert(v);
-      } catch (const std::exception&) {
-        // Not an integer value: not a knob value of a template's key.
-      }
-    }
+    // A key whose values are not all integers is no template's configuration: nothing to take.
+    for (const auto& [name, v] : key_values(st.text("config_key")).value_or(std::vector<std::pair<std::string, int64_t>>{}))
+      out[name].insert(v);
   }
   return out;
 }

@@ -74,6 +74,15 @@ TEST_F(GeluSpace, KeyRoundTrip) {
   EXPECT_THROW(s.parse_key(""), Error);
 }
 
+// Shape and configuration keys share one form and one reader.
+TEST(Keys, ShapeAndConfigurationKeysReadTheSameWay) {
+  using Parts = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(key_values("m=4096,n=1024,k=-3"), (Parts{{"m", 4096}, {"n", 1024}, {"k", -3}}));
+  EXPECT_EQ(key_values(""), Parts{});
+  for (const char* bad : {"m", "m=", "=4", "m=4x", "m=4,n", "m=4.5", "m=99999999999999999999"})
+    EXPECT_EQ(key_values(bad), std::nullopt) << bad;
+}
+
 TEST_F(GeluSpace, ConstrainedConfigsAreIllegal) {
   const auto f32 = space(DType::f32), bf16 = space(DType::bf16);
   const auto vec8 = config(f32, {{"BLOCK", 256}, {"VEC", 8}});

@@ -234,9 +234,11 @@ std::map<std::string, std::set<int64_t>> KnowledgeBase::knob_values_elsewhere(co
   st.bind("problem", t.problem->name).bind("variant", t.variant->name).bind("source_hash", source_hash);
   std::map<std::string, std::set<int64_t>> out;
   while (st.step()) {
-    // A key whose values are not all integers is no template's configuration: nothing to take.
-    for (const auto& [name, v] : key_values(st.text("config_key")).value_or(std::vector<std::pair<std::string, int64_t>>{}))
-      out[name].insert(v);
+    // Part by part: a value that is not an integer is no knob value, and the key's others still count.
+    std::istringstream in(st.text("config_key"));
+    std::string part;
+    while (std::getline(in, part, ','))
+      if (const auto kv = key_values(part); kv && kv->size() == 1) out[kv->front().first].insert(kv->front().second);
   }
   return out;
 }

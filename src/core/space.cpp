@@ -1,9 +1,9 @@
 #include "core/space.hpp"
-#include "core/task.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+
+#include "core/task.hpp"
 
 namespace soltune {
 

@@ -2,6 +2,7 @@
 // runs, GPUs and baselines behind them.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -162,8 +163,10 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
     rows = read_results(st);
   }
   auto distance = [&](const ResultRecord& r) {
+    const auto parts = key_values(r.shape_key);
+    if (!parts) return std::numeric_limits<double>::infinity();  // a malformed key: no nearer than any other
     double d = 0;
-    for (const auto& [name, v] : key_values(r.shape_key).value_or(std::vector<std::pair<std::string, int64_t>>{}))
+    for (const auto& [name, v] : *parts)
       d += std::fabs(std::log2(static_cast<double>(std::max<int64_t>(v, 1))) -
                      std::log2(static_cast<double>(std::max<int64_t>(t.shape.at(name), 1))));
     return d;

@@ -33,7 +33,7 @@ double task_weight(const TaskOutcome& o, double recent_gain) {
   return gap * (1.0 + 2.0 * std::clamp(recent_gain, 0.0, 1.0));
 }
 
-Dispatcher::Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs) : cfg_(cfg), ev_(ev), obs_(obs) {}
+Dispatcher::Dispatcher(const RunConfig& cfg, Evaluator& ev, Archive& archive) : cfg_(cfg), ev_(ev), archive_(archive) {}
 
 std::vector<Task> Dispatcher::tasks() const {
   std::vector<Task> out;
@@ -42,19 +42,16 @@ std::vector<Task> Dispatcher::tasks() const {
   return out;
 }
 
-std::vector<std::string> Dispatcher::unavailable_variants() const {
+std::vector<std::string> unavailable_variants(const RunConfig& cfg, const DeviceInfo& device) {
   std::vector<std::string> out;
-  for (const auto& v : cfg_.spec.variants)
-    if (auto why = why_variant_cannot_run(v, ev_.device()); !why.empty() &&
-        (cfg_.variants.empty() || std::find(cfg_.variants.begin(), cfg_.variants.end(), v.name) != cfg_.variants.end()))
+  for (const auto& v : cfg.spec.variants)
+    if (auto why = why_variant_cannot_run(v, device); !why.empty() &&
+        (cfg.variants.empty() || std::find(cfg.variants.begin(), cfg.variants.end(), v.name) != cfg.variants.end()))
       out.push_back(why);
   return out;
 }
 
-std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
-                                        const std::function<std::set<std::string>(const Task&)>& known,
-                                        const std::atomic<bool>* stop,
-                                        const std::function<std::vector<std::string>(const Task&)>& seeds) {
+std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const std::atomic<bool>* stop) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(b.seconds));
@@ -63,7 +60,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     Slot s{t, std::make_unique<Space>(*t.variant, t.fixed(ev_.device())), nullptr,
            std::make_unique<Rng>(Rng::mix(seed, slots.size())), nullptr};
     s.search = make_strategy(cfg_.search.strategy, *s.space, cfg_.search);
-    const auto seen = known(t);
+    const auto seen = archive_.known(t);
     for (const auto& k : seen) s.search->mark_seen(k);
     // The fallback first, before what the knowledge base suggests: every search of its variant
     // measures it. A fallback-only task ends there, or never starts when it was measured before.
@@ -72,8 +69,8 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     if (t.fallback_only && (!has_fallback || seen.count(s.space->key(presets.front().second)))) continue;
     if (has_fallback) s.search->add_preset(presets.front().second);
     size_t used = 0;
-    if (seeds && !t.fallback_only) {
-      for (const auto& key : seeds(t)) {
+    if (!t.fallback_only) {
+      for (const auto& key : archive_.seeds(t)) {
         try {
           s.search->add_seed(s.space->parse_key(key));
           ++used;
@@ -85,7 +82,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
     // The template's presets (the known designs) after what the knowledge base suggests.
     if (!t.fallback_only)
       for (size_t i = has_fallback ? 1 : 0; i < presets.size(); ++i) s.search->add_preset(presets[i].second);
-    if (used || !presets.empty()) obs_.on_seeds(t, used, t.fallback_only ? 1 : presets.size());
+    if (used || !presets.empty()) archive_.on_seeds(t, used, t.fallback_only ? 1 : presets.size());
     slots.push_back(std::move(s));
   }
   const int64_t batch = std::max(1, cfg_.search.batch);
@@ -98,8 +95,8 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed,
   auto out_of_time = [&] { return b.seconds > 0 && clock::now() >= deadline; };
   auto start_task = [&](Slot& s) {
     const auto baseline = ev_.baseline(s.task);
-    obs_.on_baseline(s.task, baseline);
-    s.run = std::make_unique<TaskRun>(s.task, ev_, *s.search, static_cast<int>(batch), *s.rng, obs_, baseline, cfg_.stop);
+    archive_.on_baseline(s.task, baseline);
+    s.run = std::make_unique<TaskRun>(s.task, ev_, *s.search, static_cast<int>(batch), *s.rng, archive_, baseline, cfg_.stop);
   };
   // Every task the budget reaches gets its baseline timed and its first batch proposed before
   // anything is measured: the first batches then compile on every core while the GPU times the

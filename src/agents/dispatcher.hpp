@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/archive.hpp"
 #include "core/run_config.hpp"
 #include "search/tune_task.hpp"
 
@@ -26,27 +27,24 @@ struct TaskReport {
 // A task's claim on the next batch: larger for a larger SOL gap and recent progress.
 double task_weight(const TaskOutcome& o, double recent_gain);
 
+// Why each of the config's variants that cannot run on the device is left out (its arch).
+std::vector<std::string> unavailable_variants(const RunConfig& cfg, const DeviceInfo& device);
+
 class Dispatcher {
  public:
-  Dispatcher(const RunConfig& cfg, Evaluator& ev, TaskObserver& obs);
+  Dispatcher(const RunConfig& cfg, Evaluator& ev, Archive& archive);
   // Deterministic order: variant, dtype, shape (those included, and runnable on the device).
   std::vector<Task> tasks() const;
-  // Why each of the config's variants that cannot run on the device is left out (its arch).
-  std::vector<std::string> unavailable_variants() const;
   // Runs only the tasks for which include(task) holds (the replay backend: tasks with a landscape).
   void include_only(std::function<bool(const Task&)> include) { include_ = std::move(include); }
-  // known(task): canonical keys already evaluated for the task (never proposed again).
-  // stop: when set (by a signal), the run ends after the batch in flight.
-  // seeds(task): configuration keys that did well elsewhere, proposed first (may be empty).
-  std::vector<TaskReport> run(const Budget& b, uint64_t seed,
-                              const std::function<std::set<std::string>(const Task&)>& known,
-                              const std::atomic<bool>* stop = nullptr,
-                              const std::function<std::vector<std::string>(const Task&)>& seeds = {});
+  // The archive's known configurations are never proposed again, its seeds first. stop: when set
+  // (by a signal), the run ends after the batch in flight.
+  std::vector<TaskReport> run(const Budget& b, uint64_t seed, const std::atomic<bool>* stop = nullptr);
 
  private:
   const RunConfig& cfg_;
   Evaluator& ev_;
-  TaskObserver& obs_;
+  Archive& archive_;
   std::function<bool(const Task&)> include_;
 };
 

@@ -1,12 +1,12 @@
 #include "cli/audit_command.hpp"
-#include "cli/fallback_pick.hpp"
+#include "run/fallback_pick.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
 #include "cli/backends.hpp"
-#include "cli/export_earlier.hpp"
+#include "run/export_earlier.hpp"
 #include "cli/options.hpp"
 #include "codegen/content_hash.hpp"
 #include "eval/cuda_devices.hpp"

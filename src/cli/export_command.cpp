@@ -6,7 +6,7 @@
 #include <set>
 
 #include "cli/audit_command.hpp"
-#include "cli/export_earlier.hpp"
+#include "run/export_earlier.hpp"
 #include "cli/export_json.hpp"
 #include "core/output_file.hpp"
 #include "cli/options.hpp"
@@ -14,7 +14,7 @@
 #include "codegen/compiler.hpp"
 #include "codegen/content_hash.hpp"
 #include "codegen/header_export.hpp"
-#include "cli/fallback_pick.hpp"
+#include "run/fallback_pick.hpp"
 #include "core/fallback.hpp"
 #include "kb/knowledge_base.hpp"
 

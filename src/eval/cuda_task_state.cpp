@@ -127,8 +127,8 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
 
   // The L2 flush reads four times L2, at least 256 MiB (triton.testing.do_bench's size, and the
   // harness soltune is compared in). Twice L2 could leave some of the last repetition's lines where
-  // replacement is not strictly LRU; on the H200 the larger buffer changed no time measured so far
-  // (docs/BENCHMARKS.md), and it costs about 35 us more per repetition, untimed.
+  // replacement is not strictly LRU; on the H200 the larger buffer changed no time measured, and it
+  // costs one more read of the buffer per repetition, untimed.
   const size_t flush_bytes = timing.flush_mib > 0
                                  ? static_cast<size_t>(timing.flush_mib * (1 << 20)) / 16 * 16
                                  : std::max<size_t>(4 * static_cast<size_t>(d.l2_bytes), size_t{256} << 20);
@@ -529,12 +529,12 @@ cudaError_t TaskState::run_baseline(int set) {
 cudaError_t TaskState::flush_l2() {
   // Lines a kernel loaded under an L2 evict_last policy outlast any flush by reads: `looped`
   // (HINT=2) left part of x in L2 for its next repetition, and for any kernel timed after it on the
-  // same x, worth 2 us (3%) at RMSNorm f32 32768x1024 (docs/BENCHMARKS.md). Demoted to
+  // same x, worth 2 us (3%) at RMSNorm f32 32768x1024 (docs/FINDINGS.md, Timing). Demoted to
   // normal first, they go with the rest. The reset is a context-wide host call, so the stream must
   // be idle before it.
   if (auto e = cudaStreamSynchronize(stream()); e != cudaSuccess) return e;
   SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
-  // Reading four times the L2 (at least 256 MiB) evicts what the previous run left there.
+  // Reading four times the L2 (at least 256 MiB) evicts what the previous repetition left there.
   void* p = flush_.get();
   long long n = static_cast<long long>(flush_.bytes() / 16);
   void* sink = stats_.get();

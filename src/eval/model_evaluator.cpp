@@ -11,7 +11,7 @@ namespace soltune {
 namespace {
 // Rough constants of the model (docs/MODEL.md): loaded-memory latency, the fraction of the
 // datasheet bandwidth a streaming kernel reaches, the launch cost, and how far behind its average
-// SM a grid of one wave ends (fitted to H200 measurements, docs/BENCHMARKS.md).
+// SM a grid of one wave ends (fitted to H200 measurements, docs/FINDINGS.md).
 constexpr double kLatency = 1.0e-6;
 constexpr double kAchievable = 0.90;
 constexpr double kLaunchUs = 2.5;

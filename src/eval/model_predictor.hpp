@@ -3,7 +3,7 @@
 // sizes alone: legality and launch geometry, registers unknown (occupancy then limited by threads
 // and shared memory only). Every backend gives this one, so that the screen costs no compile and
 // the replay backend's prior is the one a real run has: screening 4 candidates per proposal by
-// compiling them made real runs compile-bound (docs/BENCHMARKS.md), and on the
+// compiling them made real runs compile-bound (docs/FINDINGS.md), and on the
 // recorded landscapes the knob-only prior ranks nearly as well. Nothing measured enters it.
 #include <string>
 

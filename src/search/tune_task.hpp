@@ -31,6 +31,8 @@ class TaskObserver {
   virtual void on_retime(const Task&, const TaskBaseline&, const EvalResult& /*best*/, const SolScore&) {}
   // A result observed ok that a checked repetition of its re-timing found wrong: r as it now stands.
   virtual void on_demoted(const Task&, const EvalResult& /*r*/) {}
+  // Something the run's user should hear of while it runs (a resumed search that left its checkpoint).
+  virtual void on_warning(const Task&, const std::string& /*text*/) {}
 };
 
 struct TaskOutcome {

@@ -99,8 +99,9 @@ class FakeEvaluator final : public Evaluator {
   std::condition_variable cv_;
 };
 
-class Recorder final : public TaskObserver {
+class Recorder final : public Archive {
  public:
+  std::set<std::string> known(const Task& t) override { return known_of.count(t.id()) ? known_of.at(t.id()) : std::set<std::string>{}; }
   void on_baseline(const Task& t, const TaskBaseline&) override { events.push_back("baseline " + t.id()); }
   void on_result(const Task& t, const EvalResult& r, const SolScore&) override {
     events.push_back("result " + t.id() + " " + r.key);
@@ -108,13 +109,12 @@ class Recorder final : public TaskObserver {
   }
   std::vector<std::string> events;
   std::map<std::string, int64_t> per_task;
+  std::map<std::string, std::set<std::string>> known_of;  // task id -> keys the archive knows
 };
 
 const std::vector<std::string> kTaskIds = {
     "gelu/vectorized/f32/n=268435456", "gelu/vectorized/f32/n=1000003", "gelu/vectorized/bf16/n=268435456",
     "gelu/vectorized/bf16/n=1000003"};
-
-std::set<std::string> none(const Task&) { return {}; }
 
 class DispatcherTest : public ::testing::Test {
  protected:
@@ -158,7 +158,7 @@ TEST_F(DispatcherTest, BudgetAccountingAddsUp) {
     SCOPED_TRACE("budget " + std::to_string(budget));
     FakeEvaluator ev;
     Recorder rec;
-    const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{budget, 0}, 1, none);
+    const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{budget, 0}, 1);
     EXPECT_EQ(total(reports), budget);
     int64_t g = 0;
     for (const auto& r : reports) {
@@ -182,7 +182,7 @@ TEST_F(DispatcherTest, ALoneTasksNextBatchCompilesWhileItsBatchIsMeasured) {
   FakeEvaluator ev;
   ev.measure_s = 0.5;
   Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{32, 0}, 3, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{32, 0}, 3);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(total(reports), 32);
   // Four batches of 8: the second, third and fourth were handed to the compilers while the one
@@ -199,7 +199,7 @@ TEST_F(DispatcherTest, TasksThatShareTheGpuHoldOneBatchAhead) {
   cfg_.shapes.resize(2);
   FakeEvaluator ev;
   Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{64, 0}, 3, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{64, 0}, 3);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(total(reports), 64);
   EXPECT_EQ(ev.not_prefetched, 0);
@@ -214,7 +214,7 @@ TEST_F(DispatcherTest, TasksHoldMoreBatchesAheadWhileTheGpuWaitsForCompiles) {
   FakeEvaluator ev;
   ev.compile_bound = true;
   Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{160, 0}, 3, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{160, 0}, 3);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(total(reports), 160);
   EXPECT_EQ(ev.not_prefetched, 0);
@@ -227,7 +227,7 @@ TEST_F(DispatcherTest, EveryTaskWarmsUpThenTheLargerGapGetsMore) {
   FakeEvaluator ev;
   ev.slow_task = kTaskIds[3];
   Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{200, 0}, 42, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{200, 0}, 42);
   ASSERT_EQ(reports.size(), 4u);
   EXPECT_EQ(total(reports), 200);
   for (const auto& r : reports) {
@@ -250,7 +250,7 @@ TEST_F(DispatcherTest, ATaskAtItsTargetLeavesItsShareToTheOthers) {
   ev.slow_task = kTaskIds[3];
   Recorder rec;
   cfg_.stop.target_sol = 0.65;  // fast tasks reach about 0.72; the slow one about 0.55
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{200, 0}, 42, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{200, 0}, 42);
   ASSERT_EQ(reports.size(), 4u);
   EXPECT_EQ(total(reports), 200);
   for (size_t i = 0; i < 3; ++i) {
@@ -274,9 +274,8 @@ TEST_F(DispatcherTest, WhatAnExhaustedTaskLeavesPassesOn) {
   ASSERT_EQ(known.size(), 720u);
   std::vector<std::string> left;
   for (auto it = known.begin(); left.size() < 3; it = known.erase(it)) left.push_back(*it);
-  const auto reports = d.run(Budget{40, 0}, 3, [&](const Task& t) {
-    return t.id() == first.id() ? known : std::set<std::string>{};
-  });
+  rec.known_of[first.id()] = known;
+  const auto reports = d.run(Budget{40, 0}, 3);
   ASSERT_EQ(reports.size(), 4u);
   EXPECT_EQ(reports[0].outcome.evaluated, 3);
   EXPECT_TRUE(reports[0].outcome.exhausted);
@@ -293,9 +292,9 @@ TEST_F(DispatcherTest, SameSeedSameRun) {
     cfg_.search.strategy = strategy;
     FakeEvaluator ev1, ev2, ev3;
     Recorder r1, r2, r3;
-    Dispatcher(cfg_, ev1, r1).run(Budget{90, 0}, 7, none);
-    Dispatcher(cfg_, ev2, r2).run(Budget{90, 0}, 7, none);
-    Dispatcher(cfg_, ev3, r3).run(Budget{90, 0}, 8, none);
+    Dispatcher(cfg_, ev1, r1).run(Budget{90, 0}, 7);
+    Dispatcher(cfg_, ev2, r2).run(Budget{90, 0}, 7);
+    Dispatcher(cfg_, ev3, r3).run(Budget{90, 0}, 8);
     EXPECT_EQ(r1.events, r2.events);
     EXPECT_EQ(ev1.calls, ev2.calls);
     if (strategy != "exhaustive") {
@@ -308,7 +307,7 @@ TEST_F(DispatcherTest, BatchesFollowTheConfig) {
   cfg_.search.batch = 3;
   FakeEvaluator ev;
   Recorder rec;
-  Dispatcher(cfg_, ev, rec).run(Budget{28, 0}, 1, none);
+  Dispatcher(cfg_, ev, rec).run(Budget{28, 0}, 1);
   int64_t n = 0;
   for (const auto& c : ev.calls) {
     if (c.rfind("evaluate ", 0) != 0) continue;
@@ -324,7 +323,7 @@ TEST_F(DispatcherTest, SecondsOnlyBudgetStopsAtTheDeadline) {
   FakeEvaluator ev;
   Recorder rec;
   const auto start = std::chrono::steady_clock::now();
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.5}, 1, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.5}, 1);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(reports.size(), 4u);
   for (const auto& r : reports) EXPECT_GT(r.outcome.evaluated, 0) << r.task.id();
@@ -337,7 +336,7 @@ TEST_F(DispatcherTest, SlowBaselinesDoNotEatAShortTimeBudget) {
   FakeEvaluator ev;
   ev.baseline_s = 0.4;  // the four baselines would take 1.6 s of a 1 s budget
   Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.0}, 1, none);
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.0}, 1);
   ASSERT_FALSE(reports.empty());
   EXPECT_GT(reports.front().outcome.evaluated, 0) << reports.front().task.id();
   EXPECT_GE(reports.size(), 2u);

@@ -387,7 +387,7 @@ TEST_F(CudaEvaluatorGpu, PlansOfSeveralLaunchesAreCheckedAndTimedWhole) {
 TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {
   auto cfg = load_run_config(test::source_dir() / "configs" / "gelu.yaml");
   cfg.shapes = {Shape{{{"n", int64_t{1} << 24}}}};
-  class Count : public TaskObserver {
+  class Count : public Archive {
    public:
     void on_result(const Task&, const EvalResult& r, const SolScore&) override { ok += r.status == Status::ok; }
     void on_demoted(const Task&, const EvalResult& r) override { demoted += r.key + ": " + r.log + "\n"; }
@@ -395,7 +395,7 @@ TEST_F(CudaEvaluatorGpu, ShortTuneRunFindsAValidatedConfiguration) {
     std::string demoted;  // right configurations found wrong while re-timed: none may be
   } obs;
   Dispatcher d(cfg, *ev_, obs);
-  const auto reports = d.run(Budget{16, 0}, 5, [](const Task&) { return std::set<std::string>{}; });
+  const auto reports = d.run(Budget{16, 0}, 5);
   ASSERT_EQ(reports.size(), cfg.dtypes.size());
   for (const auto& r : reports) {
     ASSERT_TRUE(r.outcome.best.has_value()) << r.task.id();

@@ -7,7 +7,9 @@
 #include <map>
 #include <string>
 
+#include "core/run_config.hpp"
 #include "core/task.hpp"
+#include "kb/knowledge_base.hpp"
 
 namespace soltune {
 
@@ -37,5 +39,23 @@ class ResumeEvaluator final : public Evaluator {
   RecordedRun rec_;
   int64_t replayed_ = 0;
 };
+
+// The knowledge base's record of a result in the form the search replays it.
+EvalResult to_eval_result(const ResultRecord& r);
+// Results keyed by task id and configuration key; baselines: each task's first (the search's).
+RecordedRun load_recorded(const KnowledgeBase& kb, int64_t run_id);
+// Wall time the run had used: from its start to its last recorded result (0 when none).
+double seconds_used(const KnowledgeBase& kb, const RunRecord& run);
+
+// Where a resumed run continues: the last unfinished run of the same config, which must have been
+// started with the same GPU, seed, budget, backend and toolchain (an Error says which differs),
+// what it recorded, and the seconds left of its budget. The run is marked running again.
+struct ResumePoint {
+  int64_t run = 0;
+  RecordedRun recorded;
+  std::map<std::string, std::pair<int64_t, std::string>> checkpoints;  // task id -> evaluated, state
+  Budget budget;
+};
+ResumePoint resume_run(KnowledgeBase& kb, const RunInfo& info, int64_t gpu_id, const Budget& budget);
 
 }  // namespace soltune

@@ -11,7 +11,7 @@
 #include "core/problem.hpp"
 #include "kb/knowledge_base.hpp"
 
-namespace soltune::cli {
+namespace soltune {
 
 // The fastest result per (dtype, shape key); predictions count only with predicted_too.
 std::map<std::pair<std::string, std::string>, ResultRecord> fastest_per_shape(const std::vector<ResultRecord>& rs,
@@ -37,4 +37,4 @@ std::pair<std::vector<ResultRecord>, std::vector<ResultRecord>> split_measured_t
 EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const ProblemSpec& spec,
                                               std::vector<ResultRecord> candidates);
 
-}  // namespace soltune::cli
+}  // namespace soltune

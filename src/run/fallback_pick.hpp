@@ -7,7 +7,7 @@
 #include "core/problem.hpp"
 #include "kb/knowledge_base.hpp"
 
-namespace soltune::cli {
+namespace soltune {
 
 // The fastest ok result of the fallback's configuration for dtype t under today's text of its
 // variant, one per class of shapes its compiled-in sizes make (core/fallback.hpp: matmul's trans_b 0
@@ -16,4 +16,4 @@ namespace soltune::cli {
 std::vector<ResultRecord> fallback_picks(const KnowledgeBase& kb, const ProblemSpec& spec, DType t,
                                           const std::string& gpu_filter, bool predicted_too);
 
-}  // namespace soltune::cli
+}  // namespace soltune

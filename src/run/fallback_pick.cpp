@@ -1,11 +1,11 @@
-#include "cli/fallback_pick.hpp"
+#include "run/fallback_pick.hpp"
 
 #include <set>
 
 #include "codegen/content_hash.hpp"
 #include "core/fallback.hpp"
 
-namespace soltune::cli {
+namespace soltune {
 
 std::vector<ResultRecord> fallback_picks(const KnowledgeBase& kb, const ProblemSpec& spec, DType t,
                                          const std::string& gpu_filter, bool predicted_too) {
@@ -23,4 +23,4 @@ std::vector<ResultRecord> fallback_picks(const KnowledgeBase& kb, const ProblemS
   return out;
 }
 
-}  // namespace soltune::cli
+}  // namespace soltune

@@ -1,4 +1,4 @@
-#include "cli/export_earlier.hpp"
+#include "run/export_earlier.hpp"
 
 #include <algorithm>
 #include <map>
@@ -10,7 +10,7 @@
 #include "core/space.hpp"
 #include "core/task.hpp"
 
-namespace soltune::cli {
+namespace soltune {
 
 std::map<std::pair<std::string, std::string>, ResultRecord> fastest_per_shape(const std::vector<ResultRecord>& rs,
                                                                             bool predicted_too) {
@@ -102,4 +102,4 @@ EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const Pro
   return out;
 }
 
-}  // namespace soltune::cli
+}  // namespace soltune

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The GEMM figures of docs/BENCHMARKS.md, in one call on the GPU machine, from the repository root
-# with the packed soltune on PATH (`source .gpu/env`): cuBLAS through torch.matmul, then soltune's
-# tune of configs/matmul-tensor.yaml, both timed cold. Writes $OUT/{cublas.json, tune.txt,
+# The GEMM figures of docs/BENCHMARKS.md on a GPU machine, from the repository root with soltune on
+# PATH (bench/benchmarks.sh runs it): cuBLAS through torch.matmul, then soltune's tune of
+# configs/matmul-tensor.yaml, both timed cold. Writes $OUT/{cublas.json, tune.txt,
 # best.json} and the knowledge base, and prints the table (bench/gemm_table.py).
 #   OUT=DIR [TUNE_SECONDS=354] bash bench/gemm_run.sh
 set -euo pipefail

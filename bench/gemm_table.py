@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The GEMM table of docs/BENCHMARKS.md from one device call's files:
+"""A markdown table of soltune's GEMMs beside cuBLAS from one measurement's files (bench/gemm_run.sh
+prints it; docs/BENCHMARKS.md is rendered from bench/figures.json instead):
 
-    python3 bench/gemm_table.py bench/results/gemm/best.json bench/results/gemm/cublas.json
+    python3 bench/gemm_table.py OUT/best.json OUT/cublas.json
 
 best.json is `soltune kb best --kb KB --problem matmul --json` after `soltune tune
-configs/matmul-tensor.yaml`; cublas.json is `bench/torch_matmul.py --json`, timed in the same call.
+configs/matmul-tensor.yaml`; cublas.json is `bench/torch_matmul.py --json`, timed just before.
 One row per task: soltune's best time, its TFLOP/s, cuBLAS's time and soltune's share of its
 throughput, T_SOL, both SOL scores, and the configuration.
 """

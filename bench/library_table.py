@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The memory-bound library's table for docs/BENCHMARKS.md, from what one GPU session left behind.
+"""A markdown table of the memory-bound library from one measurement's logs (a quick look; the page,
+docs/BENCHMARKS.md, is rendered from bench/figures.json, whose collector bench/figures.py reads the
+same summary lines).
 
     python3 bench/library_table.py --logs DIR [--torch FILE.json ...] [--exported FILE]
 
---logs: the `soltune tune` logs (DIR/<problem>.log, as scripts/gpu-bench.sh writes them); per
+--logs: a folder of `soltune tune` logs (DIR/*.log, e.g. bench/benchmarks.sh's tune_<problem>.log); per
 problem, shape and dtype the fastest variant's summary row is kept. --torch: records written by
 bench/torch_reference.py --json (later files win). --exported: the output of bench/exported_bench
 (the same kernels timed through `soltune export`'s header). Prints one markdown table; a figure

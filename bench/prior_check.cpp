@@ -2,7 +2,7 @@
 // a knowledge base measured, task by task: Spearman's rho over the correct results, and the measured
 // time of the prior's top 1 and top 8 over the task's best. The knowledge base's configurations are
 // a search's picks, not the whole space, so this checks the prior on data it was not fitted to (the
-// recorded landscapes are, docs/BENCHMARKS.md). Reads only; results whose configuration no
+// recorded landscapes are, docs/FINDINGS.md). Reads only; results whose configuration no
 // longer parses under today's templates are skipped.
 #include <algorithm>
 #include <cmath>

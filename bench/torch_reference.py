@@ -17,7 +17,7 @@ rotating, or drawn afresh with --order shuffle), so that a drift in clocks or te
 case falls on all of them alike, and each is compared with soltune by the per-repetition
 differences: their median, a bootstrap 95% interval of that median, and how many repetitions
 soltune won. --wait and --cold-mib change the conditions around each timed launch, to set the
-harness beside soltune's own timing (docs/BENCHMARKS.md).
+harness beside soltune's own timing (docs/FINDINGS.md, Timing).
 """
 import argparse
 import ctypes
@@ -113,7 +113,7 @@ def make_flush(mode, nbytes=FLUSH_BYTES, wait="after", cold_bytes=0):
     "before": ahead of the flush, so the launch follows the flush directly, as soltune times it
     (its gate holds the launch without a gap). cold_bytes: that much other memory read before each
     flush, so the launch finds its pages' translations evicted (soltune's timing measured as if so:
-    docs/BENCHMARKS.md)."""
+    docs/FINDINGS.md)."""
     buf = torch.ones(nbytes // 4, device=DEVICE, dtype=torch.float32)
     other = torch.ones(cold_bytes // 4, device=DEVICE, dtype=torch.float32) if cold_bytes else None
     if mode == "read":

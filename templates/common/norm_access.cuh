@@ -6,7 +6,7 @@
 //      read twice (looped) has its first read keep the lines in L1 and L2 for the second, which
 //      lets them go first (evict_first): Triton's SASS, LDG.E.EL then LDG.E.EF with an L2 cache
 //      hint. Either level alone did not help; both took RMSNorm f32 8192x4096 from 65.6 to 64.0 us
-//      (docs/BENCHMARKS.md);
+//      (docs/FINDINGS.md);
 //   3: as 2, with y kept in L2 (store_kept.cuh).
 #include "store_kept.cuh"
 

@@ -1,5 +1,5 @@
 // y kept in L2 (evict_last): x, dead after its last read, goes before the result a consumer reads next.
-// Measured on the H200 (docs/BENCHMARKS.md): the kernel and the flush after it together
+// Measured on the H200 (docs/FINDINGS.md): the kernel and the flush after it together
 // take less time, so the writes are not merely deferred past the timed window.
 template <typename R> __device__ __forceinline__ void store_kept(R* p, R v) {
   unsigned long long pol;

@@ -19,7 +19,7 @@ namespace ln_detail {
 }  // namespace ln_detail
 
 // WIDTH 1: the row's width is the template argument COLS (the task's): the chunk loops have known
-// trip counts and unroll, so a pass issues its loads together (RMSNorm looped, docs/BENCHMARKS.md). Such a kernel serves that width only (the export checks it).
+// trip counts and unroll, so a pass issues its loads together (RMSNorm looped, docs/FINDINGS.md). Such a kernel serves that width only (the export checks it).
 template <typename T, int TPR, int RPB, int VEC, int UNROLL, int STATS, int STAGE, int PERSIST, int BPS, int HINT,
           int WIDTH, long long COLS>
 __global__ void __launch_bounds__(TPR * RPB, BPS)

@@ -48,10 +48,10 @@ layernorm_rowreg(const T* __restrict__ x, const T* __restrict__ weight, const T*
   auto row_of = [&](long long g) { return g * RPB + threadIdx.x / TPR; };
   auto inside = [&](int e) { return FULL || col(e) < cols; };
   // f32 statistics are taken on x - x[row, 0]: without it, STATS 0's mean of a row with a large
-  // common offset failed the f32 edge-value check (17 wrong answers, docs/BENCHMARKS.md). bf16
+  // common offset failed the f32 edge-value check (17 wrong answers, docs/FINDINGS.md). bf16
   // skips it: its inputs carry 8 significant bits, so the f32 mean's rounding (about 2^-19 of |x|
   // here) stays far below the output's own rounding (2^-9), and the subtraction and the extra load
-  // were a tenth of the kernel's instructions beside Triton's (SASS; docs/BENCHMARKS.md).
+  // were a tenth of the kernel's instructions beside Triton's (SASS; docs/FINDINGS.md).
   constexpr bool kPivot = sizeof(T) >= 4;
 
   Raw wr[WREG ? EPT : 1], br[WREG ? EPT : 1];

@@ -20,7 +20,7 @@ namespace softmax_cached_detail {
 
 // bf16 vectors in pairs (VEC >= 2): the max on packed pairs, one max.bf16x2 per two elements and no
 // conversion, and one packing conversion per output pair. bf16 softmax issued about 24
-// instructions per element with the ALU pipe the busiest (ncu, docs/BENCHMARKS.md).
+// instructions per element with the ALU pipe the busiest (ncu, docs/FINDINGS.md).
 template <typename T, int VEC> constexpr bool kPairs = sizeof(T) == 2 && VEC >= 2;
 
 template <typename T, int VEC, typename R>

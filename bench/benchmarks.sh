@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Measures the figures of docs/BENCHMARKS.md on a GPU machine and rewrites the page, from a built
+# clone (scripts/setup; nvcc, and PyTorch with Triton for the comparisons):
+#   bash bench/benchmarks.sh [library] [gemm] [pnpoly]        (default: all three)
+# library  every memory-bound config (configs/{gelu,softmax,layernorm,rmsnorm,l1norm}.yaml) tuned into
+#          one knowledge base, exported (bench/exported_bench.sh) and timed in PyTorch's harness
+#          beside eager, torch.compile and a copy, cold (bench/torch_reference.py --reset-persisting)
+# gemm     cuBLAS, then soltune's tune of configs/matmul-tensor.yaml (bench/gemm_run.sh)
+# pnpoly   configs/pnpoly.yaml
+# Each step's records (bench/figures.py) replace those bench/figures.json held for the same tasks;
+# what no step measured again stays, with its own date. bench/render_benchmarks.py then writes the
+# page. A step that fails is reported and leaves the file's figures as they were.
+# Environment: OUT (the logs, knowledge bases and JSON; default gpu-out/bench), SOLTUNE_BIN (default
+# build/src/cli/soltune), TUNE_SECONDS (caps every tune's time budget; the configs' own otherwise),
+# REPS (the harness's repetitions, default 300).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+out=${OUT:-gpu-out/bench}
+soltune=$(realpath "${SOLTUNE_BIN:-build/src/cli/soltune}")
+reps=${REPS:-300}
+cap=${TUNE_SECONDS:+ --seconds $TUNE_SECONDS}
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(library gemm pnpoly)
+[ -x "$soltune" ] || { echo "benchmarks: no soltune at $soltune (scripts/setup builds it)" >&2; exit 1; }
+mkdir -p "$out"
+PATH="$(dirname "$soltune"):$PATH"
+export PATH SOLTUNE_BIN="$soltune"
+now() { date -u '+%Y-%m-%d %H:%M UTC'; }
+
+library() {
+  local d=$out/library date p logs=()
+  rm -rf "$d" && mkdir -p "$d"
+  date=$(now)
+  for p in gelu softmax layernorm rmsnorm l1norm; do
+    echo "== soltune tune configs/$p.yaml"
+    # shellcheck disable=SC2086  # $cap is empty or two words
+    soltune tune "configs/$p.yaml" --backend cuda --kb "$d/kb.sqlite" $cap > "$d/tune_$p.log" 2>&1 || return 1
+    grep -A40 '^summary on' "$d/tune_$p.log" | grep -v '^  '
+    logs+=("$d/tune_$p.log")
+  done
+  bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1 || return 1
+  local harness="python3 bench/torch_reference.py --copy --interleave --order shuffle --reset-persisting --reps $reps"
+  echo "== $harness"
+  $harness --exported "$d/exp/libsoltune_exported.so" --json "$d/torch.json" > "$d/torch.log" 2>&1 || return 1
+  grep -E 'soltune - torch.compile' "$d/torch.log" | head -40
+  python3 bench/figures.py library --set library --date "$date" --tune-log "${logs[@]}" \
+    --tune-command "soltune tune configs/{problem}.yaml --backend cuda --kb KB$cap" \
+    --harness "$d/torch.json" --harness-command "$harness --exported DIR/libsoltune_exported.so --json FILE" \
+    > "$d/records.json"
+}
+
+gemm() {
+  local d=$out/gemm date
+  rm -rf "$d" && mkdir -p "$d"
+  date=$(now)
+  echo "== bench/gemm_run.sh"
+  OUT=$d bash bench/gemm_run.sh > "$d/table.md" 2> "$d/gemm_run.log" || return 1
+  cat "$d/table.md"
+  python3 bench/figures.py gemm --set gemm --date "$date" --best "$d/best.json" --cublas "$d/cublas.json" \
+    --tune-command "soltune tune configs/matmul-tensor.yaml --backend cuda --evals 320 --seconds ${TUNE_SECONDS:-354} --kb DIR/kb.sqlite -q" \
+    --cublas-command "python3 bench/torch_matmul.py --reps 30 --json DIR/cublas.json" > "$d/records.json"
+}
+
+pnpoly() {
+  local d=$out/pnpoly date
+  rm -rf "$d" && mkdir -p "$d"
+  date=$(now)
+  echo "== soltune tune configs/pnpoly.yaml"
+  # shellcheck disable=SC2086
+  soltune tune configs/pnpoly.yaml --backend cuda --kb "$d/kb.sqlite" $cap > "$d/tune.log" 2>&1 || return 1
+  soltune kb best --kb "$d/kb.sqlite" --problem pnpoly --json > "$d/best.json" || return 1
+  python3 bench/figures.py tuned --set pnpoly --date "$date" --best "$d/best.json" \
+    --command "soltune tune configs/pnpoly.yaml --backend cuda --kb KB$cap" > "$d/records.json"
+}
+
+# The card, as the page states it.
+cuda=$("${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+CUDA_RELEASE=$cuda python3 - > "$out/device.json" <<'PY' || { echo "benchmarks: PyTorch with CUDA is needed" >&2; exit 1; }
+import json, os, subprocess
+import torch
+p = torch.cuda.get_device_properties(0)
+driver = subprocess.check_output(["nvidia-smi", "-i", "0", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 text=True).strip()
+try:
+    import triton
+    triton_version = triton.__version__
+except ImportError:
+    triton_version = "absent"
+print(json.dumps({"name": torch.cuda.get_device_name(0), "arch": f"sm_{p.major}{p.minor}",
+                  "sms": p.multi_processor_count, "driver": driver, "cuda": os.environ["CUDA_RELEASE"],
+                  "torch": torch.__version__, "triton": triton_version}))
+PY
+
+records=() failed=()
+for s in "${steps[@]}"; do
+  case "$s" in
+    library|gemm|pnpoly) ;;
+    *) echo "usage: bash bench/benchmarks.sh [library] [gemm] [pnpoly]" >&2; exit 2 ;;
+  esac
+  if "$s"; then records+=("$out/$s/records.json"); else failed+=("$s"); echo "benchmarks: $s failed (logs in $out/$s)" >&2; fi
+done
+[ ${#records[@]} -gt 0 ] || exit 1
+python3 bench/figures.py merge bench/figures.json "${records[@]}" --device "$out/device.json" > "$out/figures.json" &&
+  mv "$out/figures.json" bench/figures.json &&
+  python3 bench/render_benchmarks.py bench/figures.json > docs/BENCHMARKS.md || exit 1
+echo "bench/figures.json and docs/BENCHMARKS.md rewritten (${records[*]})"
+[ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}" >&2; exit 1; }

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Writes docs/BENCHMARKS.md from bench/figures.json (Python's standard library only):
+
+    python3 bench/render_benchmarks.py bench/figures.json > docs/BENCHMARKS.md
+
+The page holds one table per problem, rows joined from the records of one measurement (a set: the
+tuning run's figures beside PyTorch's harness, or beside cuBLAS), each set a letter whose date,
+condition and commands stand under the table. Nothing here measures or edits a figure: derived
+columns (a share of the copy's or cuBLAS's time, TFLOP/s) are computed from the records unless a
+record carries them. bench/figures.py writes the records; bench/benchmarks.sh runs both.
+"""
+import json
+import sys
+
+MEMORY_BOUND = [("gelu", "GELU (tanh form)"), ("softmax", "Softmax"), ("layernorm", "LayerNorm"),
+                ("rmsnorm", "RMSNorm"), ("l1norm", "L1 norm")]
+DTYPE_ORDER = {"f32": 0, "bf16": 1, "f16": 2}
+SOURCES = {"harness": "PyTorch's harness", "tune": "tuning runs, soltune's timing", "cublas": "cuBLAS",
+           "sweep": "the exported header's sweep", "baseline": "baselines"}
+CONDITIONS = {"cold": "cold", "flushed": "L2 flushed only"}
+
+
+def dims(shape):
+    return {k: int(v) for k, v in (p.split("=") for p in shape.split(","))}
+
+
+def power(v):
+    """2^k for the large powers of two the shapes use, else the number."""
+    return f"2^{v.bit_length() - 1}" if v >= 1 << 16 and v & (v - 1) == 0 else str(v)
+
+
+def shape_label(shape):
+    d = dims(shape)
+    if "rows" in d:
+        return f"{power(d['rows'])} x {power(d['cols'])}"
+    if "m" in d:
+        m, n, k = d["m"], d["n"], d["k"]
+        size = f"{m}^3" if m == n == k else f"{m}x{n}x{k}"
+        return f"{size} {'NT' if d.get('trans_b') else 'NN'}"
+    return ", ".join(f"{k} = {power(v)}" for k, v in d.items())
+
+
+def num(v, digits=1):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def spread(r):
+    if r is None or r.get("us") is None:
+        return "-"
+    if r.get("q1_us") is None:
+        return num(r["us"])
+    return f"{r['us']:.1f} ({r['q1_us']:.1f}-{r['q3_us']:.1f})"
+
+
+def pct(v, digits=0):
+    return "-" if v is None else f"{100 * v:.{digits}f}%"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def code(text):
+    return f"`{text}`"
+
+
+class Table:
+    """Rows keyed within a table; each row remembers its set, whose letter names its legend entry."""
+
+    def __init__(self):
+        self.rows, self.sets = {}, []
+
+    def add(self, key, r):
+        if r["set"] not in self.sets:
+            self.sets.append(r["set"])
+        row = self.rows.setdefault((r["set"],) + key, {"set": r["set"]})
+        row.setdefault(r["source"], r)
+        row.setdefault("records", []).append(r)
+
+    def letter(self, row):
+        return "abcdefghijklmnopqrstuvwxyz"[self.sets.index(row["set"])]
+
+    def render(self, columns, sort):
+        rows = sorted(self.rows.values(), key=sort)
+        if len(self.sets) > 1:
+            columns = columns + [("run", False, self.letter)]
+        out = ["| " + " | ".join(c[0] for c in columns) + " |",
+               "| " + " | ".join("---:" if c[1] else "---" for c in columns) + " |"]
+        out += ["| " + " | ".join(c[2](row) for c in columns) + " |" for row in rows]
+        out.append("")
+        out += self.legend(rows)
+        return out
+
+    def legend(self, rows):
+        out = []
+        for s in self.sets:
+            entries = []
+            for row in rows:
+                for r in row["records"]:
+                    if r["set"] != s:
+                        continue
+                    e = (SOURCES.get(r["source"], r["source"]), CONDITIONS.get(r["condition"], r["condition"]),
+                         r["date"], r["command"], r.get("note", ""))
+                    if e not in entries:
+                        entries.append(e)
+            sources = []
+            for e in entries:
+                sources += [e[0]] if e[0] not in sources else []
+            entries.sort(key=lambda e: sources.index(e[0]))  # a source's commands together
+            prefix = f"{self.letter({'set': s})}: " if len(self.sets) > 1 else ""
+            parts = [f"{src}, {cond}, {date}: {code(cmd)}" + (f" ({note})" if note else "")
+                     for src, cond, date, cmd, note in entries]
+            out.append("- " + prefix + "; ".join(parts) + ".")
+        return out + [""]
+
+
+def by_shape(order):
+    """Rows by the set's first appearance, then the shape's, then f32, bf16, f16."""
+    return lambda row: (row["order_set"], order.index(row["shape"]), DTYPE_ORDER.get(row["dtype"], 9))
+
+
+def memory_bound(records, problem):
+    t, shapes = Table(), []
+    for r in records:
+        if r["problem"] != problem or r["source"] not in ("harness", "tune"):
+            continue
+        t.add((r["shape"], r["dtype"]), r)
+        if r["shape"] not in shapes:
+            shapes.append(r["shape"])
+    for (s, shape, dtype), row in t.rows.items():
+        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
+    if not t.rows:
+        return []
+    h = lambda row, f, d=1: num(row.get("harness", {}).get(f), d)  # noqa: E731
+    tu = lambda row, f, d=1: num(row.get("tune", {}).get(f), d)  # noqa: E731
+
+    def of_copy(row):
+        r = row.get("harness", {})
+        return pct(r.get("of_copy", ratio(r.get("copy_us"), r.get("soltune_us"))))
+
+    def vs(row):
+        r = row.get("harness", {})
+        if r.get("vs_compile_us") is None:
+            return "-"
+        lo, hi = r["vs_compile_ci"]
+        return f"{r['vs_compile_us']:+.2f} ({lo:+.2f} to {hi:+.2f})"
+
+    def faster(row):
+        r = row.get("harness", {})
+        return "-" if r.get("faster_in") is None else f"{r['faster_in']}/{r['reps']}"
+
+    def kernel(row):
+        r = row.get("tune", {})
+        if not r.get("variant"):
+            return "-"
+        return f"{r['variant']}: {r['config']}" if r.get("config") else r["variant"]
+
+    columns = [("shape", False, lambda row: shape_label(row["shape"])), ("dtype", False, lambda row: row["dtype"]),
+               ("soltune", True, lambda row: h(row, "soltune_us")), ("eager", True, lambda row: h(row, "eager_us")),
+               ("torch.compile", True, lambda row: h(row, "compile_us")), ("copy", True, lambda row: h(row, "copy_us")),
+               ("of copy", True, of_copy), ("soltune - torch.compile", True, vs), ("faster", True, faster),
+               ("tuned", True, lambda row: tu(row, "us")), ("% copy", True, lambda row: tu(row, "pct_copy")),
+               ("SOL", True, lambda row: tu(row, "sol", 3)), ("SOL-EB", True, lambda row: tu(row, "sol_eb", 3)),
+               ("kernel", False, kernel)]
+    return t.render(columns, by_shape(shapes))
+
+
+def matmul(records):
+    t, variants, shapes = Table(), [], []
+    for r in records:
+        if r["problem"] != "matmul" or r["source"] != "tune":
+            continue
+        t.add((r["variant"], r["shape"], r["dtype"]), r)
+        variants += [r["variant"]] if r["variant"] not in variants else []
+        shapes += [r["shape"]] if r["shape"] not in shapes else []
+    cublas = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["problem"] == "matmul" and r["source"] == "cublas"}
+    for (s, variant, shape, dtype), row in t.rows.items():
+        row.update(variant=variant, shape=shape, dtype=dtype, order_set=t.sets.index(s))
+        if (s, shape, dtype) in cublas:
+            row["records"].append(cublas[(s, shape, dtype)])
+            row["cublas"] = cublas[(s, shape, dtype)]
+    if not t.rows:
+        return []
+
+    def tflops(row):
+        d, r = dims(row["shape"]), row["tune"]
+        return num(r.get("tflops", 2 * d["m"] * d["n"] * d["k"] / r["us"] / 1e6), 0)
+
+    def of_cublas(row):
+        r = row["tune"]
+        return pct(r.get("of_cublas", ratio(row.get("cublas", {}).get("us"), r["us"])), 1)
+
+    tu = lambda row, f, d=3: num(row["tune"].get(f), d)  # noqa: E731
+    columns = [("variant", False, lambda row: row["variant"]), ("dtype", False, lambda row: row["dtype"]),
+               ("shape", False, lambda row: shape_label(row["shape"])), ("soltune", True, lambda row: spread(row["tune"])),
+               ("cuBLAS", True, lambda row: spread(row.get("cublas"))), ("of cuBLAS", True, of_cublas),
+               ("TFLOP/s", True, tflops), ("SOL", True, lambda row: tu(row, "sol")),
+               ("SOL-EB", True, lambda row: tu(row, "sol_eb")), ("configuration", False, lambda row: row["tune"].get("config") or "-")]
+    sort = lambda row: (variants.index(row["variant"]), row["order_set"], DTYPE_ORDER.get(row["dtype"], 9),  # noqa: E731
+                        shapes.index(row["shape"]))
+    return t.render(columns, sort)
+
+
+def tuned_only(records, problem):
+    t, shapes = Table(), []
+    for r in records:
+        if r["problem"] == problem and r["source"] == "tune":
+            t.add((r["shape"], r["dtype"]), r)
+            shapes += [r["shape"]] if r["shape"] not in shapes else []
+    for (s, shape, dtype), row in t.rows.items():
+        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
+    tu = lambda row, f, d=1: num(row["tune"].get(f), d)  # noqa: E731
+    columns = [("shape", False, lambda row: shape_label(row["shape"])), ("dtype", False, lambda row: row["dtype"]),
+               ("variant", False, lambda row: row["tune"]["variant"]), ("soltune", True, lambda row: tu(row, "us")),
+               ("T_ref", True, lambda row: tu(row, "t_ref_us")), ("T_SOL", True, lambda row: tu(row, "t_sol_us")),
+               ("SOL", True, lambda row: tu(row, "sol", 3)), ("SOL-EB", True, lambda row: tu(row, "sol_eb", 3)),
+               ("configuration", False, lambda row: row["tune"].get("config") or "-")]
+    return t.render(columns, by_shape(shapes)) if t.rows else []
+
+
+def sweep(records):
+    t, order = Table(), [p for p, _ in MEMORY_BOUND]
+    for r in records:
+        if r["source"] == "sweep":
+            t.add((r["problem"],), r)
+    for (s, problem), row in t.rows.items():
+        row.update(problem=problem)
+    names = dict(MEMORY_BOUND)
+    g = lambda row, f: row["sweep"][f]  # noqa: E731
+    columns = [("problem", False, lambda row: names.get(row["problem"], row["problem"])),
+               ("cases correct", True, lambda row: f"{g(row, 'correct')} of {g(row, 'cases')}"),
+               ("served by tuned / nearest / fallback", False,
+                lambda row: f"{g(row, 'tuned')} / {g(row, 'nearest')} / {g(row, 'fallback')}"),
+               ("median time / copy, f32", True, lambda row: f"{g(row, 'ratio_f32'):.2f}x"),
+               ("bf16", True, lambda row: f"{g(row, 'ratio_bf16'):.2f}x"),
+               ("slowest case", False, lambda row: g(row, "slowest"))]
+    return t.render(columns, lambda row: order.index(row["problem"])) if t.rows else []
+
+
+def baselines(records):
+    t, order = Table(), []
+    for r in records:
+        if r["source"] == "baseline":
+            t.add((r["problem"], r["shape"], r["dtype"]), r)
+            order += [(r["problem"], r["shape"])]
+    for (s, problem, shape, dtype), row in t.rows.items():
+        row.update(problem=problem, shape=shape, dtype=dtype)
+    b = lambda row: row["baseline"]  # noqa: E731
+    columns = [("problem", False, lambda row: row["problem"]), ("shape", False, lambda row: shape_label(row["shape"])),
+               ("dtype", False, lambda row: row["dtype"]), ("T_ref measured", True, lambda row: num(b(row)["t_ref_us"])),
+               ("model", True, lambda row: num(b(row)["model_us"])),
+               ("model / measured", True, lambda row: num(b(row).get("ratio", ratio(b(row)["model_us"], b(row)["t_ref_us"])), 2))]
+    return t.render(columns, lambda row: order.index((row["problem"], row["shape"]))) if t.rows else []
+
+
+def render(doc):
+    d, recs = doc["device"], doc["records"]
+    out = [
+        "# Benchmarks",
+        "",
+        f"soltune's current figures on an {d['name']} ({d['arch']}, {d['sms']} SMs), driver {d['driver']}, CUDA {d['cuda']},",
+        f"beside PyTorch {d['torch']} (Triton {d['triton']}) on the same card: eager, torch.compile and cuBLAS. What",
+        "was learned on the way, and why the designs are what they are: [FINDINGS.md](FINDINGS.md). How soltune",
+        "measures: [MEASUREMENT.md](MEASUREMENT.md).",
+        "",
+        "This page is generated from the records in `bench/figures.json`:",
+        "`python3 bench/render_benchmarks.py bench/figures.json > docs/BENCHMARKS.md` writes it. On a GPU machine",
+        "`scripts/gpu-bench.sh bench` measures the figures again, merges them into that file and rewrites the page",
+        "(bench/README.md).",
+        "",
+        "## Reading the tables",
+        "- Times are medians in microseconds. **Cold**: before every timed run L2 is flushed by a read of at least",
+        "  256 MiB and lines loaded under an evict_last policy are demoted (`cudaCtxResetPersistingL2Cache`), as",
+        "  soltune times every candidate; PyTorch's harness does the same with `--reset-persisting`. soltune is",
+        "  compared with PyTorch cold only: by the harness's default, the kernels that keep their output in L2",
+        "  (docs/TEMPLATES.md) leave those lines to whatever is timed next (FINDINGS.md).",
+        "- soltune, eager, torch.compile, copy: PyTorch's harness (`bench/torch_reference.py`), the same process,",
+        "  inputs, flush and CUDA events for all, the implementations in turns in a shuffled order; soltune is",
+        "  the kernel `soltune export` ships, copy is PyTorch's `y.copy_(x)` of the same bytes. of copy: the copy's",
+        "  time over soltune's. soltune - torch.compile: the median of the paired differences with its bootstrap",
+        "  95% interval; faster: the repetitions soltune won.",
+        "- tuned, % copy, SOL, SOL-EB, kernel: the tuning run's best (soltune's own timing, cold) for the",
+        "  fastest variant, its share of the copy kernel's bandwidth measured in the same run, and its",
+        "  configuration. `soltune export` takes the fastest result of the knowledge base, which may be another",
+        "  configuration of the same time.",
+        "- SOL = 0.5 (1 + ln(T_ref/T) / ln(T_ref/T_SOL)): 0.5 is the problem's unfused baseline T_ref, 1.0 the",
+        "  hardware's limit T_SOL (FLOPs over the peak rate or bytes over the bandwidth, from ceilings measured on",
+        "  the card). SOL-EB is SOL-ExecBench's 1 / (1 + (T - T_SOL) / (T_ref - T_SOL)).",
+        "- run: the measurement a row comes from, listed under its table; '-': not measured there.",
+        "",
+    ]
+    for problem, title in MEMORY_BOUND:
+        table = memory_bound(recs, problem)
+        if table:
+            out += [f"## {title}", ""] + table
+    table = matmul(recs)
+    if table:
+        out += ["## Matmul (GEMM)", "",
+                "soltune's best per variant beside cuBLAS (`torch.matmul`, TF32 off) timed in the same measurement;",
+                "of cuBLAS is cuBLAS's time over soltune's, soltune's and cuBLAS's quartiles in brackets. SOL counts",
+                "16-bit GEMMs against the 16-bit tensor ceiling whatever unit a template uses, f32 against FP32.", ""] + table
+    table = tuned_only(recs, "pnpoly")
+    if table:
+        out += ["## pnpoly (point in polygon)", ""] + table
+    table = sweep(recs)
+    if table:
+        out += ["## Every memory-bound problem through the exported header at 30 drawn shapes", "",
+                "Each problem tuned briefly at two shapes, exported, then called through the header at 30 shapes",
+                "drawn from a fixed seed (`tests/export/flat_sweep_check.cu`, `rows_sweep_check.cu`), checked against a",
+                "double-precision reference, and timed against a device copy of the same bytes (10 runs each, L2",
+                "flushed by a buffer twice its size read and written).", ""] + table
+    table = baselines(recs)
+    if table:
+        out += ["## Baselines and the model backend", "",
+                "T_ref, each problem's unfused baseline (its kernels back to back), measured by soltune, and the model",
+                "backend's prediction of it (f32; all 67 tasks are in `tests/data/h200_baselines.json`).", ""] + table
+    while out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sys.stdout.write(render(json.load(open(sys.argv[1]))))
+
+
+if __name__ == "__main__":
+    main()

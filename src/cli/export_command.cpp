@@ -295,10 +295,11 @@ int export_command(const std::vector<std::string>& args) {
                                      : export_header(spec, specs, "soltune export --problem " + problem + " (" + *gpus.begin() + ")");
   write_output_file(out, text);
   const auto fallbacks = std::count_if(specs.begin(), specs.end(), [](const Specialization& s) { return s.fallback; });
-  std::printf("wrote %s: %zu specialization(s) and %td fallback(s) for %s\n", out.c_str(),
-              specs.size() - static_cast<size_t>(fallbacks), fallbacks, gpus.begin()->c_str());
+  std::FILE* report = report_stream(out);
+  std::fprintf(report, "wrote %s: %zu specialization(s) and %td fallback(s) for %s\n", out.c_str(),
+               specs.size() - static_cast<size_t>(fallbacks), fallbacks, gpus.begin()->c_str());
   for (const auto& s : specs)
-    std::printf("  %s %s %s: %s\n", std::string(dtype_name(s.dtype)).c_str(), s.fallback ? "fallback, measured at" : "at",
+    std::fprintf(report, "  %s %s %s: %s\n", std::string(dtype_name(s.dtype)).c_str(), s.fallback ? "fallback, measured at" : "at",
                 s.shape.key().c_str(), s.comment.empty() ? "" : s.comment.front().c_str());
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cli/kb_common.hpp"
+#include "core/output_file.hpp"
 #include "kb/exchange.hpp"
 
 namespace soltune::cli::kb_commands {
@@ -20,16 +21,12 @@ int export_json_command(const std::vector<std::string>& args) {
   if (path.empty() || out.empty() || !p->positional.empty())
     throw UsageError("kb export-json needs --kb and -o\n" + to_string(desc));
   const auto kb = open_existing(path, "export-json");
-  if (out == "-") {
-    const std::string text = kb::export_json(kb);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return 0;
-  }
-  kb::export_json_file(kb, out);
-  std::error_code ec;
-  const auto bytes = std::filesystem::file_size(out, ec);
-  std::printf("exported %s to %s (%llu bytes)\n", path.c_str(), out.c_str(),
-              static_cast<unsigned long long>(ec ? 0 : bytes));
+  // Standard output ('-', /dev/stdout, /dev/fd/1) is written where the shell left it, and the report
+  // then goes to standard error.
+  const std::string text = kb::export_json(kb);
+  write_output_file(out, text);
+  if (!is_stream_output(out))
+    std::fprintf(report_stream(out), "exported %s to %s (%zu bytes)\n", path.c_str(), out.c_str(), text.size());
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "cli/options.hpp"
 #include "cli/backends.hpp"
 #include "core/landscape.hpp"
+#include "core/output_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -84,7 +85,12 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   }
   // A recording already at FILE is continued (--resume) or replaced (--force), never overwritten by
   // default: decided before any GPU work.
-  if (!vm.count("resume") && !vm.count("force") && std::filesystem::exists(out)) {
+  // A stream (standard output, a pipe, a FIFO) has nothing to continue or keep: the recording goes
+  // there once, whole, at its end.
+  const bool stream = !out.empty() && is_stream_output(out);
+  if (stream && vm.count("resume"))
+    throw UsageError("--resume continues a landscape file; " + out + " is a stream (standard output, a pipe or a FIFO)");
+  if (!stream && !vm.count("resume") && !vm.count("force") && std::filesystem::exists(out)) {
     std::string what = "a file";
     try {
       const auto old = load_landscape(out, true);
@@ -107,7 +113,7 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   // Predictions do not depend on how candidates would be timed: only measurements record it.
   const std::string timing = ev->kind() == TimeKind::measured ? cfg.timing.describe() : "";
   Landscape l;
-  if (vm.count("resume") && std::filesystem::exists(out)) {
+  if (!stream && vm.count("resume") && std::filesystem::exists(out)) {
     l = load_landscape(out, true);
     if (l.task_id != t.id() || l.gpu != ev->device().name || l.legal != all.size())
       throw UsageError(out + ": --resume continues the same task on the same GPU; it holds " + l.task_id + " on " +
@@ -152,14 +158,15 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   for (size_t at = 0; at < todo.size(); at += static_cast<size_t>(batch)) {
     if (at + static_cast<size_t>(batch) < todo.size()) ev->prefetch(t, slice(at + static_cast<size_t>(batch)));
     for (auto& r : ev->evaluate(t, slice(at))) l.results.emplace(r.key, std::move(r));
-    save_landscape(l, out);
+    if (!stream) save_landscape(l, out);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "  %zu/%zu evaluated, %.0f s, best %.2f us\n", l.results.size(), all.size(), s, l.best_us());
   }
-  if (todo.empty()) save_landscape(l, out);  // otherwise the last batch wrote it
+  if (todo.empty() || stream) save_landscape(l, out);  // otherwise the last batch wrote it
   size_t ok = 0;
   for (const auto& [k, r] : l.results) ok += r.status == Status::ok;
-  std::printf("%s: %zu configurations (%zu ok), best %.2f us, T_ref %.2f us, T_SOL %.2f us -> %s\n", t.id().c_str(),
+  // Beside a recording on standard output, the line goes to stderr.
+  std::fprintf(report_stream(out), "%s: %zu configurations (%zu ok), best %.2f us, T_ref %.2f us, T_SOL %.2f us -> %s\n", t.id().c_str(),
               l.results.size(), ok, l.best_us(), l.baseline.t_ref_us, l.baseline.t_sol_us, out.c_str());
   return 0;
 }

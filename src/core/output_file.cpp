@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -67,8 +68,38 @@ void replace_whole(const fs::path& out, const fs::path& target, const struct sta
 
 }  // namespace
 
+std::optional<int> own_descriptor(const fs::path& out) {
+  const std::string s = out.string();
+  if (s == "-" || s == "/dev/stdout") return 1;
+  if (s == "/dev/stderr") return 2;
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"}) {
+    if (s.rfind(prefix, 0) != 0 || s.size() == prefix.size() || s.size() > prefix.size() + 9) continue;
+    const std::string n = s.substr(prefix.size());
+    if (n.find_first_not_of("0123456789") != std::string::npos) continue;
+    return std::stoi(n);
+  }
+  return std::nullopt;
+}
+
+std::FILE* report_stream(const fs::path& out) { return own_descriptor(out) == std::optional<int>(1) ? stderr : stdout; }
+
+bool is_stream_output(const fs::path& out) {
+  if (own_descriptor(out)) return true;
+  struct stat st {};
+  return ::stat(out.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
 void write_output_file(const fs::path& out, const std::string& text) {
   if (out.empty()) throw Error("an empty output path");
+  if (const auto fd = own_descriptor(out)) {
+    // Through the descriptor itself: reopening its path would start a regular file over (and renaming
+    // a temporary over it would replace what the shell wrote there before).
+    struct stat st {};
+    if (::fstat(*fd, &st) != 0) fail(out, "not an open descriptor of soltune", errno);
+    std::fflush(*fd == 2 ? stderr : stdout);  // what the command printed there comes first
+    if (!write_all(*fd, text.data(), text.size())) fail(out, "cannot write", errno);
+    return;
+  }
   // Follow a chain of symbolic links to what they name: the links stay, their target is written.
   fs::path target = out;
   struct stat st {};

@@ -6,9 +6,11 @@
 
 #include <cstring>
 #include <future>
+#include <regex>
 #include <thread>
 
 #include "cli_fixture.hpp"
+#include "core/landscape.hpp"
 
 namespace soltune {
 namespace {
@@ -128,6 +130,76 @@ TEST_F(Output, AFailedWriteLeavesTheOldFile) {
   EXPECT_EQ(r.code, 1) << r;
   EXPECT_NE(r.err.find(out.string() + ": cannot write"), std::string::npos) << r;
   EXPECT_EQ(read(out), "old");
+}
+
+// Standard output, however it is named (/dev/stdout, /dev/fd/1, -), is written where the shell left
+// it: after what came before, appended under >>, into a pipe; the report of what was written goes to
+// standard error, out of the way.
+TEST_F(Output, StandardOutputIsWrittenWhereTheShellLeftIt) {
+  const auto bundle = tmp_ / "bundle.txt";
+  for (const std::string name : {"/dev/stdout", "/dev/fd/1", "-"}) {
+    const auto r = shell("cd " + q(tmp_) + " && { echo '// header'; " + q(kSoltune) + " kb export-json --kb " + q(kb_) +
+                         " -o " + name + "; echo '// footer'; } > " + q(bundle) + " 2>" + q(tmp_ / "stderr.txt"));
+    ASSERT_EQ(r.code, 0) << name << ": " << r;
+    const auto text = read(bundle);
+    EXPECT_EQ(text.rfind("// header\n{", 0), 0u) << name << ": " << text.substr(0, 80);
+    EXPECT_TRUE(is_json_export(text)) << name;
+    EXPECT_NE(text.find("}\n// footer\n"), std::string::npos) << name << ": " << text.substr(text.size() - std::min<size_t>(text.size(), 80));
+  }
+  // >> appends to a log; the exported header's report goes to stderr, not into the log.
+  const auto log = tmp_ / "app.log";
+  write(log, "earlier line\n");
+  const auto r = shell("cd " + q(tmp_) + " && " + q(kSoltune) + " export --kb " + q(kb_) +
+                       " --problem gelu --allow-predicted -o /dev/stdout >> " + q(log) + " 2>" + q(tmp_ / "stderr.txt"));
+  ASSERT_EQ(r.code, 0) << r;
+  const auto text = read(log);
+  EXPECT_EQ(text.rfind("earlier line\n// soltune export", 0), 0u) << text.substr(0, 120);
+  EXPECT_EQ(text.find("wrote /dev/stdout"), std::string::npos);
+  EXPECT_NE(r.err.find("wrote /dev/stdout"), std::string::npos) << r;
+  // Into a pipe: the whole export, the same bytes as a file gets.
+  ASSERT_EQ(export_json(tmp_ / "file.json").code, 0);
+  const auto piped = shell("cd " + q(tmp_) + " && " + q(kSoltune) + " kb export-json --kb " + q(kb_) +
+                           " -o /dev/stdout | cat > " + q(tmp_ / "piped.json"));
+  ASSERT_EQ(piped.code, 0) << piped;
+  const auto a = read(tmp_ / "file.json"), b = read(tmp_ / "piped.json");
+  // The exports differ only in their time stamp.
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_TRUE(is_json_export(b));
+}
+
+// A landscape recorded to standard output or a FIFO: written once, whole, at the end (a file is
+// rewritten after every batch, which a stream cannot be), and never read back; --resume refused.
+TEST_F(Output, ALandscapeGoesToAPipeOrAFifoOnceAndWhole) {
+  // GELU with four configurations, so that the recording is short.
+  fs::create_directories(tmp_ / "templates");
+  fs::copy(kSource / "templates" / "gelu", tmp_ / "templates" / "gelu", fs::copy_options::recursive);
+  auto yaml = read(tmp_ / "templates" / "gelu" / "vectorized.yaml");
+  for (const auto& [knob, values] : std::vector<std::pair<std::string, std::string>>{
+           {"BLOCK", "128, 256"}, {"EPT", "1, 2"}, {"VEC", "4"}, {"GRID_STRIDE", "0"}, {"FAST_TANH", "0"},
+           {"CACHE_HINT", "0"}, {"BLOCKS_PER_SM", "1"}})
+    yaml = std::regex_replace(yaml, std::regex(knob + ": \\{values: \\[[^\\]]*\\]"), knob + ": {values: [" + values + "]");
+  write(tmp_ / "templates" / "gelu" / "vectorized.yaml", yaml);
+  const auto cfg = tmp_ / "one.yaml";
+  write(cfg, "problem: gelu\nvariants: [vectorized]\ndtypes: [f32]\nshapes: [{n: 100000}]\nbudget: {evals: 4}\nseed: 1\n"
+             "templates: templates\n");
+  const std::string land = q(kSoltune) + " landscape " + q(cfg) + " --backend model --batch 64 ";
+  // A time limit: a landscape that waits on its own output fails here instead of hanging the suite.
+  auto r = shell("cd " + q(tmp_) + " && timeout 120 " + land + "-o /dev/stdout 2>" + q(tmp_ / "stderr.txt") +
+                 " | cat > " + q(tmp_ / "piped.json"));
+  ASSERT_EQ(r.code, 0) << r;
+  const auto text = read(tmp_ / "piped.json");
+  EXPECT_EQ(text.find("\"task\""), text.rfind("\"task\"")) << "one document, not one per batch";
+  EXPECT_NO_THROW(load_landscape(tmp_ / "piped.json"));
+  EXPECT_NE(r.err.find("-> /dev/stdout"), std::string::npos) << r;
+  r = shell("cd " + q(tmp_) + " && timeout 60 " + land + "-o /dev/stdout --resume >/dev/null 2>" + q(tmp_ / "stderr.txt"));
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("is a stream"), std::string::npos) << r;
+  const auto fifo = tmp_ / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  r = shell("cd " + q(tmp_) + " && (timeout 60 cat " + q(fifo) + " > " + q(tmp_ / "from_fifo.json") + " &) && timeout 120 " +
+            land + "-o " + q(fifo) + " >/dev/null 2>" + q(tmp_ / "stderr.txt") + " && sleep 0.2");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NO_THROW(load_landscape(tmp_ / "from_fifo.json"));
 }
 
 }  // namespace

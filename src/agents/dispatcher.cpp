@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -23,8 +24,31 @@ struct Slot {
   std::unique_ptr<Rng> rng;
   std::unique_ptr<TaskRun> run;  // made at the task's first batch, after its baseline
   bool active = true;
+  double step_s = 0;      // wall time of its steps so far
+  int64_t stepped = 0;    // ... and the evaluations they made
   int64_t spent() const { return run ? run->outcome().evaluated : 0; }
 };
+
+// Seconds one more evaluation of s is expected to take: its own average once it has one; before that,
+// the least it can take, the costliest average of the tasks of no more work (T_SOL) than it (an
+// evaluation's cost does not grow in proportion to the work: checks and flushes cost the same);
+// 0 where none is known.
+double expected_eval_s(const Slot& s, const std::vector<Slot>& all, const Ceilings& ceil) {
+  if (s.stepped > 0) return s.step_s / static_cast<double>(s.stepped);
+  const double own = s.task.t_sol_us(ceil);
+  double least = 0;
+  for (const auto& o : all)
+    if (o.stepped > 0 && o.task.t_sol_us(ceil) <= own) least = std::max(least, o.step_s / static_cast<double>(o.stepped));
+  return least;
+}
+
+// Seconds the end's interleaved re-timing of s is expected to take: (1 + its configurations re-timed)
+// measurements a round, each of about `per_measure` of an evaluation (calibrated as tasks finish).
+double expected_retime_s(const Slot& s, const RetimePolicy& p, double each, double per_measure) {
+  if (!s.run || s.run->valid() == 0) return 0;
+  const auto top = std::min<size_t>(static_cast<size_t>(p.top), s.run->valid());
+  return per_measure * each * p.rounds * static_cast<double>(1 + top);
+}
 
 }  // namespace
 
@@ -53,7 +77,7 @@ std::vector<std::string> unavailable_variants(const RunConfig& cfg, const Device
 
 std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const std::atomic<bool>* stop) {
   using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+  const auto start = b.clock_start == clock::time_point{} ? clock::now() : b.clock_start;
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(b.seconds));
   std::vector<Slot> slots;
   for (const auto& t : tasks()) {
@@ -92,9 +116,29 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     warmup = std::min(warmup, std::max<int64_t>(1, b.evals / static_cast<int64_t>(slots.size())));
   int64_t evals_left = b.evals > 0 ? b.evals : kUnlimited;
   auto interrupted = [&] { return stop && stop->load(); };
-  auto out_of_time = [&] { return b.seconds > 0 && clock::now() >= deadline; };
+  // The re-timing at every task's end comes out of a time budget too: the search stops early enough to
+  // leave it the time it is expected to take (at most a quarter of the budget), and a task whose
+  // re-timing no longer fits keeps its search times, saying so. per_measure: one re-timed
+  // measurement over one evaluation (the check rounds, references and timing), from the finished
+  // ones; 0.25 before any (an H100 run of matmul-models.yaml).
+  const RetimePolicy retime{};
+  double per_measure = 0.25, measured_s = 0, measured_units = 0;
+  auto reserve_s = [&] {
+    if (b.seconds <= 0) return 0.0;
+    double r = 0;
+    for (const auto& s : slots) r += expected_retime_s(s, retime, expected_eval_s(s, slots, ev_.device().ceilings()), per_measure);
+    return std::min(r, b.seconds / 4);
+  };
+  auto seconds_left = [&] { return std::chrono::duration<double>(deadline - clock::now()).count() - reserve_s(); };
+  auto out_of_time = [&] { return b.seconds > 0 && seconds_left() <= 0; };
+  // The baseline depends on the problem, dtype and shape, not the variant: timed once per shape and
+  // given to each variant's task there (a config of four variants timed it four times).
+  std::map<std::string, TaskBaseline> baselines;
   auto start_task = [&](Slot& s) {
-    const auto baseline = ev_.baseline(s.task);
+    const auto key = std::string(dtype_name(s.task.dtype)) + "/" + s.task.shape.key();
+    auto it = baselines.find(key);
+    if (it == baselines.end()) it = baselines.emplace(key, ev_.baseline(s.task)).first;
+    const auto& baseline = it->second;
     archive_.on_baseline(s.task, baseline);
     s.run = std::make_unique<TaskRun>(s.task, ev_, *s.search, static_cast<int>(batch), *s.rng, archive_, baseline, cfg_.stop);
   };
@@ -140,27 +184,66 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       }
     }
     if (!next) break;
+    // A time budget ends where it says: a batch is cut to the evaluations expected to fit the time
+    // left, and a task none of whose evaluations fits stops (or never starts: its baseline would be
+    // timed for nothing). With nothing measured yet, one evaluation first, so that the next batch
+    // has an estimate.
+    const double left = seconds_left();
+    const double each = b.seconds > 0 ? expected_eval_s(*next, slots, ev_.device().ceilings()) : 0;
+    if (each > 0 && left < each) {
+      next->active = false;
+      if (next->run) {
+        next->run->note_stop("out of time: an evaluation takes about " + std::to_string(static_cast<int>(each + 0.5)) +
+                             " s, " + std::to_string(static_cast<int>(std::max(left, 0.0))) + " s were left");
+      }
+      continue;
+    }
     if (!next->run) start_task(*next);
     const int64_t before = next->spent();
     const int64_t share = next->task.fallback_only ? 1 : next->spent() < warmup ? warmup - next->spent() : batch;
-    const int64_t now = std::min({batch, evals_left, share});
+    int64_t now = std::min({batch, evals_left, share});
+    bool near_end = false;
+    if (b.seconds > 0) {
+      const double left_now = seconds_left();  // after the baseline
+      // A task's first evaluation comes alone: its cost is known only after it.
+      now = next->stepped > 0 ? std::clamp<int64_t>(static_cast<int64_t>(left_now / each), 1, now) : 1;
+      near_end = each > 0 && left_now < 3 * each * static_cast<double>(batch);
+    }
     // Its next batches, proposed now and compiled while this one is measured, are sized the same way.
     // A lone task holds two batches ahead at least: with one, its GPU waited on the batch's slowest
     // compile (56% busy for LayerNorm on the H200, where other tasks' batches would have filled the gap).
     const int64_t after = next->spent() + now < warmup ? warmup - next->spent() - now : batch;
     const int64_t ahead = slots.size() == 1 ? std::min(depth * batch, evals_left - now)
                                              : std::min({depth * batch, evals_left - now, after + (depth - 1) * batch});
-    const bool more = next->run->step(now, next->task.fallback_only ? 0 : ahead) && !next->task.fallback_only;
+    // Near the end of a time budget nothing more is proposed and compiled ahead: it would not be measured.
+    const auto step_began = clock::now();
+    const bool more = next->run->step(now, next->task.fallback_only || near_end ? 0 : ahead) && !next->task.fallback_only;
+    next->step_s += std::chrono::duration<double>(clock::now() - step_began).count();
+    next->stepped += next->spent() - before;
     evals_left -= next->spent() - before;
-    if (!more) {
-      next->run->finish({}, interrupted());
-      next->active = false;
-    }
+    if (!more) next->active = false;  // re-timed with the others at the end, as the budget allows
   }
   std::vector<TaskReport> reports;
   for (auto& s : slots) {
     if (!s.run) continue;  // never started: the budget ran out first
-    const auto& out = s.run->finish({}, interrupted());
+    RetimePolicy p = retime;
+    const double each = expected_eval_s(s, slots, ev_.device().ceilings());
+    const double expected = expected_retime_s(s, p, each, per_measure);
+    if (b.seconds > 0 && expected > 0) {
+      const double left = std::chrono::duration<double>(deadline - clock::now()).count();
+      if (expected > left) {
+        p.top = 0;
+        s.run->note_not_retimed("its re-timing would take about " + std::to_string(static_cast<int>(expected + 0.5)) +
+                                " s, " + std::to_string(static_cast<int>(std::max(left, 0.0))) + " s were left");
+      }
+    }
+    const auto began = clock::now();
+    const auto& out = s.run->finish(p, interrupted());
+    if (out.retimed && each > 0 && expected > 0) {  // calibrates the estimate for the tasks after it
+      measured_s += std::chrono::duration<double>(clock::now() - began).count();
+      measured_units += expected / per_measure;
+      per_measure = measured_s / measured_units;
+    }
     reports.push_back(TaskReport{s.task, out, out.evaluated});
   }
   return reports;

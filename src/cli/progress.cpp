@@ -140,9 +140,12 @@ void Progress::baseline(const Task& t, const TaskBaseline& b) {
   line_for(t);
   // What the baseline is, and the backend's note, once each while they stay the same.
   std::string text;
-  if (t.problem->baseline_description != last_baseline_description_) {
-    last_baseline_description_ = t.problem->baseline_description;
-    text += "baseline (T_ref): " + t.problem->baseline_description + "\n";
+  // A library's name where it timed T_ref (the note says which plan), else the baseline kernels'.
+  const auto& lib = t.problem->baseline_library;
+  const std::string what = lib && b.source == lib->label ? lib->label : t.problem->baseline_description;
+  if (what != last_baseline_description_) {
+    last_baseline_description_ = what;
+    text += "baseline (T_ref): " + what + "\n";
   }
   char buf[256];
   // A problem whose FLOPs count against a tensor ceiling says so: a SIMT kernel's SOL is then far below 1.

@@ -2,6 +2,9 @@
 // line of its own), what the run cost, and where its results went.
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
@@ -50,9 +53,15 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
   size_t id_width = 4;
   for (const auto& r : reports) id_width = std::max(id_width, r.task.id().size());
   id_width = std::min(id_width, kWidth - kFigures);
+  // The T_ref column names what it timed where every task's baseline is the same (a library's label).
+  std::map<std::string, std::vector<std::string>> ref_sources;  // label -> tasks
+  for (const auto& r : reports) ref_sources[r.outcome.baseline.source].push_back(r.task.id());
+  std::string ref_head = "T_ref us";
+  if (ref_sources.size() == 1 && !ref_sources.begin()->first.empty() && ref_sources.begin()->first.size() <= 7)
+    ref_head = ref_sources.begin()->first + " us";
   std::printf("%-*s %9s %6s %5s %10s %9s %6s %6s %6s\n", static_cast<int>(id_width), "task", "time us",
-              compute_bound ? "TF/s" : "GB/s", compute_bound ? "%PK" : "%BW", "T_ref us", "T_SOL us", "SOL", "SOL-EB",
-              "evals");
+              compute_bound ? "TF/s" : "GB/s", compute_bound ? "%PK" : "%BW", ref_head.c_str(), "T_SOL us", "SOL",
+              "SOL-EB", "evals");
   for (const auto& r : reports) {
     const auto& o = r.outcome;
     const auto id = r.task.id();
@@ -61,6 +70,10 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     if (!o.best) {
       std::printf("%-*s %9s %6s %5s %10.1f %9.1f %6s %6s %6lld\n", static_cast<int>(id_width), first, "-", "-", "-",
                   o.baseline.t_ref_us, o.baseline.t_sol_us, "-", "-", static_cast<long long>(o.evaluated));
+      if (o.evaluated == 0 && !o.stopped_by.empty()) {  // never measured: the budget ended first
+        std::fputs(wrap("  not measured: " + o.stopped_by, kWidth, 4).c_str(), stdout);
+        continue;
+      }
       // None failed: none was legal here. Which constraint excluded the shape says what to widen.
       const std::string why = o.failed > 0 ? "" : Space(*r.task.variant, r.task.fixed(ev_.device())).why_empty();
       if (why.empty()) std::printf("  no valid configuration (%lld failed)\n", static_cast<long long>(o.failed));
@@ -79,10 +92,40 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     const std::string found = " (found by " + (o.best->proposer.empty() ? std::string("?") : o.best->proposer) + ")";
     std::fputs(wrap("  " + o.best->key + found, kWidth, 4).c_str(), stdout);
   }
+  // What T_ref timed (SOL 0.5 is its time): each source and its tasks where they differ, and why a
+  // library's tasks fell back to the baseline kernels (the baseline's note says).
+  if (ref_sources.size() > 1 || (ref_sources.size() == 1 && ref_head == "T_ref us" && !ref_sources.begin()->first.empty()))
+    for (const auto& [label, tasks] : ref_sources) {
+      std::string line = "T_ref is " + (label.empty() ? std::string("the baseline") : label) + " at " +
+                         std::to_string(tasks.size()) + " task" + (tasks.size() == 1 ? "" : "s");
+      if (tasks.size() <= 4) {
+        line += ":";
+        for (const auto& id : tasks) line += " " + id;
+      }
+      std::fputs(wrap(line, kWidth, 2).c_str(), stdout);
+    }
   for (const auto& r : reports)
-    if (!r.outcome.stopped_by.empty())
+    if (const auto& lib = r.task.problem->baseline_library; lib && r.outcome.baseline.source != lib->label) {
+      const auto& note = r.outcome.baseline.note;
+      std::fputs(wrap(r.task.id() + ": " + note.substr(0, note.find("; ")), kWidth, 2).c_str(), stdout);
+    }
+  size_t not_retimed = 0;
+  std::string why_not;
+  for (const auto& r : reports)
+    if (!r.outcome.not_retimed.empty()) {
+      ++not_retimed;
+      why_not = r.outcome.not_retimed;
+    }
+  if (not_retimed > 0)
+    std::fputs(wrap(std::to_string(not_retimed) + " of " + std::to_string(reports.size()) +
+                        " tasks keep their search times, not re-timed beside T_ref at the end: the time budget was "
+                        "spent (the last: " + why_not + ")", kWidth, 2).c_str(), stdout);
+  for (const auto& r : reports)
+    if (!r.outcome.stopped_by.empty() && r.outcome.evaluated > 0)
       std::fputs(wrap(r.task.id() + " stopped early: " + r.outcome.stopped_by +
-                          "; its unused evaluations went to the tasks after it", kWidth, 2).c_str(), stdout);
+                          (r.outcome.stopped_by.rfind("out of time", 0) == 0 ? ""
+                                                                               : "; its unused evaluations went to the tasks after it"),
+                      kWidth, 2).c_str(), stdout);
   char buf[512];
   if (!wall_ms_.empty()) {
     std::snprintf(buf, sizeof buf, "evaluation overhead: median %s ms per measured candidate on the GPU side, of which %s "

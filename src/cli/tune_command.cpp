@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -78,6 +79,7 @@ std::string resume_command(const std::string& program, const std::vector<std::st
 }  // namespace
 
 int tune_command(const std::vector<std::string>& args, const std::string& command_line, const std::string& program) {
+  const auto began = std::chrono::steady_clock::now();  // a time budget counts from here
   po::options_description desc("soltune tune CONFIG options");
   std::string backend, kb_override, strategy;
   std::vector<std::string> landscape_files;
@@ -128,6 +130,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
+  cfg.budget.clock_start = began;
   if (vm.count("seed")) {
     if (seed < 0) throw UsageError("--seed: expected a non-negative integer, got " + std::to_string(seed));
     cfg.seed = static_cast<uint64_t>(seed);

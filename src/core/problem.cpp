@@ -55,6 +55,15 @@ ComputeUnit ProblemSpec::compute_unit(DType t) const {
   return it == compute.end() ? ComputeUnit::fp32 : it->second;
 }
 
+const std::vector<LibraryRoutine>& library_routines() {
+  static const std::vector<LibraryRoutine> r = {
+      {"cublaslt_gemm", {"a", "b"}, {"c"}, {"m", "n", "k"}, {"trans_b"},
+       "C = A B with f32 accumulation: A m x k and C m x n row-major, B k x n row-major or, with trans_b 1, n x k "
+       "row-major; cuBLASLt's heuristic's first algorithm with a 32 MiB workspace, as torch.matmul"},
+  };
+  return r;
+}
+
 const ArgSpec* ProblemSpec::find_arg(const std::string& aname) const {
   for (const auto& a : args)
     if (a.name == aname) return &a;

@@ -218,6 +218,27 @@ struct SizeOption {
   std::string doc;
 };
 
+// A vendor library's routine timed as the baseline (T_ref) where the library is present and takes the
+// case, called as a framework calls it; the baseline's own kernels serve where it is not, and the
+// baseline says why (docs/TEMPLATES.md).
+struct LibraryBaseline {
+  std::string routine;  // one of library_routines()
+  std::string label;    // what T_ref is called where the routine times it ("cuBLAS")
+  std::map<std::string, std::string> operands;  // the routine's operand -> the problem's buffer
+  std::map<std::string, Expr> sizes;            // the routine's size -> an expression over the problem's sizes
+  SourceLoc loc;
+};
+
+// A library routine soltune can time as a baseline: the operands and sizes it is given.
+struct LibraryRoutine {
+  std::string name;
+  std::vector<std::string> inputs, outputs;  // operand names: buffers of the task's dtype
+  std::vector<std::string> sizes;            // required
+  std::vector<std::string> optional_sizes;   // 0 where not given
+  std::string doc;
+};
+const std::vector<LibraryRoutine>& library_routines();
+
 struct ProblemSpec {
   std::string name, description;
   std::filesystem::path dir;
@@ -233,6 +254,8 @@ struct ProblemSpec {
   std::string reference_source;  // computes each out buffer as double
   LaunchSpec reference;
   std::string baseline_description, baseline_source;
+  std::string baseline_label = "baseline";         // what T_ref is called where the kernels time it
+  std::optional<LibraryBaseline> baseline_library;  // tried first where given
   std::vector<ArgSpec> baseline_temps;
   std::vector<LaunchSpec> baseline;
 

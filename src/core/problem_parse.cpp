@@ -302,6 +302,48 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
   }
 }
 
+// baseline.library: {routine, label, <operand>: <buffer>..., <size>: <expression over the sizes>...}.
+LibraryBaseline parse_library(const yaml::Node& n, const ProblemSpec& p, const Names& sizes) {
+  n.require_map();
+  LibraryBaseline lib;
+  lib.loc = n.loc();
+  lib.routine = n.at("routine").str();
+  const auto& all = library_routines();
+  const auto r = std::find_if(all.begin(), all.end(), [&](const LibraryRoutine& x) { return x.name == lib.routine; });
+  if (r == all.end()) {
+    std::string known;
+    for (const auto& x : all) known += (known.empty() ? "" : ", ") + x.name;
+    n.at("routine").fail("unknown library routine '" + lib.routine + "' (known: " + known + ")");
+  }
+  lib.label = n.at("label").str();
+  for (const auto& [key, v] : n.map_items()) {
+    if (key == "routine" || key == "label") continue;
+    const bool in = std::count(r->inputs.begin(), r->inputs.end(), key) > 0;
+    const bool out = std::count(r->outputs.begin(), r->outputs.end(), key) > 0;
+    if (in || out) {
+      const auto name = v.str();
+      const ArgSpec* a = p.find_arg(name);
+      if (!a || !a->is_buffer || a->dtype != "T" || a->lanes != 1)
+        v.fail("'" + name + "' is not a buffer of the task's dtype among the problem's args (" + key + " of " + lib.routine + ")");
+      if (in ? a->role != Role::in : a->role != Role::out)
+        v.fail("'" + name + "' must be an " + (in ? "input" : "output") + " for " + lib.routine + "'s " + key);
+      lib.operands[key] = name;
+    } else if (std::count(r->sizes.begin(), r->sizes.end(), key) || std::count(r->optional_sizes.begin(), r->optional_sizes.end(), key)) {
+      auto e = v.expr();
+      e.check_names(sizes, lib.routine + "'s " + key);
+      lib.sizes.emplace(key, std::move(e));
+    } else {
+      v.fail("'" + key + "' is no operand or size of " + lib.routine + " (" + r->doc + ")");
+    }
+  }
+  for (const auto* names : {&r->inputs, &r->outputs})
+    for (const auto& o : *names)
+      if (!lib.operands.count(o)) n.fail(lib.routine + " needs its operand '" + o + "' (a buffer of the problem)");
+  for (const auto& z : r->sizes)
+    if (!lib.sizes.count(z)) n.fail(lib.routine + " needs its size '" + z + "' (an expression over the problem's sizes)");
+  return lib;
+}
+
 }  // namespace
 }  // namespace soltune::parse
 
@@ -473,8 +515,9 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   }
   {
     auto b = n.at("baseline");
-    b.only_keys({"description", "source", "temps", "launches"});
+    b.only_keys({"description", "label", "library", "source", "temps", "launches"});
     p.baseline_description = b.str_or("description", "");
+    p.baseline_label = b.str_or("label", "baseline");
     p.baseline_source = read_text(dir / b.at("source").str(), b.loc());
     if (b.has("temps"))
       for (const auto& t : b.at("temps").seq()) p.baseline_temps.push_back(parse_arg(t, sizes, true));
@@ -485,6 +528,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
       check_args(p.baseline.back().args, p, true, l.loc());
     }
     if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
+    if (b.has("library")) p.baseline_library = parse_library(b.at("library"), p, sizes);
   }
 
   std::vector<std::filesystem::path> variant_files;

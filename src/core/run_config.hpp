@@ -1,5 +1,6 @@
 #pragma once
 // A tuning run as a user writes it in configs/<name>.yaml (docs/CONFIGS.md has the format).
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -14,6 +15,9 @@ namespace soltune {
 struct Budget {
   int64_t evals = 0;   // 0 = no limit from this side
   double seconds = 0;  // 0 = no limit from this side
+  // When the seconds began to count: the command's start, so that starting the worker, measuring the
+  // ceilings and the checks before tuning come out of the budget too. Unset: when the dispatcher starts.
+  std::chrono::steady_clock::time_point clock_start{};
   std::string describe() const;  // "320 evaluations, 900 s", "900 s"
 };
 // A budget a user gives (config or command line) is a positive limit; anything else throws Error at

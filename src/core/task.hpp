@@ -68,6 +68,7 @@ double task_device_bytes(const Task& t, int input_sets = 1);
 // What a task is measured against.
 struct TaskBaseline {
   double t_ref_us = 0;     // the problem's baseline (unfused) time
+  std::string source;      // what T_ref times: the library's label ("cuBLAS") or the baseline kernels'
   double t_sol_us = 0;     // speed of light on this device
   double flops = 0, bytes = 0;
   TimeKind kind = TimeKind::measured;

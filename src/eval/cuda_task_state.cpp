@@ -149,6 +149,7 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
       LoadedModule::load(results[2], baseline_, log) != cudaSuccess)
     throw Error("loading " + t.problem->name + "'s support kernels: " + log);
   gate_ = std::make_unique<TimingGate>(builtin_.at("soltune_gate"));
+  if (t.problem->baseline_library) plan_library(*t.problem->baseline_library);
 
   for (int i = 0; i < sets_; ++i) draw_inputs(i);
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
@@ -516,7 +517,36 @@ int64_t TaskState::guard_damage(const ArgSlot& s) {
   });
 }
 
+void TaskState::plan_library(const LibraryBaseline& lib) {
+  // library_routines() has one routine so far: cublaslt_gemm.
+  GemmShape s;
+  s.dtype = task_.dtype;
+  s.m = lib.sizes.at("m").eval_int(bind_);
+  s.n = lib.sizes.at("n").eval_int(bind_);
+  s.k = lib.sizes.at("k").eval_int(bind_);
+  s.trans_b = lib.sizes.count("trans_b") && lib.sizes.at("trans_b").eval_int(bind_) != 0;
+  std::string why;
+  library_ = LtGemm::plan(s, why);
+  if (!library_) {
+    library_note_ = "T_ref: the " + task_.problem->baseline_label + " (" + lib.label + " not used: " + why + ")";
+    return;
+  }
+  library_ws_ = DeviceBuffer(LtGemm::kWorkspaceBytes);
+  library_note_ = "T_ref: " + lib.label + " (" + library_->description() + ")";
+}
+
+const std::string& TaskState::baseline_source() const {
+  return library_ ? task_.problem->baseline_library->label : task_.problem->baseline_label;
+}
+
 cudaError_t TaskState::run_baseline(int set) {
+  if (library_) {
+    const auto& ops = task_.problem->baseline_library->operands;
+    auto e = library_->run(slot(ops.at("a")).at(static_cast<size_t>(set)), slot(ops.at("b")).at(static_cast<size_t>(set)),
+                           slot(ops.at("c")).data(), library_ws_.get(), stream());
+    if (e == cudaErrorUnknown) throw Error(task_.problem->baseline_library->label + " for " + id_ + ": " + library_->last_error());
+    return e;
+  }
   for (const auto& l : task_.problem->baseline) {
     const auto g = eval_geometry(l, bind_);
     auto a = args(l, set, false);
@@ -570,6 +600,8 @@ void TaskState::abandon_all() {
   builtin_.lib.abandon();
   reference_.lib.abandon();
   baseline_.lib.abandon();
+  library_ws_.abandon();
+  (void)library_.release();  // its handle died with the context
   stream_.abandon();
 }
 

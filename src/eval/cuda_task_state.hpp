@@ -18,6 +18,7 @@
 #include "core/run_config.hpp"
 #include "core/task.hpp"
 #include "eval/builtin_kernels.hpp"
+#include "eval/cublaslt_gemm.hpp"
 #include "eval/cuda_raii.hpp"
 #include "eval/tensor_map_encode.hpp"
 #include "eval/timing_gate.hpp"
@@ -128,7 +129,12 @@ class TaskState {
   // re-guards any scratch buffer, so that the next run starts clean.
   void check_workspaces(Accuracy& acc);
   void reset_workspaces();  // after a failed launch that may have run part of the way
+  // T_ref's launches: the problem's library routine where it was planned, else its baseline kernels.
   cudaError_t run_baseline(int set);
+  // What run_baseline times: the library's label, or the baseline kernels' (problem.yaml's labels).
+  const std::string& baseline_source() const;
+  // The library's plan ("cuBLASLt 13.1.0, ..."), or why the kernels serve instead; "" with no library.
+  const std::string& baseline_library_note() const { return library_note_; }
   // Evicts L2 (not timed): waits for the stream to go idle, demotes lines a kernel loaded under an
   // evict_last policy (a context-wide host call), then queues the flush. Returns the wait's error:
   // a fault of the kernel run before is that candidate's, not an exception.
@@ -175,6 +181,10 @@ class TaskState {
   DeviceBuffer flush_, stats_;
   std::vector<std::unique_ptr<Event>> events_;
   LoadedModule builtin_, reference_, baseline_;
+  std::unique_ptr<LtGemm> library_;  // the problem's library baseline, where planned
+  std::string library_note_;
+  DeviceBuffer library_ws_;
+  void plan_library(const LibraryBaseline& lib);
   // Last, so it goes first: it waits for its gates to pass while the stream and kernels still exist.
   std::unique_ptr<TimingGate> gate_;
 };

@@ -120,6 +120,7 @@ DeviceInfo decode_device(const YAML::Node& n) {
 YAML::Node encode(const TaskBaseline& b) {
   YAML::Node n;
   n["t_ref"] = b.t_ref_us;
+  n["source"] = b.source;
   n["t_sol"] = b.t_sol_us;
   n["flops"] = b.flops;
   n["bytes"] = b.bytes;
@@ -132,6 +133,7 @@ TaskBaseline decode_baseline(const YAML::Node& n) {
   TaskBaseline b;
   b.kind = TimeKind::measured;
   b.t_ref_us = n["t_ref"].as<double>();
+  b.source = n["source"].as<std::string>();
   b.t_sol_us = n["t_sol"].as<double>();
   b.flops = n["flops"].as<double>();
   b.bytes = n["bytes"].as<double>();

@@ -341,6 +341,7 @@ std::vector<BaselineRecord> KnowledgeBase::baselines(int64_t run_id) const {
     b.ref_timing = {st.real("ref_median_us"), st.real("ref_min_us"), st.real("ref_q1_us"),
                     st.real("ref_q3_us"),     st.real("ref_max_us"), st.i32("ref_reps")};
     b.note = st.text("note");
+    b.source = st.text("ref_source");
     r.created_at = st.text("created_at");
     out.push_back(std::move(r));
   }

@@ -31,7 +31,7 @@ void KnowledgeBase::record_baseline(int64_t run_id, const Task& t, const TaskBas
   static const std::string kSql = insert_from_run(
       "baselines", false,
       {"problem", "variant", "dtype", "shape_key", "time_kind", "t_ref_us", "t_sol_us", "flops", "bytes",
-       "ref_median_us", "ref_min_us", "ref_q1_us", "ref_q3_us", "ref_max_us", "ref_reps", "note"});
+       "ref_median_us", "ref_min_us", "ref_q1_us", "ref_q3_us", "ref_max_us", "ref_reps", "note", "ref_source"});
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;
   sqlite::Transaction tx(db);
@@ -43,7 +43,7 @@ void KnowledgeBase::record_baseline(int64_t run_id, const Task& t, const TaskBas
   const Timing& r = b.ref_timing;
   st.bind("ref_median_us", r.median_us).bind("ref_min_us", r.min_us).bind("ref_q1_us", r.q1_us);
   st.bind("ref_q3_us", r.q3_us).bind("ref_max_us", r.max_us).bind("ref_reps", r.reps);
-  st.bind("note", b.note);
+  st.bind("note", b.note).bind("ref_source", b.source);
   insert_committed(db, st, run_id, tx);
 }
 

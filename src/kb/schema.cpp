@@ -193,6 +193,8 @@ const std::vector<std::string>& migrations() {
       "  errors INTEGER NOT NULL, log TEXT NOT NULL, toolchain TEXT NOT NULL,\n"
       "  audited_at TEXT NOT NULL);\n"
       "CREATE INDEX audits_kernel ON audits (problem, variant, dtype, shape_key, config_key, source_hash);\n",
+      // v10: what a baseline's T_ref timed (a library's label, or the baseline kernels').
+      "ALTER TABLE baselines ADD COLUMN ref_source TEXT NOT NULL DEFAULT '';\n",
   };
   return steps;
 }

@@ -15,6 +15,7 @@ TuneRun::TuneRun(TuneRequest req, Evaluator& ev)
     resumed_ = std::make_unique<ResumePoint>(resume_run(kb_, req_.info, gpu_, budget_));
     run_ = resumed_->run;
     budget_ = resumed_->budget;
+    budget_.clock_start = req_.cfg.budget.clock_start;
   } else {
     run_ = kb_.begin_run(req_.info, gpu_);
   }

@@ -43,6 +43,7 @@ struct TaskOutcome {
   int64_t failed = 0;
   bool exhausted = false;  // every legal configuration was evaluated
   bool retimed = false;    // best and baseline re-timed interleaved at the end
+  std::string not_retimed; // why not, where it would have been (a time budget spent)
   std::string stopped_by;  // "target SOL 0.97 reached", "no better time in 40 evaluations", "" (budget, space)
   std::string search_report;  // the strategy's own account (the agent pool: bandit, validator)
 };
@@ -75,6 +76,13 @@ class TaskRun {
   void prime(int64_t n);
   // Re-times the best configurations against the baseline (unless interrupted), once.
   const TaskOutcome& finish(const RetimePolicy& retime, bool interrupted);
+  // Why the task stopped before its share of the budget was spent, where nothing else said so.
+  void note_stop(const std::string& why) {
+    if (out_.stopped_by.empty()) out_.stopped_by = why;
+  }
+  void note_not_retimed(const std::string& why) { out_.not_retimed = why; }
+  // Configurations valid so far: what finish() would re-time (its top ones).
+  size_t valid() const { return ok_.size(); }
   const TaskOutcome& outcome() const { return out_; }
   const Task& task() const { return task_; }
   int64_t since_better() const { return since_better_; }

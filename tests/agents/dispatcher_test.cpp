@@ -47,13 +47,15 @@ class FakeEvaluator final : public Evaluator {
       r.kind = TimeKind::predicted;
       r.status = space.legal(c) ? Status::ok : Status::illegal;
       const auto b = space.bind(c);
-      r.time.median_us = (t.id() == slow_task ? 500 : 50) + std::abs(b.at("BLOCK") - 256) / 64 + 8 / b.at("VEC") + b.at("EPT");
+      r.time.median_us = (t.id() == slow_task ? 500 : 50) +
+                         (b.count("BLOCK") ? std::abs(b.at("BLOCK") - 256) / 64 + 8 / b.at("VEC") + b.at("EPT") : 0.0);
       std::lock_guard lock(mu_);
       if (auto it = prefetched.find(t.id() + " " + r.key); it == prefetched.end()) ++not_prefetched;
       else own = std::max(own, it->second);
       out.push_back(std::move(r));
     }
     calls.push_back("evaluate " + t.id() + " x" + std::to_string(configs.size()));
+    if (eval_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(eval_s * static_cast<double>(configs.size())));
     {
       std::lock_guard lock(mu_);
       ++evaluated_batches;
@@ -64,6 +66,19 @@ class FakeEvaluator final : public Evaluator {
         ++prefetched_while_measuring;
     }
     return out;
+  }
+  // Each measurement of a re-timing takes retime_s; the configurations re-time at 60 us.
+  std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override {
+    {
+      std::lock_guard lock(mu_);
+      retimed.push_back(t.id());
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(retime_s * rounds * static_cast<double>(1 + configs.size())));
+    Retimed r;
+    r.baseline_us.assign(static_cast<size_t>(rounds), 1000.0);
+    r.config_us.assign(configs.size(), std::vector<double>(static_cast<size_t>(rounds), 60.0));
+    r.failed.assign(configs.size(), "");
+    return r;
   }
   // With compile_bound, the GPU waited for compiles half of every batch's time.
   std::optional<GpuUse> gpu_use() const override {
@@ -88,6 +103,9 @@ class FakeEvaluator final : public Evaluator {
   std::string slow_task;  // this task's times are ten times the others': a larger SOL gap
   double baseline_s = 0;  // how long timing a baseline takes
   double measure_s = 0;   // how long measuring a batch takes at most
+  double eval_s = 0;      // how long each evaluation takes
+  double retime_s = 0;    // how long each measurement of a re-timing takes
+  std::vector<std::string> retimed;  // tasks re-timed, in order
   size_t prefetches = 0, prefetched_while_measuring = 0;
   size_t largest_prefetch = 0;  // configurations handed to the compilers at once
   bool compile_bound = false;
@@ -341,6 +359,54 @@ TEST_F(DispatcherTest, SlowBaselinesDoNotEatAShortTimeBudget) {
   EXPECT_GT(reports.front().outcome.evaluated, 0) << reports.front().task.id();
   EXPECT_GE(reports.size(), 2u);
   for (const auto& r : reports) EXPECT_GT(r.outcome.evaluated, 0) << r.task.id() << ": started, never measured";
+}
+
+// A time budget holds whatever an evaluation costs: batches are cut to what fits, a task none of
+// whose evaluations fits stops, and the re-timing at the end fits in what the search left it or is
+// skipped, said per task.
+TEST_F(DispatcherTest, ATimeBudgetHoldsWithSlowEvaluationsAndTheRetimingAtTheEnd) {
+  FakeEvaluator ev;
+  ev.eval_s = 0.06;     // a batch of 8: 0.48 s
+  ev.retime_s = 0.02;   // a task's re-timing: 5 rounds x 4 measurements = 0.4 s
+  ev.baseline_s = 0.05;
+  Recorder rec;
+  auto budget = Budget{0, 3.0};
+  budget.clock_start = std::chrono::steady_clock::now() - std::chrono::milliseconds(500);  // the command began earlier
+  const auto start = std::chrono::steady_clock::now();
+  const auto reports = Dispatcher(cfg_, ev, rec).run(budget, 1);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(secs, 2.5 + 0.25) << "the budget counts from the command's start";
+  EXPECT_GT(secs, 1.5);
+  ASSERT_EQ(reports.size(), 4u);
+  size_t retimed = 0;
+  for (const auto& r : reports) {
+    EXPECT_GT(r.outcome.evaluated, 0) << r.task.id() << ": " << r.outcome.stopped_by;
+    retimed += r.outcome.retimed;
+    EXPECT_NE(r.outcome.retimed, !r.outcome.not_retimed.empty()) << r.task.id() << ": re-timed or said why not";
+  }
+  EXPECT_GT(retimed, 0u);
+  // Without a time budget every task is re-timed at the end, after the search.
+  FakeEvaluator free;
+  Recorder rec2;
+  for (const auto& r : Dispatcher(cfg_, free, rec2).run(Budget{16, 0}, 1)) EXPECT_TRUE(r.outcome.retimed) << r.task.id();
+}
+
+// The baseline belongs to the shape and dtype: timed once there, whatever the variants.
+TEST_F(DispatcherTest, OneBaselinePerShapeAndDtype) {
+  auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");
+  cfg.shapes.resize(2);
+  FakeEvaluator ev;
+  Recorder rec;
+  Dispatcher d(cfg, ev, rec);
+  const auto tasks = d.tasks();
+  std::set<std::string> shapes;
+  for (const auto& t : tasks) shapes.insert(std::string(dtype_name(t.dtype)) + t.shape.key());
+  ASSERT_GT(tasks.size(), shapes.size());
+  d.run(Budget{static_cast<int64_t>(tasks.size()), 0}, 1);
+  EXPECT_EQ(std::count_if(ev.calls.begin(), ev.calls.end(), [](const std::string& c) { return c.rfind("baseline ", 0) == 0; }),
+            static_cast<long>(shapes.size()));
+  EXPECT_EQ(std::count_if(rec.events.begin(), rec.events.end(), [](const std::string& c) { return c.rfind("baseline ", 0) == 0; }),
+            static_cast<long>(tasks.size()));  // each task still records its baseline
 }
 
 TEST_F(DispatcherTest, StopConditionsAnyOrAll) {

@@ -489,6 +489,36 @@ TEST_F(BadInput, InoutBuffersNameTheirResultInTheReference) {
   expect_error([&] { load(); }, problem_yaml(), out, 0, {"it takes no init (role inout"});
 }
 
+// baseline.library: a routine soltune knows, each of its operands a buffer of the task's dtype in the
+// right role, each of its sizes an expression over the problem's sizes; the matmul problem's loads.
+TEST_F(BadInput, LibraryBaselines) {
+  const std::string good = "  library: {routine: cublaslt_gemm, label: cuBLAS, a: x, b: x, c: y, m: n, n: 1, k: 1}\n";
+  const int line = edit(problem_yaml(), "baseline:\n", "baseline:\n" + good) + 1;
+  const auto p = load();
+  ASSERT_TRUE(p.baseline_library);
+  EXPECT_EQ(p.baseline_library->label, "cuBLAS");
+  EXPECT_EQ(p.baseline_library->operands.at("c"), "y");
+  EXPECT_EQ(p.baseline_label, "baseline");  // the kernels' label where none is given
+  // Each case replaces one piece of the good line, then puts the good line back.
+  auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
+    std::string bad = good;
+    bad.replace(bad.find(from), from.size(), to);
+    edit(problem_yaml(), good, bad);
+    expect_error([&] { load(); }, problem_yaml(), line, col, {phrase});
+    edit(problem_yaml(), bad, good);
+  };
+  broken("routine: cublaslt_gemm", "routine: cublas_gemm", 22, "unknown library routine 'cublas_gemm' (known: cublaslt_gemm)");
+  broken("a: x,", "a: y,", 55, "'y' must be an input for cublaslt_gemm's a");
+  broken("c: y,", "c: x,", 67, "'x' must be an output for cublaslt_gemm's c");
+  broken("c: y,", "c: t0,", 67, "'t0' is not a buffer of the task's dtype among the problem's args (c of cublaslt_gemm)");
+  broken(" c: y,", "", 12, "cublaslt_gemm needs its operand 'c'");
+  broken(", k: 1}", "}", 12, "cublaslt_gemm needs its size 'k'");
+  broken("n: 1,", "n: rows,", 0, "rows");
+  broken("k: 1}", "k: 1, lda: 4}", 0, "'lda' is no operand or size of cublaslt_gemm");
+  broken("label: cuBLAS, ", "", 12, "label");
+  EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").baseline_library);
+}
+
 // A size of a few values (a layout flag): a shape gives one of them or, with a default, none.
 TEST_F(BadInput, SizeOfAFewValues) {
   edit(problem_yaml(), "sizes: [n]", "sizes: [n, {name: mode, values: [0, 1], default: 0, doc: a flag}]");

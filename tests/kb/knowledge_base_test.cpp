@@ -93,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "9");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "10");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -107,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "9");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "10");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -316,9 +316,10 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;"
                    "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; PRAGMA user_version = 1;");
+                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; "
+                   "PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "9");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "10");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -346,9 +347,10 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
   }
   raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; PRAGMA user_version = 5;");
+                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; "
+                   "PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "9");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "10");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");
@@ -431,6 +433,7 @@ TEST_F(kb, ReopenKeepsEverything) {
   base.kind = TimeKind::measured;
   base.ref_timing = {250.5, 240, 245, 255, 270, 31};
   base.note = "baseline: pass";
+  base.source = "cuBLAS";
   {
     auto store = KnowledgeBase::open(file());
     gpu = store.gpu_id(real_, TimeKind::measured);
@@ -500,6 +503,7 @@ TEST_F(kb, ReopenKeepsEverything) {
   EXPECT_EQ(bases[0].baseline.ref_timing.q3_us, 255);
   EXPECT_EQ(bases[0].baseline.ref_timing.reps, 31);
   EXPECT_EQ(bases[0].baseline.note, "baseline: pass");
+  EXPECT_EQ(bases[0].baseline.source, "cuBLAS");
 
   const auto rows = store.results(run);
   ASSERT_EQ(rows.size(), 1u);

@@ -1,0 +1,187 @@
+#include "eval/cublaslt_gemm.hpp"
+
+#include <cublasLt.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace soltune {
+namespace {
+
+// The entry points soltune calls, resolved once per process from the toolkit's libcublasLt.
+struct Lt {
+  void* lib = nullptr;
+  std::string why;  // why the library could not be loaded ("" when it was)
+#define SOLTUNE_LT_FN(name) decltype(&::name) name = nullptr;
+  SOLTUNE_LT_FN(cublasLtCreate)
+  SOLTUNE_LT_FN(cublasLtDestroy)
+  SOLTUNE_LT_FN(cublasLtGetVersion)
+  SOLTUNE_LT_FN(cublasLtGetStatusString)
+  SOLTUNE_LT_FN(cublasLtMatmulDescCreate)
+  SOLTUNE_LT_FN(cublasLtMatmulDescDestroy)
+  SOLTUNE_LT_FN(cublasLtMatmulDescSetAttribute)
+  SOLTUNE_LT_FN(cublasLtMatrixLayoutCreate)
+  SOLTUNE_LT_FN(cublasLtMatrixLayoutDestroy)
+  SOLTUNE_LT_FN(cublasLtMatmulPreferenceCreate)
+  SOLTUNE_LT_FN(cublasLtMatmulPreferenceDestroy)
+  SOLTUNE_LT_FN(cublasLtMatmulPreferenceSetAttribute)
+  SOLTUNE_LT_FN(cublasLtMatmulAlgoGetHeuristic)
+  SOLTUNE_LT_FN(cublasLtMatmulAlgoConfigGetAttribute)
+  SOLTUNE_LT_FN(cublasLtMatmul)
+#undef SOLTUNE_LT_FN
+};
+
+// The toolkit's soname first (the loader's path, then the toolkit's lib64 folders), as NVRTC is found.
+void* open_library(std::string& tried) {
+  const std::string so = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+  std::vector<std::string> paths{so};
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* home = std::getenv(env); home && *home) paths.push_back(std::string(home) + "/lib64/" + so);
+  paths.push_back("/usr/local/cuda/lib64/" + so);
+  for (const auto& p : paths) {
+    if (void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    tried += (tried.empty() ? "" : ", ") + p;
+  }
+  return nullptr;
+}
+
+const Lt& lt() {
+  static const Lt loaded = [] {
+    Lt l;
+    std::string tried;
+    l.lib = open_library(tried);
+    if (!l.lib) {
+      l.why = "cuBLASLt not found (tried " + tried + ")";
+      return l;
+    }
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(l.lib, name));
+      if (!fn && l.why.empty()) l.why = std::string("cuBLASLt lacks ") + name;
+    };
+#define SOLTUNE_LT_SYM(name) sym(l.name, #name);
+    SOLTUNE_LT_SYM(cublasLtCreate)
+    SOLTUNE_LT_SYM(cublasLtDestroy)
+    SOLTUNE_LT_SYM(cublasLtGetVersion)
+    SOLTUNE_LT_SYM(cublasLtGetStatusString)
+    SOLTUNE_LT_SYM(cublasLtMatmulDescCreate)
+    SOLTUNE_LT_SYM(cublasLtMatmulDescDestroy)
+    SOLTUNE_LT_SYM(cublasLtMatmulDescSetAttribute)
+    SOLTUNE_LT_SYM(cublasLtMatrixLayoutCreate)
+    SOLTUNE_LT_SYM(cublasLtMatrixLayoutDestroy)
+    SOLTUNE_LT_SYM(cublasLtMatmulPreferenceCreate)
+    SOLTUNE_LT_SYM(cublasLtMatmulPreferenceDestroy)
+    SOLTUNE_LT_SYM(cublasLtMatmulPreferenceSetAttribute)
+    SOLTUNE_LT_SYM(cublasLtMatmulAlgoGetHeuristic)
+    SOLTUNE_LT_SYM(cublasLtMatmulAlgoConfigGetAttribute)
+    SOLTUNE_LT_SYM(cublasLtMatmul)
+#undef SOLTUNE_LT_SYM
+    return l;
+  }();
+  return loaded;
+}
+
+std::string status_text(cublasStatus_t s) {
+  const char* t = lt().cublasLtGetStatusString ? lt().cublasLtGetStatusString(s) : nullptr;
+  return t ? t : "status " + std::to_string(static_cast<int>(s));
+}
+
+std::string version_text(size_t v) {  // major * 10000 + minor * 100 + patch
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+}  // namespace
+
+struct LtGemm::Impl {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulHeuristicResult_t algo{};
+  ~Impl() {
+    const auto& l = lt();
+    if (la) l.cublasLtMatrixLayoutDestroy(la);
+    if (lb) l.cublasLtMatrixLayoutDestroy(lb);
+    if (lc) l.cublasLtMatrixLayoutDestroy(lc);
+    if (op) l.cublasLtMatmulDescDestroy(op);
+    if (handle) l.cublasLtDestroy(handle);
+  }
+};
+
+LtGemm::~LtGemm() = default;
+
+std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why) {
+  const auto& l = lt();
+  if (!l.why.empty()) {
+    why = l.why;
+    return nullptr;
+  }
+  cudaDataType_t type;
+  switch (s.dtype) {
+    case DType::f32: type = CUDA_R_32F; break;  // CUBLAS_COMPUTE_32F: no TF32, as torch.matmul by default
+    case DType::bf16: type = CUDA_R_16BF; break;
+    case DType::f16: type = CUDA_R_16F; break;
+    default:
+      why = "cuBLASLt's matmul is called here for f32, bf16 and f16, not " + std::string(dtype_name(s.dtype));
+      return nullptr;
+  }
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
+    why = "cuBLASLt takes no empty matrix";
+    return nullptr;
+  }
+  std::unique_ptr<LtGemm> g(new LtGemm);
+  g->impl_ = std::make_unique<Impl>();
+  auto& im = *g->impl_;
+  std::string failed;
+  auto ok = [&](cublasStatus_t st, const char* what) {
+    if (st != CUBLAS_STATUS_SUCCESS && failed.empty()) failed = std::string(what) + ": " + status_text(st);
+    return failed.empty();
+  };
+  // Row-major C = A B is column-major C^T = B^T A^T: cuBLASLt's first operand is B (n x k after its
+  // op: stored n x k column-major for NN, k x n for NT and transposed), its second A (k x m), C n x m.
+  const cublasOperation_t ta = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+  const uint64_t b_rows = s.trans_b ? s.k : s.n, b_cols = s.trans_b ? s.n : s.k;
+  const size_t ws = kWorkspaceBytes;
+  cublasLtMatmulPreference_t pref = nullptr;
+  int found = 0;
+  if (ok(l.cublasLtCreate(&im.handle), "cublasLtCreate") &&
+      ok(l.cublasLtMatmulDescCreate(&im.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate") &&
+      ok(l.cublasLtMatmulDescSetAttribute(im.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA") &&
+      ok(l.cublasLtMatmulDescSetAttribute(im.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB") &&
+      ok(l.cublasLtMatrixLayoutCreate(&im.la, type, b_rows, b_cols, static_cast<int64_t>(b_rows)), "layout of B") &&
+      ok(l.cublasLtMatrixLayoutCreate(&im.lb, type, s.k, s.m, s.k), "layout of A") &&
+      ok(l.cublasLtMatrixLayoutCreate(&im.lc, type, s.n, s.m, s.n), "layout of C") &&
+      ok(l.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
+      ok(l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+         "workspace preference"))
+    ok(l.cublasLtMatmulAlgoGetHeuristic(im.handle, im.op, im.la, im.lb, im.lc, im.lc, pref, 1, &im.algo, &found),
+       "cublasLtMatmulAlgoGetHeuristic");
+  if (pref) l.cublasLtMatmulPreferenceDestroy(pref);
+  if (failed.empty() && (found < 1 || im.algo.state != CUBLAS_STATUS_SUCCESS))
+    failed = "cuBLASLt has no algorithm for this case";
+  if (!failed.empty()) {
+    why = failed;
+    return nullptr;
+  }
+  int id = -1, tile = -1, splits = 1;
+  size_t got = 0;
+  l.cublasLtMatmulAlgoConfigGetAttribute(&im.algo.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got);
+  l.cublasLtMatmulAlgoConfigGetAttribute(&im.algo.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &got);
+  l.cublasLtMatmulAlgoConfigGetAttribute(&im.algo.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof splits, &got);
+  g->description_ = "cuBLASLt " + version_text(l.cublasLtGetVersion()) + ", the heuristic's first algorithm (id " +
+                    std::to_string(id) + ", tile id " + std::to_string(tile) + ", split-k " +
+                    std::to_string(std::max(splits, 1)) + ")";
+  return g;
+}
+
+cudaError_t LtGemm::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream) {
+  const float one = 1.0f, zero = 0.0f;
+  auto& im = *impl_;
+  const auto st = lt().cublasLtMatmul(im.handle, im.op, &one, b, im.la, a, im.lb, &zero, c, im.lc, c, im.lc,
+                                      &im.algo.algo, workspace, kWorkspaceBytes, stream);
+  if (st == CUBLAS_STATUS_SUCCESS) return cudaGetLastError();
+  last_error_ = "cublasLtMatmul: " + status_text(st);
+  return cudaErrorUnknown;
+}
+
+}  // namespace soltune

@@ -168,7 +168,7 @@ def memory_bound(records, problem):
 def matmul(records):
     t, variants, shapes = Table(), [], []
     for r in records:
-        if r["problem"] != "matmul" or r["source"] != "tune":
+        if r["problem"] != "matmul" or r["source"] != "tune" or "card" in r:
             continue
         t.add((r["variant"], r["shape"], r["dtype"]), r)
         variants += [r["variant"]] if r["variant"] not in variants else []
@@ -198,6 +198,41 @@ def matmul(records):
                ("SOL-EB", True, lambda row: tu(row, "sol_eb")), ("configuration", False, lambda row: row["tune"].get("config") or "-")]
     sort = lambda row: (variants.index(row["variant"]), row["order_set"], DTYPE_ORDER.get(row["dtype"], 9),  # noqa: E731
                         shapes.index(row["shape"]))
+    return t.render(columns, sort)
+
+
+def on_card(records):
+    """GEMMs measured on another card than the page's (each record names it): soltune's best per shape
+    and variant, its T_ref (cuBLAS in the same run) and torch.matmul in PyTorch's harness on that card."""
+    t, shapes, variants = Table(), [], []
+    for r in records:
+        if r["problem"] != "matmul" or "card" not in r:
+            continue
+        if r["source"] == "tune":
+            t.add((r["variant"], r["shape"]), r)
+            variants += [r["variant"]] if r["variant"] not in variants else []
+        shapes += [r["shape"]] if r["shape"] not in shapes else []
+    torch = {(r["set"], r["shape"]): r for r in records if "card" in r and r["source"] == "cublas"}
+    for (s, variant, shape), row in t.rows.items():
+        row.update(variant=variant, shape=shape, order_set=t.sets.index(s), card=row["tune"]["card"])
+        if (s, shape) in torch:
+            row["records"].append(torch[(s, shape)])
+            row["torch"] = torch[(s, shape)]
+    if not t.rows:
+        return []
+
+    def tflops(row):
+        d = dims(row["shape"])
+        return num(2 * d["m"] * d["n"] * d["k"] / row["tune"]["us"] / 1e6, 0)
+
+    columns = [("shape", False, lambda row: shape_label(row["shape"])), ("variant", False, lambda row: row["variant"]),
+               ("dtype", False, lambda row: row["tune"]["dtype"]), ("soltune", True, lambda row: spread(row["tune"])),
+               ("T_ref (cuBLAS)", True, lambda row: num(row["tune"].get("t_ref_us"))),
+               ("torch.matmul", True, lambda row: spread(row.get("torch"))),
+               ("of cuBLAS", True, lambda row: pct(ratio(row["tune"].get("t_ref_us"), row["tune"]["us"]), 1)),
+               ("TFLOP/s", True, tflops), ("SOL", True, lambda row: num(row["tune"].get("sol"), 3)),
+               ("configuration", False, lambda row: row["tune"].get("config") or "-"), ("card", False, lambda row: row["card"])]
+    sort = lambda row: (row["order_set"], dims(row["shape"])["m"], variants.index(row["variant"]))  # noqa: E731
     return t.render(columns, sort)
 
 
@@ -299,6 +334,13 @@ def render(doc):
                 "soltune's best per variant beside cuBLAS (`torch.matmul`, TF32 off) timed in the same measurement;",
                 "of cuBLAS is cuBLAS's time over soltune's, soltune's and cuBLAS's quartiles in brackets. SOL counts",
                 "16-bit GEMMs against the 16-bit tensor ceiling whatever unit a template uses, f32 against FP32.", ""] + table
+    table = on_card(recs)
+    if table:
+        out += ["## Matmul at Llama-3's linear layers", "",
+                "`configs/matmul-models.yaml`: y = x @ w.t() in bf16 at eight layers' shapes, every variant in one run.",
+                "T_ref is cuBLAS, through cuBLASLt as torch.matmul plans it, timed by soltune in the same run; of cuBLAS",
+                "is T_ref over soltune's time, SOL 0.5 is cuBLAS's time. torch.matmul is PyTorch's harness on the",
+                "same card minutes later. Each row names its card.", ""] + table
     table = tuned_only(recs, "pnpoly")
     if table:
         out += ["## pnpoly (point in polygon)", ""] + table

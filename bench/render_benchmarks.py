@@ -206,7 +206,7 @@ def on_card(records):
     and variant, its T_ref (cuBLAS in the same run) and torch.matmul in PyTorch's harness on that card."""
     t, shapes, variants = Table(), [], []
     for r in records:
-        if r["problem"] != "matmul" or "card" not in r:
+        if r["problem"] != "matmul" or "card" not in r or r["set"] == "budget":
             continue
         if r["source"] == "tune":
             t.add((r["variant"], r["shape"]), r)
@@ -234,6 +234,20 @@ def on_card(records):
                ("configuration", False, lambda row: row["tune"].get("config") or "-"), ("card", False, lambda row: row["card"])]
     sort = lambda row: (row["order_set"], dims(row["shape"])["m"], variants.index(row["variant"]))  # noqa: E731
     return t.render(columns, sort)
+
+
+def budgets(records):
+    """Whole tuning runs under a time budget: the command's wall time against it, what the run reached."""
+    rows = [r for r in records if r["set"] == "budget"]
+    if not rows:
+        return []
+    out = ["| config | budget (s) | wall time (s) | tasks measured | re-timed at the end | evaluations | per candidate on the GPU (ms) | of it outside the timed runs (ms) | card | date |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+    for r in rows:
+        out.append(f"| {code(r['command'])} | {r['budget_s']} | {r['wall_s']:.1f} | {r['measured']} of {r['tasks']} | "
+                   f"{r['retimed']} of {r['tasks']} | {r['evaluations']} | {r['per_candidate_ms']:.1f} | "
+                   f"{r['outside_timed_ms']:.1f} | {r['card']} | {r['date']} |")
+    return out + [""]
 
 
 def tuned_only(records, problem):
@@ -341,6 +355,11 @@ def render(doc):
                 "T_ref is cuBLAS, through cuBLASLt as torch.matmul plans it, timed by soltune in the same run; of cuBLAS",
                 "is T_ref over soltune's time, SOL 0.5 is cuBLAS's time. torch.matmul is PyTorch's harness on the",
                 "same card minutes later. Each row names its card.", ""] + table
+    table = budgets(recs)
+    if table:
+        out += ["## Time budgets", "",
+                "The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",
+                "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end.", ""] + table
     table = tuned_only(recs, "pnpoly")
     if table:
         out += ["## pnpoly (point in polygon)", ""] + table

@@ -12,6 +12,9 @@ namespace soltune {
 
 namespace {
 
+// A task's best over this many times its shape's best (another variant's) is left behind.
+constexpr double kDominated = 2.0;
+
 constexpr int64_t kUnlimited = INT64_MAX / 4;
 constexpr double kMinGap = 0.05;  // a task at the speed of light still gets a little effort
 constexpr int kMaxAhead = 4;      // batches a task may hold ahead of the GPU when compiles are slow
@@ -169,14 +172,34 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       seen_wait_s = use->compile_wait_s;
       seen_wall_s = use->wall_s;
     }
+    // Variants compete at a shape: a task whose best, after two evaluations, is over kDominated times
+    // the best any variant reached at its dtype and shape leaves its warm-up and weighs little (a
+    // SIMT GEMM 20 times slower than a wgmma one had taken as many evaluations as it, at seconds each).
+    std::map<std::string, double> best_at;  // dtype/shape -> the fastest time any of its tasks reached
+    auto where = [](const Slot& s) { return std::string(dtype_name(s.task.dtype)) + "/" + s.task.shape.key(); };
+    for (const auto& s : slots)
+      if (s.run && s.run->outcome().best) {
+        const double us = s.run->outcome().best->time.median_us;
+        auto [it, fresh] = best_at.emplace(where(s), us);
+        if (!fresh) it->second = std::min(it->second, us);
+      }
+    auto dominated = [&](const Slot& s) {
+      if (!s.run || s.spent() < 2 || s.task.fallback_only) return false;
+      const auto& o = s.run->outcome();
+      return o.best && o.best->time.median_us > kDominated * best_at.at(where(s));
+    };
     // Warm-up first (least spent, then task order); then the least effort for the weight.
     Slot* next = nullptr;
     std::tuple<int, double, size_t> best{2, 0.0, 0};
     for (size_t i = 0; i < slots.size(); ++i) {
       auto& s = slots[i];
       if (!s.active) continue;
-      const bool warming = s.spent() < warmup;
-      const double w = s.run ? task_weight(s.run->outcome(), s.run->recent_gain(2 * batch)) : 1.0;
+      const bool behind = dominated(s);
+      const bool warming = s.spent() < warmup && !behind;
+      // Behind: a tenth of its gap's weight, without the boost of recent progress.
+      const double w = !s.run  ? 1.0
+                       : behind ? 0.1 * task_weight(s.run->outcome(), 0)
+                                : task_weight(s.run->outcome(), s.run->recent_gain(2 * batch));
       const std::tuple<int, double, size_t> key{warming ? 0 : 1, warming ? static_cast<double>(s.spent()) : static_cast<double>(s.spent()) / w, i};
       if (!next || key < best) {
         best = key;
@@ -200,7 +223,9 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     }
     if (!next->run) start_task(*next);
     const int64_t before = next->spent();
-    const int64_t share = next->task.fallback_only ? 1 : next->spent() < warmup ? warmup - next->spent() : batch;
+    const int64_t share = next->task.fallback_only                           ? 1
+                          : next->spent() < warmup && !dominated(*next) ? warmup - next->spent()
+                                                                       : batch;
     int64_t now = std::min({batch, evals_left, share});
     bool near_end = false;
     if (b.seconds > 0) {

@@ -391,6 +391,28 @@ TEST_F(DispatcherTest, ATimeBudgetHoldsWithSlowEvaluationsAndTheRetimingAtTheEnd
   for (const auto& r : Dispatcher(cfg_, free, rec2).run(Budget{16, 0}, 1)) EXPECT_TRUE(r.outcome.retimed) << r.task.id();
 }
 
+// Variants compete at a shape: one ten times slower than another there leaves its warm-up after two
+// evaluations, and the budget goes to the variants that can win; at a shape where it is the only
+// fast one it gets its share.
+TEST_F(DispatcherTest, AVariantFarBehindAnotherAtItsShapeGetsLittle) {
+  auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");
+  cfg.shapes.resize(2);
+  cfg.variants = {"mma_sync", "tiled"};  // spaces far larger than the budget
+  FakeEvaluator ev;
+  Recorder rec;
+  Dispatcher d(cfg, ev, rec);
+  std::vector<std::string> ids;
+  for (const auto& t : d.tasks())
+    if (!t.fallback_only) ids.push_back(t.id());
+  ASSERT_EQ(ids.size(), 4u);  // mma_sync at two shapes, then tiled at two
+  ev.slow_task = ids[2];      // tiled at the first shape: 500 us where mma_sync takes 50
+  std::map<std::string, int64_t> evaluated;
+  for (const auto& r : d.run(Budget{96, 0}, 3)) evaluated[r.task.id()] = r.outcome.evaluated;
+  EXPECT_LE(evaluated[ids[2]], 8) << "the slow variant kept its warm-up";
+  EXPECT_GT(evaluated[ids[0]], 2 * evaluated[ids[2]]);
+  EXPECT_GE(evaluated[ids[3]], cfg.search.initial) << "the same variant at a shape where it keeps up";
+}
+
 // The baseline belongs to the shape and dtype: timed once there, whatever the variants.
 TEST_F(DispatcherTest, OneBaselinePerShapeAndDtype) {
   auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");

@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -160,6 +161,9 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   req.info = RunInfo{std::filesystem::weakly_canonical(cfg.path).string(), cfg.problem, cfg.seed, ev->backend_name(),
                      "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
                      SOLTUNE_VERSION, command_line, toolchain(ev->device())};
+  req.info.settings = settings_text(cfg);
+  req.info.pid = static_cast<int64_t>(::getpid());
+  req.info.host = this_host();
   req.resume = vm.count("resume") > 0;
   req.resume_hint = resume_command(program, args);
   if (backend == "replay") req.only_tasks = replay_tasks(cfg, landscapes);

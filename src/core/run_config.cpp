@@ -34,6 +34,40 @@ std::string Budget::describe() const {
   return s;
 }
 
+std::vector<std::pair<std::string, std::string>> run_settings(const RunConfig& c) {
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  auto list = [](const auto& items, auto name) {
+    std::string s;
+    for (const auto& x : items) s += (s.empty() ? "" : " ") + name(x);
+    return s.empty() ? std::string("all") : s;
+  };
+  const auto& s = c.search;
+  const auto& t = c.stop;
+  return {{"seed", std::to_string(c.seed)},
+          {"budget.evals", c.budget.evals > 0 ? std::to_string(c.budget.evals) : "none"},
+          {"budget.seconds", c.budget.seconds > 0 ? num(c.budget.seconds) : "none"},
+          {"variants", list(c.variants, [](const std::string& v) { return v; })},
+          {"dtypes", list(c.dtypes, [](DType d) { return std::string(dtype_name(d)); })},
+          {"shapes", list(c.shapes, [](const Shape& x) { return "(" + x.key() + ")"; })},
+          {"search.strategy", s.strategy},
+          {"search.initial", std::to_string(s.initial)},
+          {"search.population", std::to_string(s.population)},
+          {"search.batch", std::to_string(s.batch)},
+          {"search.mutation_rate", num(s.mutation_rate)},
+          {"search.crossover_rate", num(s.crossover_rate)},
+          {"search.screen", std::to_string(s.screen)},
+          {"search.initial_candidates", std::to_string(s.initial_candidates)},
+          {"stop.target_sol", num(t.target_sol)},
+          {"stop.stagnation", std::to_string(t.stagnation)},
+          {"stop.evals", std::to_string(t.evals)},
+          {"stop.seconds", num(t.seconds)},
+          {"stop.mode", t.all ? "all" : "any"}};
+}
+
 int64_t checked_evals(int64_t evals, const SourceLoc& where) {
   if (evals < 1) throw Error(where, "expected a positive number of evaluations, got " + std::to_string(evals));
   return evals;

@@ -89,6 +89,11 @@ struct RunConfig {
   ProblemSpec spec;  // the problem, loaded and checked with the config
 };
 
+// What a run's search depends on besides its config's tasks, one name and value each as a user writes
+// them (seed, budget.evals, budget.seconds, search.*, stop.*, variants, dtypes, shapes): a resumed run
+// must match every one. The one list; the knowledge base stores it as a canonical key.
+std::vector<std::pair<std::string, std::string>> run_settings(const RunConfig& c);
+
 // The config's tuning tasks, in a fixed order: variant (those the config names), dtype, shape; then
 // fallback-only tasks per dtype at its smallest shape where the config's variants leave out the
 // problem's fallback variant, one per layout the fallback compiles in (core/fallback.hpp's

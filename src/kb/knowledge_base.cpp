@@ -155,13 +155,15 @@ int64_t KnowledgeBase::begin_run(const RunInfo& r, int64_t gpu_id) {
   auto& db = impl_->db;
   // INSERT ... SELECT inserts nothing for an unknown GPU, which is then reported by id.
   auto st = db.prepare(
-      "INSERT INTO runs (gpu_id, problem, config_path, seed, backend, budget, soltune_version, command_line, toolchain) "
-      "SELECT id, :problem, :config_path, :seed, :backend, :budget, :soltune_version, :command_line, :toolchain "
-      "FROM gpus WHERE id = :gpu_id");
+      "INSERT INTO runs (gpu_id, problem, config_path, seed, backend, budget, soltune_version, command_line, toolchain, "
+      "settings, pid, host) "
+      "SELECT id, :problem, :config_path, :seed, :backend, :budget, :soltune_version, :command_line, :toolchain, "
+      ":settings, :pid, :host FROM gpus WHERE id = :gpu_id");
   st.bind("gpu_id", gpu_id).bind("problem", r.problem).bind("config_path", r.config_path);
   st.bind("seed", static_cast<int64_t>(r.seed));  // the bits; read back as uint64
   st.bind("backend", r.backend).bind("budget", r.budget_text).bind("soltune_version", r.soltune_version);
   st.bind("command_line", r.command_line).bind("toolchain", r.toolchain);
+  st.bind("settings", r.settings).bind("pid", r.pid).bind("host", r.host);
   st.run();
   if (db.changes() == 0) throw Error(db.path() + ": no GPU with id " + std::to_string(gpu_id));
   return db.last_insert_rowid();

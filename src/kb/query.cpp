@@ -262,6 +262,9 @@ std::vector<RunRecord> KnowledgeBase::runs() const {
     r.info.soltune_version = st.text("soltune_version");
     r.info.command_line = st.text("command_line");
     r.info.toolchain = st.text("toolchain");
+    r.info.settings = st.text("settings");
+    r.info.pid = st.i64("pid");
+    r.info.host = st.text("host");
     r.status = st.text("status");
     r.started_at = st.text("started_at");
     r.finished_at = st.text("finished_at");  // NULL reads as ""

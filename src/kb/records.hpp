@@ -18,6 +18,9 @@ struct RunInfo {
   std::string soltune_version;
   std::string command_line;
   std::string toolchain;  // "nvrtc 13.0, driver 13.0, runtime 13.0": results apply under this one only
+  std::string settings;   // core's run_settings, a "name=value" line each ("" in runs of older files)
+  int64_t pid = 0;        // the process that ran it, on `host` (0 in runs of older files)
+  std::string host;
 };
 
 struct RunRecord {

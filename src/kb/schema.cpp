@@ -195,6 +195,10 @@ const std::vector<std::string>& migrations() {
       "CREATE INDEX audits_kernel ON audits (problem, variant, dtype, shape_key, config_key, source_hash);\n",
       // v10: what a baseline's T_ref timed (a library's label, or the baseline kernels').
       "ALTER TABLE baselines ADD COLUMN ref_source TEXT NOT NULL DEFAULT '';\n",
+      // v11: what a resumed run must match (the search's settings) and the process that ran it.
+      "ALTER TABLE runs ADD COLUMN settings TEXT NOT NULL DEFAULT '';\n"
+      "ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;\n"
+      "ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';\n",
   };
   return steps;
 }

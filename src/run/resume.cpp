@@ -1,8 +1,15 @@
 #include "run/resume.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
+#include <fstream>
 #include <iomanip>
+#include <iterator>
+#include <map>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -68,14 +75,78 @@ double seconds_used(const KnowledgeBase& kb, const RunRecord& run) {
   return std::max(0.0, iso_seconds(results.back().created_at) - iso_seconds(run.started_at));
 }
 
+namespace {
+
+// "name=value" lines -> pairs, in order.
+std::vector<std::pair<std::string, std::string>> setting_lines(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (const auto eq = line.find('='); eq != std::string::npos) out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  return out;
+}
+
+// Whether the process that started `run` is alive on this host and is soltune (a pid reused by
+// another program does not count).
+bool still_running(const RunRecord& run) {
+  if (run.status != "running" || run.info.pid <= 0 || run.info.host != this_host()) return false;
+  if (::kill(static_cast<pid_t>(run.info.pid), 0) != 0 && errno != EPERM) return false;
+  std::ifstream cmd("/proc/" + std::to_string(run.info.pid) + "/cmdline", std::ios::binary);
+  std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  return !cmd.is_open() || argv.find("soltune") != std::string::npos;
+}
+
+}  // namespace
+
+std::string settings_text(const RunConfig& c) {
+  std::string s;
+  for (const auto& [name, value] : run_settings(c)) s += name + "=" + value + "\n";
+  return s;
+}
+
+std::string this_host() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
 ResumePoint resume_run(KnowledgeBase& kb, const RunInfo& info, int64_t gpu_id, const Budget& budget) {
   const auto last = kb.last_unfinished_run(info.config_path);
   if (!last) throw Error("--resume: " + kb.path().string() + " holds no unfinished run of " + info.config_path);
-  if (last->gpu_id != gpu_id || last->info.seed != info.seed || last->info.budget_text != info.budget_text ||
-      last->info.backend != info.backend || last->info.toolchain != info.toolchain)
-    throw Error("--resume: run " + std::to_string(last->id) + " was started on another GPU, backend or toolchain (" +
-                last->info.toolchain + "), or with seed " + std::to_string(last->info.seed) + " and budget " +
-                last->info.budget_text + ": resume it with the same settings");
+  const std::string run = "--resume: run " + std::to_string(last->id) + " of " + info.config_path;
+  if (still_running(*last))
+    throw Error(run + " is still going: soltune process " + std::to_string(last->info.pid) + " on " + last->info.host +
+                " runs it. Wait for it to end, or stop it (Ctrl-C, or kill " + std::to_string(last->info.pid) +
+                ") and resume then");
+  // Every setting the search depends on must be the one the run started with: each that differs is
+  // named with both values.
+  std::vector<std::string> differ;
+  auto compare = [&](const std::string& name, const std::string& then, const std::string& now) {
+    if (then != now) differ.push_back(name + ": " + (then.empty() ? "(none)" : then) + " then, " + (now.empty() ? "(none)" : now) + " now");
+  };
+  if (last->gpu_id != gpu_id) {
+    std::string then, now;
+    for (const auto& g : kb.gpus()) {
+      if (g.id == last->gpu_id) then = g.device.name + " " + g.device.uuid;
+      if (g.id == gpu_id) now = g.device.name + " " + g.device.uuid;
+    }
+    compare("GPU", then, now);
+  }
+  compare("backend", last->info.backend, info.backend);
+  compare("toolchain", last->info.toolchain, info.toolchain);
+  if (last->info.settings.empty()) {  // a run of an older file recorded its seed and budget only
+    compare("seed", std::to_string(last->info.seed), std::to_string(info.seed));
+    compare("budget", last->info.budget_text, info.budget_text);
+  } else {
+    const auto then = setting_lines(last->info.settings), now = setting_lines(info.settings);
+    std::map<std::string, std::string> now_by(now.begin(), now.end());
+    for (const auto& [name, value] : then) compare(name, value, now_by.count(name) ? now_by.at(name) : "");
+  }
+  if (!differ.empty()) {
+    std::string what;
+    for (const auto& d : differ) what += "\n  " + d;
+    throw Error(run + " was started with other settings:" + what +
+                "\nresume it with the settings it started with, or start a new run without --resume");
+  }
   ResumePoint p{last->id, load_recorded(kb, last->id), kb.checkpoints(last->id), budget};
   if (p.budget.seconds > 0) p.budget.seconds = std::max(1.0, p.budget.seconds - seconds_used(kb, *last));
   kb.reopen_run(last->id);

@@ -56,6 +56,13 @@ struct ResumePoint {
   std::map<std::string, std::pair<int64_t, std::string>> checkpoints;  // task id -> evaluated, state
   Budget budget;
 };
+// Refused, naming why: a run still going (its soltune process alive on this host), or any setting
+// that differs (GPU, backend, toolchain, each of run_settings), with both values.
 ResumePoint resume_run(KnowledgeBase& kb, const RunInfo& info, int64_t gpu_id, const Budget& budget);
+
+// RunInfo::settings for a config: run_settings as "name=value" lines.
+std::string settings_text(const RunConfig& c);
+// This machine's host name, as runs record it.
+std::string this_host();
 
 }  // namespace soltune

@@ -144,6 +144,42 @@ TEST_F(Resume, InterruptMarksTheRunAndResumeFinishesIt) {
   EXPECT_NE(run_to_end(args(b, true)), "0");
 }
 
+// A resume continues only what it can continue: a run still going is refused with its process, and
+// a setting the search depends on that differs (the strategy, the config's search block, the
+// budget) is named with both values, in the user's units.
+TEST_F(Resume, WhatCannotBeContinuedIsRefusedNamingWhy) {
+  const auto b = dir_ / "b.sqlite";
+  const auto log = dir_ / "refused.txt";
+  {
+    ChildProcess p(args(b, false));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (count(b) < 2 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    ASSERT_GE(count(b), 2u);
+    // The first run is alive: a second one resuming it is refused, and records nothing.
+    EXPECT_NE(run_to_end(args(b, true), log), "0");
+    EXPECT_NE(read_all(log).find("is still going: soltune process " + std::to_string(p.pid())), std::string::npos)
+        << read_all(log);
+    ASSERT_EQ(::kill(p.pid(), SIGINT), 0);
+    EXPECT_EQ(p.exit_text(60), "exit code 130");
+  }
+  const size_t kept = count(b);
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = args(b, true);
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  EXPECT_NE(run_to_end(with({"--strategy", "random"}), log), "0");
+  EXPECT_NE(read_all(log).find("search.strategy: soltune then, random now"), std::string::npos) << read_all(log);
+  auto a = with({});
+  a[std::find(a.begin(), a.end(), "--evals") - a.begin() + 1] = "50";
+  EXPECT_NE(run_to_end(a, log), "0");
+  EXPECT_NE(read_all(log).find("budget.evals: 40 then, 50 now"), std::string::npos) << read_all(log);
+  EXPECT_EQ(count(b), kept);  // nothing was run by the refused resumes
+  ASSERT_EQ(run_to_end(args(b, true)), "0");
+  EXPECT_EQ(sequence(b).size(), static_cast<size_t>(kEvals));
+}
+
 // The line Ctrl-C prints, run as printed (by a shell, from the same folder), finishes the run: it
 // repeats the knowledge base, the budget, the seed and the backend, quoted where a shell needs it.
 TEST_F(Resume, TheInterruptHintRepeatsEveryOptionTheResumeNeeds) {

@@ -93,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "10");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "11");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -107,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "10");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "11");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -316,10 +316,11 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;"
                    "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; "
+                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
+                   "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
                    "PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "10");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "11");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -347,10 +348,11 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
   }
   raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; "
+                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
+                   "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
                    "PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "10");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "11");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");

@@ -14,6 +14,8 @@ namespace {
 
 // A task's best over this many times its shape's best (another variant's) is left behind.
 constexpr double kDominated = 2.0;
+// A variant whose first this many candidates all failed to compile stops.
+constexpr int64_t kBrokenAfter = 8;
 
 constexpr int64_t kUnlimited = INT64_MAX / 4;
 constexpr double kMinGap = 0.05;  // a task at the speed of light still gets a little effort
@@ -247,6 +249,24 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     next->stepped += next->spent() - before;
     evals_left -= next->spent() - before;
     if (!more) next->active = false;  // re-timed with the others at the end, as the budget allows
+    // A variant whose first kBrokenAfter candidates, over all its tasks, failed to compile is broken,
+    // not slow: its tasks stop, and the rest of the budget goes to the others.
+    int64_t tried = 0, rejected = 0;
+    std::string why;
+    for (const auto& s : slots)
+      if (s.run && s.task.variant == next->task.variant) {
+        tried += s.run->outcome().evaluated;
+        rejected += s.run->outcome().compile_errors;
+        if (why.empty()) why = s.run->outcome().first_compile_error;
+      }
+    if (tried >= kBrokenAfter && rejected == tried)
+      for (auto& s : slots)
+        if (s.task.variant == next->task.variant && s.active) {
+          s.active = false;
+          if (s.run)
+            s.run->note_stop("every one of variant " + s.task.variant->name + "'s first " + std::to_string(tried) +
+                             " candidates failed to compile: " + why);
+        }
   }
   std::vector<TaskReport> reports;
   for (auto& s : slots) {

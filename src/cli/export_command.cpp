@@ -23,6 +23,11 @@ namespace po = boost::program_options;
 namespace soltune::cli {
 namespace {
 
+// What the header says of a kernel whose time is a prediction.
+const std::string kUnchecked =
+    "correctness NOT checked: the model backend compiles and predicts, it runs nothing; tune on a GPU before relying on "
+    "this kernel";
+
 // Rebuilds each specialization's cubin as the tuning run built it (same source, name expression,
 // NVRTC options; the disk cache usually has it) for the GPU's compute capability, so the header can
 // launch the code that was timed. A register count that differs from the tuned build's says this
@@ -161,6 +166,7 @@ void add_fallbacks(const KnowledgeBase& kb, const ProblemSpec& spec, const std::
                     r.time_kind.c_str(), r.time_us, r.shape_key.c_str(), r.gpu_name.c_str(), r.created_at.c_str());
       s.comment.push_back(line);
       s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
+      if (r.time_kind == "predicted") s.comment.push_back(kUnchecked);
       for (const auto& note : notes_for(*v, dt, s.config.values, s.shape.dims)) s.comment.push_back("note: " + note);
       specs.push_back(std::move(s));
       records.push_back(r);
@@ -275,6 +281,7 @@ int export_command(const std::vector<std::string>& args) {
                   r.sol_execbench, SOLTUNE_VERSION);
     s.comment.push_back(line);
     s.comment.push_back("knobs: " + r.config_key + "; variant " + r.variant);
+    if (r.time_kind == "predicted") s.comment.push_back(kUnchecked);
     for (const auto& note : notes_for(v, s.dtype, s.config.values, s.shape.dims)) s.comment.push_back("note: " + note);
     if (carried_ids.count(r.id))
       s.comment.push_back("measured with an earlier text of the template (source " + r.source_hash.substr(0, 12) +
@@ -283,6 +290,12 @@ int export_command(const std::vector<std::string>& args) {
     records.push_back(r);
   }
   add_fallbacks(kb, spec, *gpus.begin(), vm.count("allow-predicted") > 0, specs, records);
+  // A prediction's kernel never ran: nothing checked that it computes the right result.
+  const auto unchecked = std::count_if(records.begin(), records.end(), [](const ResultRecord& r) { return r.time_kind == "predicted"; });
+  if (unchecked > 0)
+    std::fprintf(stderr, "export: warning: %td of the %zu kernel(s) exported have predicted times only: their correctness "
+                 "was never checked (the model backend runs nothing); each says so in the header. Tune on a GPU "
+                 "(--backend cuda) before relying on them\n", unchecked, records.size());
   check_audits(kb, spec, records, specs, vm.count("allow-failed-audit") > 0, kb_path, problem);
   if (!vm.count("source-only")) {
     const auto gpu_rows = kb.gpus();

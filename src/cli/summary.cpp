@@ -89,12 +89,16 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
                 compute_bound ? 100 * tflops * 1e12 / peak : copy > 0 ? 100 * gbs * 1e9 / copy : 0.0,
                 o.baseline.t_ref_us, o.baseline.t_sol_us, o.best_sol.score, o.best_sol.execbench,
                 static_cast<long long>(o.evaluated));
-    const std::string found = " (found by " + (o.best->proposer.empty() ? std::string("?") : o.best->proposer) + ")";
+    const std::string found = " (found by " + (o.best->proposer.empty() ? std::string("?") : o.best->proposer) +
+                              (o.best->kind == TimeKind::predicted ? "; correctness not checked: predicted" : "") + ")";
     std::fputs(wrap("  " + o.best->key + found, kWidth, 4).c_str(), stdout);
   }
   // What T_ref timed (SOL 0.5 is its time): each source and its tasks where they differ, and why a
   // library's tasks fell back to the baseline kernels (the baseline's note says).
-  if (ref_sources.size() > 1 || (ref_sources.size() == 1 && ref_head == "T_ref us" && !ref_sources.begin()->first.empty()))
+  const bool any_library = std::any_of(reports.begin(), reports.end(), [](const TaskReport& r) {
+    return r.task.problem->baseline_library.has_value();
+  });
+  if (any_library && (ref_sources.size() > 1 || ref_head == "T_ref us"))
     for (const auto& [label, tasks] : ref_sources) {
       std::string line = "T_ref is " + (label.empty() ? std::string("the baseline") : label) + " at " +
                          std::to_string(tasks.size()) + " task" + (tasks.size() == 1 ? "" : "s");

@@ -201,6 +201,12 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
                  out.broken->source.string().c_str(), out.broken->task_id.c_str(), head.c_str());
     return 1;
   }
+  // A run in which no task found a valid configuration has nothing to export: it failed.
+  if (std::none_of(out.reports.begin(), out.reports.end(), [](const TaskReport& r) { return r.outcome.best.has_value(); })) {
+    std::fprintf(stderr, "soltune: error: no task of %s found a valid configuration (the summary says why, per task); "
+                 "nothing to export\n", cfg.path.string().c_str());
+    return 1;
+  }
   progress.next_steps(program, run.kb_path(), cfg.problem);
   return 0;
 }

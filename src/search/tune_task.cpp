@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <future>
+#include <sstream>
 
 namespace soltune {
 
@@ -12,6 +13,17 @@ SolScore score(const EvalResult& r, const TaskBaseline& b) {
 }
 
 namespace {
+
+// The line of a compile log that says what went wrong: its first "error", else its first line.
+std::string first_error_line(const std::string& log) {
+  std::istringstream in(log);
+  std::string first;
+  for (std::string line; std::getline(in, line);) {
+    if (first.empty() && !line.empty()) first = line;
+    if (line.find("error") != std::string::npos) return line;
+  }
+  return first;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -178,6 +190,7 @@ std::vector<EvalResult> TaskRun::evaluate(std::vector<Config> batch, std::vector
       r.log = "first timed at " + std::to_string(first) + " us, under T_SOL " + std::to_string(baseline.t_sol_us) +
               " us: re-measured and re-validated" + (sol.below_sol ? ", still under T_SOL: not counted; " : "; ") + r.log;
     }
+    if (r.status == Status::compile_error && out_.compile_errors++ == 0) out_.first_compile_error = first_error_line(r.log);
     if (r.status == Status::ok && !sol.below_sol) ok_.push_back(r);
     if (r.status != Status::ok) ++out_.failed;
     // A time under T_SOL is a red flag, never a win: it is recorded but cannot become the best.

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "cli_fixture.hpp"
+#include "kb/knowledge_base.hpp"
 
 namespace soltune {
 namespace {
@@ -252,6 +253,55 @@ TEST_F(Messages, AVariantForAnotherArchitectureIsSkippedWithTheReason) {
       EXPECT_NE(r.out.find("gelu/hopper/f32/n=1000003"), std::string::npos) << r;
     }
   }
+}
+
+// Runs that cannot succeed end as failures: a variant whose first candidates all fail to compile
+// stops after a few (not the whole budget) and the run exits 1 with the log; a variant never legal
+// at the config's shapes leaves nothing to export, and the run exits 1 without suggesting export.
+TEST_F(Messages, RunsThatCannotSucceedEndAsFailures) {
+  fs::create_directories(tmp_ / "templates");
+  fs::copy(kSource / "templates" / "gelu", tmp_ / "templates" / "gelu", fs::copy_options::recursive);
+  const auto cu = tmp_ / "templates" / "gelu" / "vectorized.cu";
+  const std::string source = read(cu);
+  write(cu, source + "\n#error this template is broken\n");
+  const auto cfg = tmp_ / "g.yaml";
+  write(cfg, "problem: gelu\ndtypes: [f32, bf16]\nshapes: [{n: 100000}, {n: 1000003}]\nbudget: {evals: 200}\nseed: 1\n"
+             "templates: templates\n");
+  auto r = soltune("tune " + q(cfg) + " --backend model --kb " + q(kb_));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("failed to compile"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("this template is broken"), std::string::npos) << r;
+  {
+    const auto store = KnowledgeBase::open(kb_);
+    EXPECT_LE(store.results(store.runs().back().id).size(), 16u) << "stopped after its first candidates, not 200";
+  }
+  // Never legal here: every configuration breaks a constraint at these shapes.
+  write(cu, source);
+  const auto yaml = tmp_ / "templates" / "gelu" / "vectorized.yaml";
+  write(yaml, std::regex_replace(read(yaml), std::regex("constraints:\n"), "constraints:\n  - n > 2000000\n"));
+  r = soltune("tune " + q(cfg) + " --backend model --kb " + q(tmp_ / "b.sqlite"));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("found a valid configuration"), std::string::npos) << r;
+  EXPECT_EQ(r.out.find("soltune export"), std::string::npos) << r;
+}
+
+// The model backend runs nothing, so it cannot check a kernel: the summary says so per task, and an
+// export of predictions says so per kernel in the header and once on stderr.
+TEST_F(Messages, PredictedKernelsSayTheirCorrectnessWasNotChecked) {
+  auto r = soltune("tune " + q(config()) + " --kb " + q(kb_));
+  ASSERT_EQ(r.code, 0) << r;
+  const auto out = std::regex_replace(r.out, std::regex("\n +"), " ");  // lines wrapped at 120 columns
+  EXPECT_NE(out.find("correctness not checked: predicted"), std::string::npos) << r;
+  const auto header = tmp_ / "gelu.cuh";
+  r = soltune("export --kb " + q(kb_) + " --problem gelu --allow-predicted -o " + q(header));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.err.find("their correctness was never checked"), std::string::npos) << r;
+  const auto text = read(header);
+  size_t kernels = 0, said = 0;
+  for (size_t at = text.find("knobs: "); at != std::string::npos; at = text.find("knobs: ", at + 1)) ++kernels;
+  for (size_t at = text.find("correctness NOT checked"); at != std::string::npos; at = text.find("correctness NOT checked", at + 1)) ++said;
+  EXPECT_GT(kernels, 0u);
+  EXPECT_EQ(said, kernels);
 }
 
 }  // namespace

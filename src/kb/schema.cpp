@@ -209,7 +209,19 @@ int check_existing(const std::filesystem::path& path) {
   if (!has_sqlite_magic(path))
     throw Error(path.string() + ": not a soltune knowledge base (not an SQLite file; left unchanged)");
   sqlite::Db db(path, SQLITE_OPEN_READONLY);
-  const int version = validate(read_header(db), db.path());
+  // A file SQLite cannot read its own header of (truncated, overwritten) is damaged, not ours to guess at.
+  Header header;
+  try {
+    header = read_header(db);
+  } catch (const Error& e) {
+    // SQLite's words without the statement: "...: database disk image is malformed [SQL: ...]".
+    std::string why = e.what();
+    why = why.substr(0, why.find(" [SQL:"));
+    if (const auto colon = why.rfind(": "); colon != std::string::npos) why = why.substr(colon + 2);
+    throw Error(path.string() + ": the knowledge base is damaged (" + why + "); left unchanged. Restore it from a copy; `sqlite3 " +
+                path.string() + " .recover` may save what is left");
+  }
+  const int version = validate(header, db.path());
   // A damaged file must stop soltune before anything is written to it, not halfway through a run.
   std::string verdict;
   try {

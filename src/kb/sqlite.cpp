@@ -1,8 +1,10 @@
 #include "kb/sqlite.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 
 #include "core/error.hpp"
@@ -35,6 +37,24 @@ bool has_unmerged_log(const std::string& path) {
 }  // namespace
 
 Db::Db(const std::filesystem::path& path, int flags) : path_(path.string()) {
+  if ((flags & SQLITE_OPEN_READONLY) != 0 && (flags & SQLITE_OPEN_CREATE) == 0 && std::filesystem::exists(path)) {
+    // A read leaves nothing beside the file. A read-only connection cannot remove the -wal and -shm
+    // files it makes in WAL mode, and beside a mode-444 file it makes them mode 444, which a later
+    // writer cannot open. So a file this user may write is read through a read-write connection
+    // kept from writing (query_only): the last connection to close merges and removes both, as for
+    // any writer. A file it may not write is read as immutable, which makes neither, unless a
+    // write-ahead log already holds commits the file lacks (then it is read as SQLite reads it).
+    const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    if (::access(path_.c_str(), W_OK) == 0 && ::access(folder.c_str(), W_OK) == 0) {
+      open(path_, (flags & ~SQLITE_OPEN_READONLY) | SQLITE_OPEN_READWRITE);
+      exec("PRAGMA query_only = 1");
+      return;
+    }
+    if (!has_unmerged_log(path_)) {
+      open(file_uri(path_), flags | SQLITE_OPEN_URI);
+      return;
+    }
+  }
   open(path_, flags);
   if ((flags & SQLITE_OPEN_READONLY) == 0) return;
   // A file in WAL mode is read through its -shm index, which SQLite creates beside it. On a read-only

@@ -47,5 +47,37 @@ TEST_F(ReadOnlyKb, ReadingCommandsReadItAndWritingOnesSaySo) {
   EXPECT_FALSE(fs::exists(tmp_ / "rw" / "new.sqlite"));
 }
 
+// A read leaves nothing beside the file: no -wal or -shm after the reading commands, whether the file
+// is writable or mode 444 (whose leftovers, mode 444 too, made a later writer fail). A damaged file is
+// called damaged, with the path and what to do, and is left as it was.
+TEST_F(ReadOnlyKb, ReadsLeaveNothingBehindAndADamagedFileIsSaidToBe) {
+  ASSERT_EQ(tune_gelu(4).code, 0);
+  const std::string s = q(kSoltune);
+  auto leftovers = [&](const fs::path& f) {
+    return fs::exists(f.string() + "-wal") || fs::exists(f.string() + "-shm");
+  };
+  for (const std::string cmd : {"kb list --kb ", "kb show --kb ", "kb best --problem gelu --kb "}) {
+    const auto r = soltune(cmd + q(kb_) + (cmd.rfind("kb show", 0) == 0 ? " 1" : ""));
+    EXPECT_EQ(r.code, 0) << cmd << r;
+    EXPECT_FALSE(leftovers(kb_)) << cmd;
+  }
+  fs::permissions(kb_, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  EXPECT_EQ(soltune("kb list --kb " + q(kb_)).code, 0);
+  EXPECT_FALSE(leftovers(kb_)) << "after a read of a mode-444 file";
+  fs::permissions(kb_, fs::perms::owner_write, fs::perm_options::add);
+  EXPECT_EQ(tune_gelu(4).code, 0) << "a writer after the read";
+  // Cut short, as a copy interrupted or a full disk leaves it.
+  const auto cut = tmp_ / "cut.sqlite";
+  write(cut, read(kb_).substr(0, 20000));
+  const auto before = read(cut);
+  const auto r = soltune("kb list --kb " + q(cut));
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find(cut.string() + ": the knowledge base is damaged ("), std::string::npos) << r;
+  EXPECT_NE(r.err.find("Restore it from a copy"), std::string::npos) << r;
+  EXPECT_EQ(r.err.find("[SQL:"), std::string::npos) << r;
+  EXPECT_EQ(read(cut), before);
+  EXPECT_FALSE(leftovers(cut));
+}
+
 }  // namespace
 }  // namespace soltune

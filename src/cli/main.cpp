@@ -2,6 +2,7 @@
 // one is to the hardware's speed of light.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const soltune::Error& e) {
     std::fprintf(stderr, "soltune: error: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the system refused (too long, a loop of links, not readable): the user's to fix, not ours.
+    std::fprintf(stderr, "soltune: error: %s: %s\n", e.path1().empty() ? "a path" : e.path1().c_str(),
+                 e.code().message().c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "soltune: internal error: %s\n", e.what());

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <limits>
 
@@ -101,8 +103,11 @@ double Landscape::best_us() const {
 }
 
 Landscape load_landscape(const std::filesystem::path& file, bool allow_partial) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw Error(file.string() + ": is a folder; a landscape is a JSON file (`soltune landscape CONFIG -o FILE` records one)");
   std::ifstream in(file);
-  if (!in) throw Error("cannot read landscape " + file.string());
+  if (!in) throw Error("cannot read landscape " + file.string() + ": " + std::strerror(errno));
   Landscape l;
   l.file = file;
   const auto where = file.string() + ": ";

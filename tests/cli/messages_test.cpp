@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <tuple>
 
 #include "cli_fixture.hpp"
 #include "kb/knowledge_base.hpp"
@@ -302,6 +303,29 @@ TEST_F(Messages, PredictedKernelsSayTheirCorrectnessWasNotChecked) {
   for (size_t at = text.find("correctness NOT checked"); at != std::string::npos; at = text.find("correctness NOT checked", at + 1)) ++said;
   EXPECT_GT(kernels, 0u);
   EXPECT_EQ(said, kernels);
+}
+
+// Paths the system refuses (a loop of links, a name too long, a folder where a file belongs) are the
+// user's to fix: a clear error naming the path and the cause, exit 1, never an internal error.
+TEST_F(Messages, PathsTheSystemRefusesAreClearErrors) {
+  fs::create_symlink("loop1", tmp_ / "loop2");
+  fs::create_symlink("loop2", tmp_ / "loop1");
+  const auto cfg = tmp_ / "loop.yaml";
+  write(cfg, "problem: gelu\nshapes: [{n: 10}]\nbudget: {evals: 2}\ntemplates: loop1\n");
+  const std::string longname(300, 'p');
+  fs::create_directories(tmp_ / "folder");
+  ASSERT_EQ(tune_gelu(2).code, 0);
+  for (const auto& [args, path, cause] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"tune " + q(cfg) + " --backend model", "loop1", "Too many levels of symbolic links"},
+           {"export --kb " + q(kb_) + " --problem " + longname + " -o x.cuh", longname, "File name too long"},
+           {"landscape " + q(config()) + " --backend model -o loop1", "loop1", "Too many levels of symbolic links"},
+           {"bench-search --landscape folder", "folder", "is a folder"}}) {
+    const auto r = soltune(args);
+    EXPECT_EQ(r.code, 1) << args << r;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r;
+    EXPECT_NE(r.err.find(path), std::string::npos) << r;
+    EXPECT_NE(r.err.find(cause), std::string::npos) << r;
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "core/task.hpp"
+#include "eval/cost_estimate.hpp"
 #include "run/preflight.hpp"
 #include "run/tune.hpp"
 
@@ -75,6 +77,31 @@ std::string resume_command(const std::string& program, const std::vector<std::st
   for (const auto& a : args)
     if (a.size() < 3 || resume.rfind(a, 0) != 0) s += " " + shell_quote(a);  // also an abbreviated --resume
   return s + " " + resume;
+}
+
+// What the run expects its first steps to take, before it measures anything: the baselines (one per
+// dtype and shape) and each task's first evaluation, from the device's ceilings (eval/cost_estimate).
+void print_estimate(const RunConfig& cfg, const DeviceInfo& device) {
+  CudaEvalOptions o;
+  o.timing = cfg.timing;
+  std::set<std::string> shapes;
+  double baselines = 0, firsts = 0, costliest = 0;
+  std::string costliest_id;
+  size_t tasks = 0;
+  for (const auto& t : config_tasks(cfg)) {
+    if (!why_variant_cannot_run(*t.variant, device).empty()) continue;
+    const auto e = estimate_costs(t, device, o);
+    if (shapes.insert(std::string(dtype_name(t.dtype)) + "/" + t.shape.key()).second) baselines += e.baseline_s;
+    firsts += e.candidate_s;
+    ++tasks;
+    if (e.candidate_s > costliest) {
+      costliest = e.candidate_s;
+      costliest_id = t.id();
+    }
+  }
+  std::printf("expected before measuring (from the ceilings, not measured): %zu baseline(s) about %.1f s, each task's "
+              "first evaluation about %.1f s for %zu tasks; the costliest, %s, about %.2f s an evaluation\n",
+              shapes.size(), baselines, firsts, tasks, costliest_id.c_str(), costliest);
 }
 
 }  // namespace
@@ -175,21 +202,29 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
 
   Progress progress(*ev, Progress::mode_for_stdout(vm.count("quiet") > 0));
   progress.header(cfg, run.kb_path(), run.budget());
+  if (ev->backend_name().rfind("cuda", 0) == 0 && vm.count("quiet") == 0) print_estimate(cfg, ev->device());
   for (const auto& why : run.left_out()) std::fprintf(stderr, "soltune: warning: %s: its tasks are skipped\n", why.c_str());
   ProgressView view(progress);
   static std::atomic<bool> stop{false};
+  // Ctrl-C, a kill or a closed terminal end the batch in flight, mark the run interrupted and exit
+  // 128 + the signal's number, as a shell reports a process that signal stopped.
+  static std::atomic<int> signal_seen{0};
   struct sigaction sa {};
-  sa.sa_handler = [](int) { stop.store(true); };
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = [](int sig) {
+    signal_seen.store(sig);
+    stop.store(true);
+  };
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   const auto out = run.run(view, &stop);
   if (out.checkpoints_recorded > 0)
     std::printf("resume: %d of %zu recorded task checkpoint(s) matched the replayed search exactly\n",
                 out.checkpoints_matched, out.checkpoints_recorded);
   progress.summary(out.reports);
   if (out.end == TuneOutcome::End::interrupted) {
+    const int sig = signal_seen.load();
+    if (sig != SIGINT) std::fprintf(stderr, "soltune: %s\n", strsignal(sig));
     std::fprintf(stderr, "soltune: interrupted; continue with: %s\n", resume_command(program, args).c_str());
-    return 130;
+    return 128 + sig;
   }
   if (out.broken) {
     // A template that does not compile at all: the source and the start of the first log.

@@ -2,9 +2,10 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -125,16 +126,31 @@ bool Node::boolean() const {
 
 Expr Node::expr() const { return Expr(str(), loc()); }
 
+namespace {
+// A key written without a value (`seed:`) is a mistake, not a request for the default: the default
+// comes from leaving the key out.
+void refuse_empty(const Node& parent, const Node& n, std::string_view key, const std::string& dflt) {
+  if (!parent.has(key) || !n.node.IsNull()) return;
+  // Named where the key is written: an empty value's own mark is the next line's.
+  for (const auto& kv : parent.node)
+    if (kv.first.IsScalar() && kv.first.Scalar() == key)
+      Node{kv.first, parent.file}.fail(std::string(key) + ": has no value; leave the key out for the default (" + dflt + ")");
+}
+}  // namespace
+
 std::string Node::str_or(std::string_view key, std::string dflt) const {
   auto n = get(key);
+  refuse_empty(*this, n, key, dflt.empty() ? "empty" : dflt);
   return n.defined() ? n.str() : dflt;
 }
 int64_t Node::int_or(std::string_view key, int64_t dflt) const {
   auto n = get(key);
+  refuse_empty(*this, n, key, std::to_string(dflt));
   return n.defined() ? n.integer() : dflt;
 }
 int64_t Node::int_or(std::string_view key, int64_t dflt, int64_t lo, int64_t hi) const {
   auto n = get(key);
+  refuse_empty(*this, n, key, std::to_string(dflt));
   if (!n.defined()) return dflt;
   const int64_t v = n.integer();
   if (v < lo || v > hi)
@@ -144,6 +160,9 @@ int64_t Node::int_or(std::string_view key, int64_t dflt, int64_t lo, int64_t hi)
 }
 double Node::number_or(std::string_view key, double dflt) const {
   auto n = get(key);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", dflt);
+  refuse_empty(*this, n, key, buf);
   return n.defined() ? n.number() : dflt;
 }
 

@@ -12,10 +12,6 @@
 namespace soltune {
 namespace {
 constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on average
-// Checked repetitions in every timed batch: a kernel that skips the work in a fraction f of them
-// passes a batch with probability (1 - f)^2, and must skip in most of them to move the median.
-constexpr int kChecksPerBatch = 2;
-
 // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
 // buffer beside a reduction scratch failed to launch without it); a cluster of more than 8 blocks
 // needs the non-portable one.

@@ -119,7 +119,7 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   // The probe is not checked: its times size the run and may stop a slow candidate, but never
   // become an admitted candidate's time (a fast probe only earns the checked batches below).
   std::vector<double> probe;
-  if ((out.err = timed(3, 0, probe)) != cudaSuccess) return out;
+  if ((out.err = timed(kProbeReps, 0, probe)) != cudaSuccess) return out;
   std::sort(probe.begin(), probe.end());
   if (plan.incumbent_us > 0 && probe[0] > opt.slow_factor * plan.incumbent_us) {
     out.slow = true;

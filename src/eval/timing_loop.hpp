@@ -31,6 +31,13 @@ struct CudaEvalOptions {
   bool operator==(const CudaEvalOptions&) const = default;
 };
 
+// Repetitions of the probe that sizes a run (never checked, never an admitted time).
+inline constexpr int kProbeReps = 3;
+// Timed repetitions checked per batch of a candidate's timing (and of a re-timing), at random: a
+// kernel that skips the work in a fraction f of them passes a batch with probability (1 - f)^2, and
+// must skip in most of them to move the median.
+inline constexpr int kChecksPerBatch = 2;
+
 struct TimingPlan {
   double incumbent_us = 0;  // 0: never stop early
   // Check about this many repetitions of every timed batch (the gate's re-runs and extra batches

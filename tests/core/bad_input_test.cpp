@@ -519,6 +519,19 @@ TEST_F(BadInput, LibraryBaselines) {
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").baseline_library);
 }
 
+// A key written without a value is refused where it is written; the default comes from leaving it out.
+TEST_F(BadInput, AKeyWithoutAValueIsRefused) {
+  for (const std::string key : {"seed", "kb", "arch", "model_gpu"}) {
+    const auto text = read(config_);
+    const int line = edit(config_, "seed: 1\n", "seed: 1\n" + key + ":\n") + 1;
+    if (key == "seed") edit(config_, "seed: 1\n", "");
+    expect_error([&] { load_run_config(config_); }, config_, key == "seed" ? line - 1 : line, 1,
+                 {key + ": has no value; leave the key out for the default"});
+    write(config_, text);
+  }
+  EXPECT_NO_THROW(load_run_config(config_));
+}
+
 // A size of a few values (a layout flag): a shape gives one of them or, with a default, none.
 TEST_F(BadInput, SizeOfAFewValues) {
   edit(problem_yaml(), "sizes: [n]", "sizes: [n, {name: mode, values: [0, 1], default: 0, doc: a flag}]");

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/candidates.hpp"
+#include "eval/cost_estimate.hpp"
 #include "eval/model_evaluator.hpp"
 #include "eval/model_predictor.hpp"
 
@@ -312,6 +313,42 @@ TEST_F(ModelEval, ThePriorTakesTheTemplatesRegisterEstimate) {
   EXPECT_GT(a[0], a[1]);
   EXPECT_NE(estimated.describe().find("registers as the template estimates them"), std::string::npos);
   EXPECT_NE(unknown.describe().find("registers unknown"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// What measuring costs, estimated before anything runs, against what it cost on an H100 SXM
+// (2026-12-06, `soltune tune configs/matmul-models.yaml --seconds 120`: the reference's time from
+// the baseline's note, an evaluation's from the knowledge base's batch times): within a factor of 2.
+TEST(CostEstimate, MatmulAtModelScaleIsWithinAFactorOfTwoOfWhatAnH100Took) {
+  const auto mm = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "matmul");
+  const DeviceInfo h100 = *find_known_gpu("H100 80GB");
+  struct Case {
+    const char* shape;
+    double reference_s, candidate_s;  // measured
+  };
+  for (const auto& c : {Case{"m=8192,n=28672,k=8192,trans_b=1", 0.261, 2.0}, Case{"m=4096,n=6144,k=4096,trans_b=1", 0.0, 0.17},
+                        Case{"m=1024,n=128256,k=4096,trans_b=1", 0.0, 0.6}}) {
+    const Task t{&mm, &mm.variant("wgmma"), DType::bf16, parse_shape(mm, c.shape)};
+    const auto e = estimate_costs(t, h100, CudaEvalOptions{});
+    if (c.reference_s > 0) {
+      EXPECT_GT(e.reference_s, c.reference_s / 2) << c.shape;
+      EXPECT_LT(e.reference_s, c.reference_s * 2) << c.shape;
+    }
+    EXPECT_GT(e.candidate_s, c.candidate_s / 2) << c.shape << ": " << e.candidate_s;
+    EXPECT_LT(e.candidate_s, c.candidate_s * 2) << c.shape << ": " << e.candidate_s;
+    EXPECT_GT(e.baseline_s, e.reference_s);
+  }
+  // A memory-bound task costs far less to check than a GEMM of its bytes' size.
+  const auto gelu = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto g = estimate_costs(Task{&gelu, &gelu.variant("vectorized"), DType::f32, Shape{{{"n", int64_t{1} << 28}}}}, h100,
+                                CudaEvalOptions{});
+  EXPECT_LT(g.reference_s, 0.01);
+  EXPECT_GT(g.candidate_s, 0.05);  // 100 ms of timed repetitions
 }
 
 }  // namespace

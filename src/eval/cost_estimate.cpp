@@ -1,0 +1,45 @@
+#include "eval/cost_estimate.hpp"
+
+#include <algorithm>
+
+#include "core/rounds.hpp"
+
+namespace soltune {
+namespace {
+
+// Rough constants, each from H100 runs of configs/matmul-models.yaml (docs/FINDINGS.md): the
+// reference reaches half the FP32 rate per product (DMMA: 29 of 60 TFLOP/s), a vendor library 75% of
+// its unit, a first candidate 1.5 times T_SOL, an unfused baseline 4 times; a repetition's host
+// round trip, demotion and gate about 20 us beside its flush.
+constexpr double kReferenceShare = 0.5;
+constexpr double kLibraryShare = 0.75;
+constexpr double kCandidateOverSol = 1.5;
+constexpr double kUnfusedOverSol = 4.0;
+constexpr double kRepetitionHostS = 20e-6;
+constexpr double kLaunchS = 5e-6;
+
+}  // namespace
+
+CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOptions& o) {
+  const auto& ceil = d.ceilings();
+  const double bw = ceil.sol_bw() > 0 ? ceil.sol_bw() : 1e12, fp32 = ceil.fp32 > 0 ? ceil.fp32 : 1e13;
+  const double sol_s = t.t_sol_us(ceil) * 1e-6;
+  const bool contraction = std::any_of(t.problem->args.begin(), t.problem->args.end(), [](const ArgSpec& a) { return a.magnitude; });
+  CostEstimate e;
+  // A contraction's reference computes C and its magnitude (two products); others read the inputs
+  // and write double outputs, about three times the problem's bytes.
+  e.reference_s = std::max((contraction ? 2.0 : 1.0) * t.flops() / (kReferenceShare * fp32), 3.0 * t.bytes() / bw) + kLaunchS;
+  const double flush_s = std::max(4.0 * static_cast<double>(d.l2_bytes), 256.0 * (1 << 20)) / bw + kRepetitionHostS;
+  auto timed = [&](double run_s) {  // warm-up, probe and the repetitions target_ms asks for
+    const double reps = std::clamp(o.target_ms * 1e-3 / run_s, static_cast<double>(o.min_reps), static_cast<double>(o.max_reps));
+    return (o.warmup + kProbeReps + reps) * (run_s + flush_s);
+  };
+  const double ref_run_s = (t.problem->baseline_library ? sol_s / kLibraryShare : kUnfusedOverSol * sol_s) + kLaunchS;
+  e.baseline_s = e.reference_s + ref_run_s + timed(ref_run_s);
+  const double run_s = kCandidateOverSol * sol_s + kLaunchS;
+  const int rounds = std::max(o.check_rounds, correctness_rounds(*t.problem));
+  e.candidate_s = rounds * (e.reference_s + run_s + 2.0 * t.bytes() / bw) + timed(run_s) + kChecksPerBatch * e.reference_s;
+  return e;
+}
+
+}  // namespace soltune

@@ -190,9 +190,16 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       const auto& o = s.run->outcome();
       return o.best && o.best->time.median_us > kDominated * best_at.at(where(s));
     };
-    // Warm-up first (least spent, then task order); then the least effort for the weight.
+    // A task's best over the best at its shape: 1 where it leads, more behind; 0 before any result.
+    auto behind_by = [&](const Slot& s) {
+      if (!s.run || !s.run->outcome().best) return 0.0;
+      return s.run->outcome().best->time.median_us / best_at.at(where(s));
+    };
+    // Warm-up first: tasks without a result, then the variant leading at its shape before those
+    // behind it (a 120-s run of eight GEMM shapes gave the first variant listed its whole warm-up and
+    // the fastest one a single evaluation), then the least spent; then the least effort for the weight.
     Slot* next = nullptr;
-    std::tuple<int, double, size_t> best{2, 0.0, 0};
+    std::tuple<int, double, double, size_t> best{2, 0.0, 0.0, 0};
     for (size_t i = 0; i < slots.size(); ++i) {
       auto& s = slots[i];
       if (!s.active) continue;
@@ -202,7 +209,9 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       const double w = !s.run  ? 1.0
                        : behind ? 0.1 * task_weight(s.run->outcome(), 0)
                                 : task_weight(s.run->outcome(), s.run->recent_gain(2 * batch));
-      const std::tuple<int, double, size_t> key{warming ? 0 : 1, warming ? static_cast<double>(s.spent()) : static_cast<double>(s.spent()) / w, i};
+      const std::tuple<int, double, double, size_t> key =
+          warming ? std::tuple{0, behind_by(s), static_cast<double>(s.spent()), i}
+                  : std::tuple{1, static_cast<double>(s.spent()) / w, 0.0, i};
       if (!next || key < best) {
         best = key;
         next = &s;

@@ -57,6 +57,7 @@ std::string Accuracy::summary() const {
     s += ", workspace left with " + std::to_string(workspace_dirty) + " non-zero bytes (a kernel must leave it zeroed)";
   if (inputs_written)
     s += ", wrote its input " + written_input + " (" + std::to_string(inputs_written) + " bytes changed; inputs are read-only)";
+  if (!detail.empty()) s += "; " + detail;
   return s;
 }
 

@@ -80,6 +80,7 @@ struct Accuracy {
   int rounds = 0;
   bool precision_ok = true;  // rel L2 within the dtype's limit: the declared compute precision was used
   bool pass = false;
+  std::string detail;  // how a check other than the full comparison went, for the log (not recorded)
   std::string summary() const;
 };
 

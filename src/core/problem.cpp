@@ -64,6 +64,16 @@ const std::vector<LibraryRoutine>& library_routines() {
   return r;
 }
 
+const std::vector<LibraryRoutine>& check_routines() {
+  static const std::vector<LibraryRoutine> r = {
+      {"gemm_projection", {"a", "b"}, {"c"}, {"m", "n", "k"}, {"trans_b"},
+       "C = A B checked by a random projection (C x against A (B x), x of random signs) and by exactly computed "
+       "rows drawn at random, in double precision: A m x k and C m x n row-major, B k x n row-major or, with "
+       "trans_b 1, n x k row-major (docs/MEASUREMENT.md)"},
+  };
+  return r;
+}
+
 const ArgSpec* ProblemSpec::find_arg(const std::string& aname) const {
   for (const auto& a : args)
     if (a.name == aname) return &a;

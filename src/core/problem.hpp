@@ -218,18 +218,20 @@ struct SizeOption {
   std::string doc;
 };
 
-// A vendor library's routine timed as the baseline (T_ref) where the library is present and takes the
-// case, called as a framework calls it; the baseline's own kernels serve where it is not, and the
-// baseline says why (docs/TEMPLATES.md).
-struct LibraryBaseline {
-  std::string routine;  // one of library_routines()
-  std::string label;    // what T_ref is called where the routine times it ("cuBLAS")
+// A routine of soltune's or a vendor library's called over the problem's buffers and sizes: the
+// library routine timed as the baseline (T_ref) where the library is present and takes the case,
+// called as a framework calls it (the baseline's own kernels serve where it is not, and the baseline
+// says why), or the check of timed repetitions a problem declares (docs/TEMPLATES.md).
+struct RoutineCall {
+  std::string routine;  // one of library_routines() or check_routines()
+  std::string label;    // what T_ref is called where the routine times it ("cuBLAS"); "" for a check
   std::map<std::string, std::string> operands;  // the routine's operand -> the problem's buffer
   std::map<std::string, Expr> sizes;            // the routine's size -> an expression over the problem's sizes
   SourceLoc loc;
 };
+using LibraryBaseline = RoutineCall;
 
-// A library routine soltune can time as a baseline: the operands and sizes it is given.
+// A routine soltune can call: the operands and sizes it is given.
 struct LibraryRoutine {
   std::string name;
   std::vector<std::string> inputs, outputs;  // operand names: buffers of the task's dtype
@@ -238,6 +240,8 @@ struct LibraryRoutine {
   std::string doc;
 };
 const std::vector<LibraryRoutine>& library_routines();
+// Checks of timed repetitions that cost a fraction of the reference (`check:` in problem.yaml).
+const std::vector<LibraryRoutine>& check_routines();
 
 struct ProblemSpec {
   std::string name, description;
@@ -256,6 +260,7 @@ struct ProblemSpec {
   std::string baseline_description, baseline_source;
   std::string baseline_label = "baseline";         // what T_ref is called where the kernels time it
   std::optional<LibraryBaseline> baseline_library;  // tried first where given
+  std::optional<RoutineCall> timed_check;  // checks timed repetitions in place of the reference, where given
   std::vector<ArgSpec> baseline_temps;
   std::vector<LaunchSpec> baseline;
 

@@ -302,20 +302,22 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
   }
 }
 
-// baseline.library: {routine, label, <operand>: <buffer>..., <size>: <expression over the sizes>...}.
-LibraryBaseline parse_library(const yaml::Node& n, const ProblemSpec& p, const Names& sizes) {
+// baseline.library: {routine, label, <operand>: <buffer>..., <size>: <expression over the sizes>...};
+// check: the same without a label. `what` names the kind of routine in errors.
+RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names& sizes,
+                          const std::vector<LibraryRoutine>& all, const std::string& what, bool labelled) {
   n.require_map();
-  LibraryBaseline lib;
+  RoutineCall lib;
   lib.loc = n.loc();
   lib.routine = n.at("routine").str();
-  const auto& all = library_routines();
   const auto r = std::find_if(all.begin(), all.end(), [&](const LibraryRoutine& x) { return x.name == lib.routine; });
   if (r == all.end()) {
     std::string known;
     for (const auto& x : all) known += (known.empty() ? "" : ", ") + x.name;
-    n.at("routine").fail("unknown library routine '" + lib.routine + "' (known: " + known + ")");
+    n.at("routine").fail("unknown " + what + " '" + lib.routine + "' (known: " + known + ")");
   }
-  lib.label = n.at("label").str();
+  if (labelled) lib.label = n.at("label").str();
+  else if (n.has("label")) n.at("label").fail("a check has no label: only a baseline's routine names T_ref");
   for (const auto& [key, v] : n.map_items()) {
     if (key == "routine" || key == "label") continue;
     const bool in = std::count(r->inputs.begin(), r->inputs.end(), key) > 0;
@@ -404,7 +406,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   }
   auto n = yaml::load_file(file);
   n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "compute", "tolerance", "reference", "fallback",
-               "baseline"});
+               "baseline", "check"});
   ProblemSpec p;
   p.dir = dir;
   p.name = n.at("name").str();
@@ -528,7 +530,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
       check_args(p.baseline.back().args, p, true, l.loc());
     }
     if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
-    if (b.has("library")) p.baseline_library = parse_library(b.at("library"), p, sizes);
+    if (b.has("library")) p.baseline_library = parse_routine(b.at("library"), p, sizes, library_routines(), "library routine", true);
   }
 
   std::vector<std::filesystem::path> variant_files;
@@ -538,6 +540,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   for (const auto& f : variant_files) p.variants.push_back(parse_variant(f, p));
   if (p.variants.empty()) throw Error(SourceLoc{dir.string()}, "problem has no variant (<variant>.yaml + .cu)");
   if (n.has("fallback")) parse_fallback(n.at("fallback"), p);
+  if (n.has("check")) p.timed_check = parse_routine(n.at("check"), p, sizes, check_routines(), "check routine", false);
   return p;
 }
 

@@ -10,7 +10,9 @@ namespace soltune {
 
 const char* band_rule_text() {
   return "#define SOLTUNE_BAND_WIDTH(ref, mag, atol, rtol, mtol) " SOLTUNE_STR(
-      SOLTUNE_BAND_WIDTH(ref, mag, atol, rtol, mtol)) "\n";
+      SOLTUNE_BAND_WIDTH(ref, mag, atol, rtol, mtol)) "\n"
+         "#define SOLTUNE_PROJECTION_BOUND(n, k, atol, rtol, mtol, c2, mmax, msum, cabs, zscore) " SOLTUNE_STR(
+             SOLTUNE_PROJECTION_BOUND(n, k, atol, rtol, mtol, c2, mmax, msum, cabs, zscore)) "\n";
 }
 
 Accuracy compare_on_host(const std::vector<double>& out, const std::vector<double>& ref, const std::vector<double>& mag,

@@ -174,26 +174,25 @@ template <> __device__ inline double max_finite<__nv_bfloat16>() { return 3.3895
 template <> __device__ inline double max_finite<__half>() { return 65504.0; }
 template <> __device__ inline double max_finite<double>() { return 1.7976931348623157e308; }
 
+// One thread's share of a comparison with the reference, added to CompareStats a warp at a time.
 // The output was poisoned with 0xFF bytes (a NaN no arithmetic produces) before the candidate ran.
-// mag: the reference's magnitude per element, or null (SOLTUNE_BAND_WIDTH is src/core/tolerance.hpp's).
-template <typename T>
-__global__ void soltune_compare(const T* out, const double* ref, const double* mag, long long n, double atol, double rtol,
-                                double mtol, CompareStats* s) {
+// SOLTUNE_BAND_WIDTH is src/core/tolerance.hpp's.
+struct Tally {
   unsigned long long mism = 0, nonfin = 0, unwr = 0, cnt = 0;
   double max_abs = 0, max_rel = 0, sq_err = 0, sq_ref = 0;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-    const typename Raw<T>::type o = reinterpret_cast<const typename Raw<T>::type*>(out)[i];
-    const double r = ref[i];
+
+  template <typename T>
+  __device__ void add(typename Raw<T>::type o, double r, double mag, double atol, double rtol, double mtol) {
     ++cnt;
     const double v = to_double(o);
-    const double width = SOLTUNE_BAND_WIDTH(r, mag ? mag[i] : 0.0, atol, rtol, mtol);
+    const double width = SOLTUNE_BAND_WIDTH(r, mag, atol, rtol, mtol);
     if constexpr (Int<T>::value) {
       // All ones is a value of an integer (-1): unwritten only where it is not the right one.
-      if (all_ones(o) && !(fabs(v - r) <= width)) { ++unwr; ++mism; continue; }
+      if (all_ones(o) && !(fabs(v - r) <= width)) { ++unwr; ++mism; return; }
     } else {
-      if (all_ones(o)) { ++unwr; ++mism; continue; }
-      if (isinf(v) && fabs(r) + width > max_finite<T>() && signbit(v) == signbit(r)) continue;
-      if (!isfinite(v)) { ++nonfin; ++mism; continue; }
+      if (all_ones(o)) { ++unwr; ++mism; return; }
+      if (isinf(v) && fabs(r) + width > max_finite<T>() && signbit(v) == signbit(r)) return;
+      if (!isfinite(v)) { ++nonfin; ++mism; return; }
     }
     const double err = fabs(v - r);
     if (!(err <= width)) ++mism;
@@ -206,17 +205,19 @@ __global__ void soltune_compare(const T* out, const double* ref, const double* m
       sq_ref += r * r;
     }
   }
-  for (int off = 16; off > 0; off /= 2) {
-    mism += __shfl_down_sync(0xffffffff, mism, off);
-    nonfin += __shfl_down_sync(0xffffffff, nonfin, off);
-    unwr += __shfl_down_sync(0xffffffff, unwr, off);
-    cnt += __shfl_down_sync(0xffffffff, cnt, off);
-    max_abs = fmax(max_abs, __shfl_down_sync(0xffffffff, max_abs, off));
-    max_rel = fmax(max_rel, __shfl_down_sync(0xffffffff, max_rel, off));
-    sq_err += __shfl_down_sync(0xffffffff, sq_err, off);
-    sq_ref += __shfl_down_sync(0xffffffff, sq_ref, off);
-  }
-  if ((threadIdx.x & 31) == 0) {
+  // Every lane of a full warp calls it.
+  __device__ void flush(CompareStats* s) {
+    for (int off = 16; off > 0; off /= 2) {
+      mism += __shfl_down_sync(0xffffffff, mism, off);
+      nonfin += __shfl_down_sync(0xffffffff, nonfin, off);
+      unwr += __shfl_down_sync(0xffffffff, unwr, off);
+      cnt += __shfl_down_sync(0xffffffff, cnt, off);
+      max_abs = fmax(max_abs, __shfl_down_sync(0xffffffff, max_abs, off));
+      max_rel = fmax(max_rel, __shfl_down_sync(0xffffffff, max_rel, off));
+      sq_err += __shfl_down_sync(0xffffffff, sq_err, off);
+      sq_ref += __shfl_down_sync(0xffffffff, sq_ref, off);
+    }
+    if ((threadIdx.x & 31) != 0) return;
     atomicAdd(&s->checked, cnt);
     atomicAdd(&s->mismatches, mism);
     atomicAdd(&s->nonfinite, nonfin);
@@ -227,6 +228,151 @@ __global__ void soltune_compare(const T* out, const double* ref, const double* m
     atomicAdd(&s->sq_err, sq_err);
     atomicAdd(&s->sq_ref, sq_ref);
   }
+};
+
+// mag: the reference's magnitude per element, or null.
+template <typename T>
+__global__ void soltune_compare(const T* out, const double* ref, const double* mag, long long n, double atol, double rtol,
+                                double mtol, CompareStats* s) {
+  Tally t;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    t.add<T>(reinterpret_cast<const typename Raw<T>::type*>(out)[i], ref[i], mag ? mag[i] : 0.0, atol, rtol, mtol);
+  t.flush(s);
+}
+
+// The check of a GEMM's timed repetitions (docs/MEASUREMENT.md): C = A B, A m x k and C m x n
+// row-major, B k x n row-major or (trans_b) n x k. Everything in double; the projection's signs
+// x_j = +-1 come from (seed, j).
+__device__ inline double proj_sign(unsigned long long seed, long long j) {
+  return (mix64(seed ^ mix64((unsigned long long)j)) >> 63) ? -1.0 : 1.0;
+}
+template <typename T> __device__ inline double b_at(const T* b, long long kk, long long j, long long n, long long k, int trans_b) {
+  return to_double(trans_b ? b[j * k + kk] : b[kk * n + j]);
+}
+
+// Step 1, a thread per row kk of B and chunk of 256 of its columns: y = B x, and per row the sum and
+// the largest of |B(kk, j)| (y, bsum and bmax zeroed before).
+template <typename T>
+__global__ void soltune_proj_b(const T* b, long long n, long long k, int trans_b, unsigned long long seed, double* y,
+                               double* bsum, double* bmax) {
+  const long long kk = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (kk >= k) return;
+  const long long j0 = blockIdx.y * 256LL, j1 = min(n, j0 + 256);
+  double sum = 0, abs_sum = 0, abs_max = 0;
+  for (long long j = j0; j < j1; ++j) {
+    const double v = b_at(b, kk, j, n, k, trans_b);
+    sum += v * proj_sign(seed, j);
+    abs_sum += fabs(v);
+    abs_max = fmax(abs_max, fabs(v));
+  }
+  atomicAdd(&y[kk], sum);
+  atomicAdd(&bsum[kk], abs_sum);
+  atomicMax(reinterpret_cast<unsigned long long*>(&bmax[kk]), (unsigned long long)__double_as_longlong(abs_max));
+}
+
+// Step 2, a warp per row i of A: z = A y = (A B) x, and msum_i = sum_j (|A| |B|)_ij, mmax_i >= the
+// largest (|A| |B|)_ij, which bound the magnitudes' sum of squares by mmax_i msum_i.
+template <typename T>
+__global__ void soltune_proj_a(const T* a, long long m, long long k, const double* y, const double* bsum,
+                               const double* bmax, double* z, double* msum, double* mmax) {
+  const long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (i >= m) return;  // whole warps: blocks are multiples of 32 threads
+  double sum = 0, ms = 0, mm = 0;
+  for (long long c = lane; c < k; c += 32) {
+    const double v = to_double(a[i * k + c]);
+    sum += v * y[c];
+    ms += fabs(v) * bsum[c];
+    mm += fabs(v) * bmax[c];
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    sum += __shfl_down_sync(0xffffffff, sum, off);
+    ms += __shfl_down_sync(0xffffffff, ms, off);
+    mm += __shfl_down_sync(0xffffffff, mm, off);
+  }
+  if (lane == 0) z[i] = sum, msum[i] = ms, mmax[i] = mm;
+}
+
+// Step 3, a warp per row i of the candidate's C: w_i = (C x)_i against z_i, within
+// SOLTUNE_PROJECTION_BOUND (src/core/tolerance.hpp's). A row off counts as one mismatch; a poisoned
+// (unwritten) or non-finite element as itself.
+template <typename T>
+__global__ void soltune_proj_c(const T* c, long long m, long long n, long long k, unsigned long long seed, const double* z,
+                               const double* msum, const double* mmax, double atol, double rtol, double mtol, double zscore,
+                               CompareStats* s) {
+  const long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (i >= m) return;
+  double w = 0, c2 = 0, cabs = 0;
+  unsigned long long unwr = 0, nonfin = 0;
+  for (long long j = lane; j < n; j += 32) {
+    const typename Raw<T>::type o = reinterpret_cast<const typename Raw<T>::type*>(c)[i * n + j];
+    if (all_ones(o)) { ++unwr; continue; }
+    const double v = to_double(o);
+    if (!isfinite(v)) { ++nonfin; continue; }
+    w += v * proj_sign(seed, j);
+    c2 += v * v;
+    cabs += fabs(v);
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    w += __shfl_down_sync(0xffffffff, w, off);
+    c2 += __shfl_down_sync(0xffffffff, c2, off);
+    cabs += __shfl_down_sync(0xffffffff, cabs, off);
+    unwr += __shfl_down_sync(0xffffffff, unwr, off);
+    nonfin += __shfl_down_sync(0xffffffff, nonfin, off);
+  }
+  if (lane != 0) return;
+  const double err = fabs(w - z[i]);
+  const double bound = SOLTUNE_PROJECTION_BOUND(double(n), double(k), atol, rtol, mtol, c2, mmax[i], msum[i], cabs, zscore);
+  const bool off_band = unwr == 0 && nonfin == 0 && !(err <= bound);
+  atomicAdd(&s->checked, (unsigned long long)n);
+  if (off_band || unwr || nonfin) atomicAdd(&s->mismatches, off_band ? 1ULL : unwr + nonfin);
+  if (nonfin) atomicAdd(&s->nonfinite, nonfin);
+  if (unwr) atomicAdd(&s->unwritten, unwr);
+  // max_rel: the row's error as a share of what it may be, for the log.
+  atomicMax(reinterpret_cast<unsigned long long*>(&s->max_abs), (unsigned long long)__double_as_longlong(err));
+  atomicMax(reinterpret_cast<unsigned long long*>(&s->max_rel), (unsigned long long)__double_as_longlong(err / bound));
+}
+
+// Step 4: rows rows[0..r) of A B computed exactly in double with their magnitudes |A| |B|, and the
+// candidate's rows compared with them under the band. A block: 256 columns of 4 of the rows; A's
+// and B's values (16-bit or f32) are exact in float, so the tiles are kept as floats.
+template <typename T>
+__global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b, const T* c, long long n, long long k,
+                                                         int trans_b, const long long* rows, int r, double atol,
+                                                         double rtol, double mtol, CompareStats* s) {
+  __shared__ float as[4][32];
+  __shared__ float bs[32][257];
+  const int t = threadIdx.x;
+  const long long j = blockIdx.x * 256LL + t;
+  const int g = blockIdx.y * 4;
+  double ref[4] = {0, 0, 0, 0}, mag[4] = {0, 0, 0, 0};
+  for (long long k0 = 0; k0 < k; k0 += 32) {
+    if (t < 128) {
+      const int rr = t / 32, cc = t % 32;
+      as[rr][cc] = g + rr < r && k0 + cc < k ? float(to_double(a[rows[g + rr] * k + k0 + cc])) : 0.f;
+    }
+    for (int idx = t; idx < 32 * 256; idx += 256) {
+      // Along B's storage order, so that a warp reads consecutive elements.
+      const int kr = trans_b ? idx % 32 : idx / 256, jc = trans_b ? idx / 32 : idx % 256;
+      const long long kk = k0 + kr, jj = blockIdx.x * 256LL + jc;
+      bs[kr][jc] = kk < k && jj < n ? float(b_at(b, kk, jj, n, k, trans_b)) : 0.f;
+    }
+    __syncthreads();
+    for (int kr = 0; kr < 32; ++kr) {
+      const double bv = bs[kr][t];
+      for (int rr = 0; rr < 4; ++rr) {
+        ref[rr] += double(as[rr][kr]) * bv;
+        mag[rr] += fabs(double(as[rr][kr]) * bv);
+      }
+    }
+    __syncthreads();
+  }
+  Tally tally;
+  if (j < n)
+    for (int rr = 0; rr < 4 && g + rr < r; ++rr)
+      tally.add<T>(reinterpret_cast<const typename Raw<T>::type*>(c)[rows[g + rr] * n + j], ref[rr], mag[rr], atol, rtol, mtol);
+  tally.flush(s);
 }
 
 // Bytes that differ between a and b (n bytes each, 16-byte aligned): an input compared with its
@@ -454,10 +600,15 @@ std::vector<std::string> wgmma_probe_name_expressions() {
   return {"soltune_wgmma_probe<0>", "soltune_wgmma_probe<1>", "soltune_wgmma_probe<2>"};
 }
 
+std::vector<DType> gemm_check_dtypes() { return {DType::f32, DType::f16, DType::bf16}; }
+
 std::vector<std::string> builtin_name_expressions() {
   std::vector<std::string> out;
   for (const DType t : all_dtypes())  // inputs of every dtype are drawn, outputs of every dtype compared
     for (const char* k : {"soltune_fill<", "soltune_compare<", "soltune_redraw<", "soltune_verify_set<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
+  for (const DType t : gemm_check_dtypes())
+    for (const char* k : {"soltune_proj_b<", "soltune_proj_a<", "soltune_proj_c<", "soltune_gemm_rows<"})
+      out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
                         "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne"})

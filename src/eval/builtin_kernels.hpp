@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.hpp"
+
 namespace soltune {
 
 // Mirrors the device struct in the kernel source; the compare kernel accumulates into it.
@@ -16,6 +18,8 @@ struct CompareStats {
 };
 
 const std::string& builtin_kernels_source();
+// The dtypes the GEMM check's kernels are built for (problem.yaml's `check: {routine: gemm_projection}`).
+std::vector<DType> gemm_check_dtypes();
 // Name expressions the evaluator asks NVRTC for: fill and compare for each storage dtype, the
 // flush, the gate, the probes.
 std::vector<std::string> builtin_name_expressions();

@@ -226,8 +226,7 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
   // Checked only (an audit under a sanitizer, which slows the kernel 10-1000x): the first round.
   const int rounds = time_it ? std::max(opt_.check_rounds, st.distributions()) : 1;
   for (int round = 0; round < rounds; ++round) {
-    st.draw_inputs(0, round);
-    st.run_reference(0);
+    st.round_inputs(round, time_it ? batch_ : 0);
     st.poison_outputs();
     st.poison_scratch();
     if (auto e = launch(0); e != cudaSuccess) return failed(e, "launch");

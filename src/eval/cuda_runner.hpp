@@ -29,6 +29,9 @@ class CudaRunner {
   // The first correctness round only, nothing timed: what runs under compute-sanitizer (an
   // audit), where times mean nothing and every launch costs 10-1000x. Status ok when it passed.
   void check(const Task& t, Candidate& c, const CompileResult& r);
+  // The batch of candidates the next run belongs to: a batch's candidates share their correctness
+  // rounds' inputs and reference results (TaskState::round_inputs); 0: none shared.
+  void set_batch(uint64_t batch) { batch_ = batch; }
   // Times the baseline and the candidates (which passed before) interleaved, `rounds` times.
   // Throws Error if any of them fails now.
   Retimed retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs, int rounds);
@@ -38,6 +41,7 @@ class CudaRunner {
   TaskState& state_for(const Task& t);
 
  private:
+  uint64_t batch_ = 0;
   void measure_ceilings();
   void run_checked(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us, bool time_it);
 

@@ -217,6 +217,10 @@ void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> 
   SOLTUNE_CUDA(try_builtin(name_expr, std::move(args), n));
 }
 
+void TaskState::launch_builtin(const std::string& name_expr, std::vector<void*> args, dim3 grid) {
+  SOLTUNE_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(builtin_.at(name_expr)), grid, dim3(256), args.data(), 0, stream()));
+}
+
 cudaError_t TaskState::try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n) {
   const int64_t blocks = std::clamp<int64_t>((n + 255) / 256, 1, static_cast<int64_t>(dev_->sms) * 8);
   return cudaLaunchKernel(reinterpret_cast<const void*>(builtin_.at(name_expr)), dim3(static_cast<unsigned>(blocks)),
@@ -225,7 +229,8 @@ cudaError_t TaskState::try_builtin(const std::string& name_expr, std::vector<voi
 
 int TaskState::distributions() const { return correctness_rounds(*task_.problem); }
 
-void TaskState::draw_inputs(int set, int dist) {
+std::vector<unsigned long long> TaskState::draw_inputs(int set, int dist, const std::vector<unsigned long long>* seeds) {
+  std::vector<unsigned long long> used;
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || (!role_is_drawn(s->spec->role) && s->spec->role != Role::constant)) continue;
     const size_t i = static_cast<size_t>(set) % s->sets.size();
@@ -239,7 +244,8 @@ void TaskState::draw_inputs(int set, int dist) {
       if (!s->pristine.empty())
         SOLTUNE_CUDA(cudaMemcpyAsync(s->pristine[i].get(), p, s->pristine[i].bytes(), cudaMemcpyDeviceToDevice, stream()));
     } else {
-      unsigned long long seed = next_random();
+      unsigned long long seed = seeds && used.size() < seeds->size() ? (*seeds)[used.size()] : next_random();
+      used.push_back(seed);
       auto [kind, a, b] = draw_args(*s, dist, bind_);
       launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
       if (!s->drawn.empty()) s->drawn[i] = ArgSlot::SetDraw{seed, 0, dist};
@@ -247,6 +253,48 @@ void TaskState::draw_inputs(int set, int dist) {
     for (void* sym : s->symbols)
       SOLTUNE_CUDA(cudaMemcpyAsync(sym, p, static_cast<size_t>(n) * dtype_bytes(s->dtype), cudaMemcpyDeviceToDevice, stream()));
   }
+  return used;
+}
+
+bool TaskState::keep_rounds() const {
+  if (!compute_bound_) return false;  // a memory-bound reference costs about what the candidate does
+  size_t bytes = 0;
+  for (const auto& s : slots_) bytes += s->ref.bytes() + s->mag.bytes();
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return bytes * static_cast<size_t>(distributions()) <= free / 4;
+}
+
+void TaskState::round_inputs(int round, uint64_t batch) {
+  if (batch != kept_batch_) {
+    kept_.clear();
+    kept_batch_ = batch;
+  }
+  if (const auto it = kept_.find(round); batch != 0 && it != kept_.end()) {
+    draw_inputs(0, round, &it->second.seeds);
+    size_t i = 0;
+    for (auto& s : slots_)
+      for (DeviceBuffer* b : {&s->ref, &s->mag})
+        if (b->bytes() > 0) {
+          const auto& kept = it->second.results[i++];
+          SOLTUNE_CUDA(cudaMemcpyAsync(b->get(), kept.get(), kept.bytes(), cudaMemcpyDeviceToDevice, stream()));
+        }
+    return;
+  }
+  auto seeds = draw_inputs(0, round);
+  run_reference(0);
+  if (batch == 0 || !keep_rounds()) return;
+  KeptRound k{std::move(seeds), {}};
+  for (auto& s : slots_)
+    for (DeviceBuffer* b : {&s->ref, &s->mag})
+      if (b->bytes() > 0) {
+        k.results.emplace_back(b->bytes());
+        SOLTUNE_CUDA(cudaMemcpyAsync(k.results.back().get(), b->get(), b->bytes(), cudaMemcpyDeviceToDevice, stream()));
+      }
+  kept_.emplace(round, std::move(k));
 }
 
 unsigned long long TaskState::redraw_threshold(const ArgSlot& s) const {

@@ -88,7 +88,14 @@ class TaskState {
   std::string encode_tensor_maps(const VariantSpec& v, const Bindings& b, int set, TensorMapArgs& out);
   // Draws fresh random inputs into input set `set` (a new seed each call) from correctness round
   // dist's distribution (core/rounds.hpp; 0: the problem's declared one).
-  void draw_inputs(int set, int dist = 0);
+  // Returns the seeds drawn from, one per input drawn (in the order of the arguments); `seeds`, where
+  // given, are used instead of new ones (the same draw again).
+  std::vector<unsigned long long> draw_inputs(int set, int dist = 0, const std::vector<unsigned long long>* seeds = nullptr);
+  // Correctness round `round`'s inputs in set 0 and the reference's results of them. Within one batch
+  // of candidates (batch != 0) of a compute-bound task, drawn and computed for the first candidate
+  // and kept: the others get the same inputs drawn again and the kept results, since the inputs are
+  // not the candidates' to choose and the reference costs more than the candidate. Else both anew.
+  void round_inputs(int round, uint64_t batch);
   // Before every timed repetition: new values in part of input set `set` (seeds from
   // unpredictable()), so that no repetition runs on inputs a kernel has seen, and a result kept
   // from an earlier call is wrong. The part is all of it where the task is compute-bound or the
@@ -128,6 +135,10 @@ class TaskState {
   // changed into acc (scratch guard zones included), and re-zeroes any workspace found so, and
   // re-guards any scratch buffer, so that the next run starts clean.
   void check_workspaces(Accuracy& acc);
+  // A checked timed repetition on input set `set` (the candidate has run): by the problem's check
+  // routine where it declares one (a fraction of the reference's cost; timed_check.cpp), else by the
+  // reference and compare_outputs. Accumulates into acc like compare_outputs.
+  void check_repetition(Accuracy& acc, int set);
   void reset_workspaces();  // after a failed launch that may have run part of the way
   // T_ref's launches: the problem's library routine where it was planned, else its baseline kernels.
   cudaError_t run_baseline(int set);
@@ -160,6 +171,16 @@ class TaskState {
   static void allocate_guarded(ArgSlot& s, size_t bytes);
   static constexpr unsigned char kGuardByte = 0xA5;
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);  // throws
+  void launch_builtin(const std::string& name_expr, std::vector<void*> args, dim3 grid);  // 256 threads a block; throws
+  void gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set);
+  DeviceBuffer check_ws_;  // the check routine's temporaries, kept while large enough
+  struct KeptRound {
+    std::vector<unsigned long long> seeds;
+    std::vector<DeviceBuffer> results;  // each output's ref, then its mag where it has one
+  };
+  std::map<int, KeptRound> kept_;  // by round, for batch kept_batch_
+  uint64_t kept_batch_ = 0;
+  bool keep_rounds() const;  // whether results are worth keeping and fit the device's free memory
   cudaError_t try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
   // The count a builtin counting kernel adds to the counter it is given (zeroed first), read back.
   int64_t device_count(const std::function<void(void*)>& launches);

@@ -107,6 +107,7 @@ YAML::Node Worker::run(const YAML::Node& m, const std::string& cubin, bool timed
   const Task t = task(m["task"]);
   Candidate c = candidate(t, m);
   const CompileResult r = compiled(c, m, cubin);
+  runner_->set_batch(m["batch"] ? m["batch"].as<uint64_t>() : 0);
   if (timed)
     runner_->run(t, c, r, m["incumbent"].as<double>());
   else

@@ -125,7 +125,7 @@ TaskBaseline WorkerEvaluator::baseline(const Task& t) {
 }
 
 bool WorkerEvaluator::send(const Task& t, Candidate& c, const CompileResult& r, const char* op, double limit_s,
-                           YAML::Node& reply) {
+                           YAML::Node& reply, uint64_t batch) {
   auto& res = c.result;
   YAML::Node req;
   req["op"] = op;
@@ -134,6 +134,7 @@ bool WorkerEvaluator::send(const Task& t, Candidate& c, const CompileResult& r, 
   req["kernels"] = wire::encode_kernels(r.kernels);
   const auto best = best_us_.find(t.id());
   req["incumbent"] = best == best_us_.end() ? 0.0 : best->second;
+  if (batch != 0) req["batch"] = batch;
   std::string why;
   const auto started = ChildProcess::Clock::now();
   const auto out = call(req, wire::frame(std::string(r.cubin.begin(), r.cubin.end())), limit_s, reply, why);
@@ -177,13 +178,13 @@ std::string WorkerEvaluator::finish(double grace_s) {
   return proc_->exit_text(grace_s);
 }
 
-void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& r) {
+void WorkerEvaluator::run_one(const Task& t, Candidate& c, const CompileResult& r, uint64_t batch) {
   auto& res = c.result;
   if (statically_illegal(c, dev_)) return;
   const auto it = t_ref_.find(t.id());
   const double limit = candidate_time_limit_s(it == t_ref_.end() ? 1e6 : it->second, opt_.eval, opt_.timeout_cap_s);
   YAML::Node reply;
-  if (send(t, c, r, "run", limit, reply)) {
+  if (send(t, c, r, "run", limit, reply, batch)) {
     note_result(t, res);
     if (reply["lost"].as<bool>()) {
       proc_->exit_text();  // the worker ends itself after a fault
@@ -269,6 +270,7 @@ void WorkerEvaluator::prefetch(const Task& t, const std::vector<Config>& configs
 
 std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
   auto batch = prepare_candidates(t, dev_, arch_, configs);
+  const uint64_t batch_id = ++batches_;  // its candidates share their correctness rounds' inputs
   // Every compile starts at once (unless prefetched, when it may be done already); each candidate
   // goes to the GPU as soon as its own compile is done, in order, so the GPU works while the rest
   // of the batch still compiles.
@@ -294,7 +296,7 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
       if (first_run_) compile_wait_s_ += std::chrono::duration<double>(ChildProcess::Clock::now() - waited_from).count();
       if (take_compile_result(c, compiled[c.request])) {
         c.result.occupancy_blocks = occupancy_blocks_per_sm(c.result.res, c.result.geo, dev_);
-        run_one(t, c, compiled[c.request]);
+        run_one(t, c, compiled[c.request], batch_id);
       }
     }
     out.push_back(std::move(c.result));

@@ -77,10 +77,12 @@ class WorkerEvaluator final : public Evaluator {
   Outcome call(const YAML::Node& req, const std::string& trailing, double timeout_s, YAML::Node& reply, std::string& why);
   Outcome call_unmetered(const YAML::Node& req, const std::string& trailing, double timeout_s, YAML::Node& reply,
                          std::string& why);
-  void run_one(const Task& t, Candidate& c, const CompileResult& r);
+  void run_one(const Task& t, Candidate& c, const CompileResult& r, uint64_t batch);
   // Sends one compiled candidate (op run or check) and reads its outcome into c.result. false: the
   // worker timed out or died (status timeout or fault, the log says which); a worker's error throws.
-  bool send(const Task& t, Candidate& c, const CompileResult& r, const char* op, double limit_s, YAML::Node& reply);
+  // batch: evaluate()'s call, whose candidates share their correctness rounds (0: none).
+  bool send(const Task& t, Candidate& c, const CompileResult& r, const char* op, double limit_s, YAML::Node& reply,
+            uint64_t batch = 0);
   // A compile on a thread of its own, at most one per core at a time.
   std::shared_future<CompileResult> start_compile(const CompileRequest& req);
 
@@ -93,6 +95,7 @@ class WorkerEvaluator final : public Evaluator {
   std::map<std::string, double> t_ref_;    // per task id, for the time limit
   std::map<std::string, double> best_us_;  // per task id: the incumbent for the early stop
   int restarts_ = 0;
+  uint64_t batches_ = 0;  // evaluate() calls so far
   std::optional<ChildProcess::Clock::time_point> first_run_;  // the first candidate sent to the GPU
   double compile_wait_s_ = 0;  // evaluate() waiting on compiles since the first candidate ran
   double busy_s_ = 0;                                          // time the worker spent serving requests since

@@ -413,6 +413,33 @@ TEST_F(DispatcherTest, AVariantFarBehindAnotherAtItsShapeGetsLittle) {
   EXPECT_GE(evaluated[ids[3]], cfg.search.initial) << "the same variant at a shape where it keeps up";
 }
 
+// The variant leading at a shape warms up before those behind it: after every task's first
+// evaluation, the fast variant listed last takes its warm-up before the slow one listed first.
+TEST_F(DispatcherTest, TheVariantLeadingAtAShapeWarmsUpFirst) {
+  auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");
+  cfg.shapes.resize(1);
+  cfg.variants = {"mma_sync", "tiled"};
+  FakeEvaluator ev;
+  Recorder rec;
+  Dispatcher d(cfg, ev, rec);
+  std::vector<std::string> ids;
+  for (const auto& t : d.tasks())
+    if (!t.fallback_only) ids.push_back(t.id());
+  ASSERT_EQ(ids.size(), 2u);
+  ev.slow_task = ids[0];  // mma_sync, listed first, ten times slower than tiled
+  d.run(Budget{4 * cfg.search.initial, 600}, 3);  // a time budget: every task's first evaluation comes alone
+  std::vector<std::string> order;  // the task of each evaluation, in order
+  for (const auto& e : rec.events)
+    if (e.rfind("result ", 0) == 0) order.push_back(e.substr(7, e.find(' ', 7) - 7));
+  auto nth = [&](const std::string& id, int n) {  // where the task's n-th evaluation came
+    for (size_t i = 0; i < order.size(); ++i)
+      if (order[i] == id && --n == 0) return i;
+    return order.size();
+  };
+  EXPECT_LT(nth(ids[1], 1), nth(ids[0], 2));
+  EXPECT_LT(nth(ids[1], cfg.search.initial), nth(ids[0], 2)) << "the leader's warm-up first";
+}
+
 // The baseline belongs to the shape and dtype: timed once there, whatever the variants.
 TEST_F(DispatcherTest, OneBaselinePerShapeAndDtype) {
   auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");

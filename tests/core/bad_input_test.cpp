@@ -519,6 +519,27 @@ TEST_F(BadInput, LibraryBaselines) {
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").baseline_library);
 }
 
+// check: a check routine soltune knows, over buffers and sizes as a library baseline's, without a label.
+TEST_F(BadInput, TimedChecks) {
+  const std::string good = "check: {routine: gemm_projection, a: x, b: x, c: y, m: n, n: 1, k: 1}\n";
+  const int line = edit(problem_yaml(), "baseline:\n", good + "baseline:\n");
+  const auto p = load();
+  ASSERT_TRUE(p.timed_check);
+  EXPECT_EQ(p.timed_check->operands.at("c"), "y");
+  auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
+    std::string bad = good;
+    bad.replace(bad.find(from), from.size(), to);
+    edit(problem_yaml(), good, bad);
+    expect_error([&] { load(); }, problem_yaml(), line, col, {phrase});
+    edit(problem_yaml(), bad, good);
+  };
+  broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection)");
+  broken("routine: gemm_projection,", "routine: gemm_projection, label: x,", 42, "a check has no label");
+  broken("c: y,", "c: x,", 50, "'x' must be an output for gemm_projection's c");
+  broken(", k: 1}", "}", 8, "gemm_projection needs its size 'k'");
+  EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").timed_check);
+}
+
 // A key written without a value is refused where it is written; the default comes from leaving it out.
 TEST_F(BadInput, AKeyWithoutAValueIsRefused) {
   for (const std::string key : {"seed", "kb", "arch", "model_gpu"}) {

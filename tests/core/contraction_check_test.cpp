@@ -42,9 +42,9 @@ struct Gemm {
 
 // The three distributions every correctness run draws (cuda_task_state.cpp's draw_inputs):
 // normal(0, 1) as declared, eight times wider, and shifted down by twice the spread.
-Gemm draw(int k, int dist, DType dt, uint64_t seed) {
+Gemm draw(int k, int dist, DType dt, uint64_t seed, int m = 12, int n = 12) {
   Gemm g;
-  g.k = k;
+  g.m = m, g.n = n, g.k = k;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> nd(dist == 2 ? -2.0 : 0.0, dist == 1 ? 8.0 : 1.0);
   auto store = [&](double v) { return dt == DType::bf16 ? to_bf16(v) : dt == DType::f16 ? to_f16(v) : double(float(v)); };
@@ -193,6 +193,92 @@ TEST(ContractionCheck, AnInfIsRightOnlyWhereTheReferenceRoundsPastTheLargestValu
   EXPECT_FALSE(compare_on_host({-INFINITY}, {65600}, {65600}, tol, k16, 65504).pass);  // the wrong side
   EXPECT_FALSE(compare_on_host({INFINITY}, {1000}, {65600}, tol, k16, 65504).pass);    // far inside
   EXPECT_FALSE(compare_on_host({NAN}, {65600}, {65600}, tol, k16, 65504).pass);        // NaN never
+}
+
+// The projection check of timed repetitions (SOLTUNE_PROJECTION_BOUND), as the device runs it, on a
+// candidate's C (values as stored): the rows whose projection is off, for one draw of signs.
+int rows_off(const Gemm& g, DType dt, const std::vector<double>& c, uint64_t seed) {
+  static const ProblemSpec p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul");
+  const Tolerance& tol = p.tolerance.at(dt);
+  const double mtol = tol.mtol.eval(Bindings{{"m", g.m}, {"n", g.n}, {"k", g.k}, {"trans_b", 0}});
+  std::mt19937_64 rng(seed);
+  std::vector<double> x(static_cast<size_t>(g.n)), y(static_cast<size_t>(g.k), 0), bsum(y), bmax(y);
+  for (auto& v : x) v = rng() >> 63 ? -1.0 : 1.0;
+  for (int q = 0; q < g.k; ++q)
+    for (int j = 0; j < g.n; ++j) {
+      const double v = g.b[q * g.n + j];
+      y[q] += v * x[j];
+      bsum[q] += std::fabs(v);
+      bmax[q] = std::max(bmax[q], std::fabs(v));
+    }
+  int off = 0;
+  for (int i = 0; i < g.m; ++i) {
+    double z = 0, msum = 0, mmax = 0, w = 0, c2 = 0, cabs = 0;
+    for (int q = 0; q < g.k; ++q) {
+      const double v = g.a[i * g.k + q];
+      z += v * y[q];
+      msum += std::fabs(v) * bsum[q];
+      mmax += std::fabs(v) * bmax[q];
+    }
+    for (int j = 0; j < g.n; ++j) {
+      const double v = c[i * g.n + j];
+      w += v * x[j];
+      c2 += v * v;
+      cabs += std::fabs(v);
+    }
+    const double bound = SOLTUNE_PROJECTION_BOUND(double(g.n), double(g.k), tol.atol, tol.rtol, mtol, c2, mmax, msum, cabs,
+                                                  kProjectionZscore);
+    off += !(std::fabs(w - z) <= bound);
+  }
+  return off;
+}
+
+std::vector<double> run(const Gemm& g, DType dt, const Kernel& kernel) {
+  std::vector<double> c;
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) {
+      const double v = kernel(g, i, j);
+      c.push_back(dt == DType::bf16 ? to_bf16(v) : dt == DType::f16 ? to_f16(v) : double(float(v)));
+    }
+  return c;
+}
+
+TEST(ProjectionCheck, EveryRightWayOfSummingPassesEveryRow) {
+  for (int k : {64, 4096})
+    for (int dist = 0; dist < 3; ++dist)
+      for (DType dt : kAll) {
+        const auto g = draw(k, dist, dt, 3000 + k + 10 * dist + static_cast<int>(dt), 16, 512);
+        for (const auto& [name, kernel] : std::vector<std::pair<const char*, Kernel>>{
+                 {"fma", fma_order}, {"tensor core", tensor_core}, {"split-k", split_k}}) {
+          const auto c = run(g, dt, kernel);
+          for (uint64_t seed = 0; seed < 4; ++seed)
+            EXPECT_EQ(rows_off(g, dt, c, seed), 0) << name << " " << dtype_name(dt) << " k=" << k << " dist " << dist;
+        }
+      }
+}
+
+// One row off fails the check. The bound is as loose as the band (k f32 roundings per element, at
+// every element at once) and the magnitudes' bound make it: a row's power depends on how far its
+// errors reach past that, and a wrong kernel is caught by its many rows. Here 16 rows of 512.
+TEST(ProjectionCheck, WorkSkippedInATimedRepetitionFailsMostRows) {
+  const int k = 4096;
+  for (DType dt : kAll) {
+    const auto g = draw(k, 0, dt, 41 + static_cast<int>(dt), 16, 512);
+    const auto other = draw(k, 0, dt, 4100 + static_cast<int>(dt), 16, 512);
+    const std::string at = dtype_name(dt).data();
+    // The previous repetition's result, on other inputs: what a kernel that skips a call leaves.
+    EXPECT_GE(rows_off(g, dt, run(other, dt, fma_order), 1), 8) << "stale result, " << at;
+    // Half of k summed.
+    auto half_k = [](const Gemm& h, int i, int j) {
+      float acc = 0;
+      for (int q = 0; q < h.k / 2; ++q) acc = std::fma(float(h.a[i * h.k + q]), float(h.b[q * h.n + j]), acc);
+      return double(acc);
+    };
+    EXPECT_GE(rows_off(g, dt, run(g, dt, half_k), 2), 6) << "half of k, " << at;
+    // Every other column left at zero.
+    auto holes = [](const Gemm& h, int i, int j) { return j % 2 == 0 ? 0.0 : fma_order(h, i, j); };
+    EXPECT_GE(rows_off(g, dt, run(g, dt, holes), 3), 4) << "columns skipped, " << at;
+  }
 }
 
 }  // namespace

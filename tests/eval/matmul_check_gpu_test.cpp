@@ -1,9 +1,12 @@
 // GPU tests (label gpu): the contraction-aware check of templates/matmul on real kernels at k = 8192
 // and 16384. A plain f32-accumulating GEMM passes in every dtype; the usual wrong GEMMs (bf16
 // accumulation, a dropped k-tile, a skipped k tail, an unwritten column, TF32 inputs where f32 is
-// declared, B read in the other layout) are each wrong_answer.
+// declared, B read in the other layout) are each wrong_answer. Kernels that do the work while the
+// correctness rounds run and skip part of it in timed repetitions are caught by the projection check
+// of the timed loop (problem.yaml's `check:`).
 #include <gtest/gtest.h>
 
+#include "core/rounds.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
 
@@ -12,8 +15,17 @@ namespace {
 
 struct GemmKernel {
   const char* name;
-  const char* body;  // a, b, c, m, n, k, row, col in scope; f() reads any T as float, put() stores
+  const char* body;  // a, b, c, m, n, k, row, col, call in scope; f() reads any T as float, put() stores
   bool right;
+};
+// `call` counts the kernel's calls; ROUNDS + 3 of them are the correctness rounds and the warm-up.
+const GemmKernel kTimedCheats[] = {
+    // Writes nothing once timing starts: the previous repetition's result, for other inputs, stays.
+    {"skipper", "if (call >= ROUNDS + 3) return; float acc = 0; for (long long q = 0; q < k; ++q)"
+                " acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc); put(c + row * n + col, acc);", false},
+    // Sums half of k once timing starts.
+    {"halfk", "const long long kk = call >= ROUNDS + 3 ? k / 2 : k; float acc = 0; for (long long q = 0; q < kk; ++q)"
+              " acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc); put(c + row * n + col, acc);", false},
 };
 
 const GemmKernel kKernels[] = {
@@ -37,7 +49,10 @@ const GemmKernel kKernels[] = {
 
 std::filesystem::path gemm_problem() {
   const auto root = test::copy_problem("matmul", "gemmcheck");
-  for (const auto& g : kKernels) {
+  const auto rounds = std::to_string(std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(load_problem(root, "matmul"))));
+  std::vector<GemmKernel> all(std::begin(kKernels), std::end(kKernels));
+  all.insert(all.end(), std::begin(kTimedCheats), std::end(kTimedCheats));
+  for (const auto& g : all) {
     test::write_file(root / "matmul" / (std::string(g.name) + ".cu"),
                      std::string("#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
                                  "__device__ inline float f(float v) { return v; }\n"
@@ -47,7 +62,11 @@ std::filesystem::path gemm_problem() {
                                  "__device__ inline void put(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }\n"
                                  "__device__ inline void put(__half* p, float v) { *p = __float2half_rn(v); }\n"
                                  "__device__ inline float tf32(float v) { unsigned u; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(v)); return __uint_as_float(u); }\n"
+                                 "#define ROUNDS " + rounds + "\n__device__ unsigned calls;\n"
                                  "template <typename T, int B>\n__global__ void gemm(const T* a, const T* b, T* c, long long m, long long n, long long k) {\n"
+                                 "  __shared__ unsigned call_s;\n"
+                                 "  if (threadIdx.x == 0 && threadIdx.y == 0) call_s = atomicAdd(&calls, 1u) / (gridDim.x * gridDim.y);\n"
+                                 "  __syncthreads();\n  const unsigned call = call_s;\n"
                                  "  const long long col = blockIdx.x * 16LL + threadIdx.x, row = blockIdx.y * 16LL + threadIdx.y;\n"
                                  "  if (row >= m || col >= n) return;\n  ") +
                          g.body + "\n}\n");
@@ -85,6 +104,25 @@ TEST(MatmulCheckGpu, RightGemmsPassAndWrongOnesFailAtLargeK) {
         }
       }
   EXPECT_EQ(ev.restarts(), 0);
+}
+
+TEST(MatmulCheckGpu, WorkSkippedInTimedRepetitionsIsCaughtByTheProjection) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto root = gemm_problem();
+  const auto p = load_problem(root, "matmul");
+  const Compiler compiler(default_compiler_options());
+  for (DType dt : {DType::f32, DType::bf16})
+    for (const auto& g : kTimedCheats) {
+      // A worker per kernel: the call counter starts at zero.
+      WorkerEvaluator ev(compiler, test::worker_options(root));
+      const Task t{&p, &p.variant(g.name), dt, Shape{{{"m", 256}, {"n", 192}, {"k", 8192}, {"trans_b", 0}}}};
+      ev.baseline(t);
+      const auto r = ev.evaluate(t, {Config{{16}}});
+      ASSERT_EQ(r.size(), 1u);
+      EXPECT_EQ(r[0].status, Status::wrong_answer) << t.id() << ": " << r[0].log;
+      EXPECT_NE(r[0].log.find("inside the timed loop"), std::string::npos) << t.id() << ": " << r[0].log;
+      EXPECT_NE(r[0].log.find("checked by projection"), std::string::npos) << t.id() << ": " << r[0].log;
+    }
 }
 
 }  // namespace

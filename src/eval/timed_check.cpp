@@ -1,0 +1,114 @@
+// The checks of timed repetitions that a problem declares in place of its reference (`check:` in
+// problem.yaml). docs/MEASUREMENT.md argues their power.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unordered_set>
+
+#include "core/tolerance.hpp"
+#include "eval/builtin_kernels.hpp"
+#include "eval/cuda_check.hpp"
+#include "eval/cuda_task_state.hpp"
+
+namespace soltune {
+namespace {
+// One row in this many is computed exactly (at least one): the exact rows cost about this share of
+// the GEMM's multiply-adds, at the FP64 rate.
+constexpr int64_t kRowShare = 64;
+
+unsigned cdiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
+}  // namespace
+
+void TaskState::check_repetition(Accuracy& acc, int set) {
+  const auto& call = task_.problem->timed_check;
+  const auto dtypes = gemm_check_dtypes();
+  if (!call || std::find(dtypes.begin(), dtypes.end(), task_.dtype) == dtypes.end()) {
+    run_reference(set);
+    compare_outputs(acc);
+    return;
+  }
+  gemm_projection_check(*call, acc, set);  // the one check routine (core's check_routines())
+}
+
+void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set) {
+  auto size = [&](const char* name) -> long long {
+    const auto it = call.sizes.find(name);
+    return it == call.sizes.end() ? 0 : static_cast<long long>(it->second.eval(bind_));
+  };
+  long long m = size("m"), n = size("n"), k = size("k");
+  int trans_b = size("trans_b") != 0;
+  ArgSlot& A = slot(call.operands.at("a"));
+  ArgSlot& B = slot(call.operands.at("b"));
+  ArgSlot& C = slot(call.operands.at("c"));
+  const void* a = A.at(static_cast<size_t>(set));
+  const void* b = B.at(static_cast<size_t>(set));
+  const void* c = C.data();
+  const int64_t r = std::clamp<int64_t>((m + kRowShare - 1) / kRowShare, 1, m);
+
+  // y, bsum, bmax (k each), z, msum, mmax (m each), two CompareStats, the rows.
+  const size_t doubles = static_cast<size_t>(3 * k + 3 * m);
+  const size_t bytes = doubles * 8 + 2 * sizeof(CompareStats) + static_cast<size_t>(r) * 8;
+  if (check_ws_.bytes() < bytes) check_ws_ = DeviceBuffer(bytes);
+  auto* d = static_cast<double*>(check_ws_.get());
+  double *y = d, *bsum = d + k, *bmax = d + 2 * k, *z = d + 3 * k, *msum = z + m, *mmax = z + 2 * m;
+  auto* stats = reinterpret_cast<CompareStats*>(d + doubles);
+  CompareStats* proj_stats = stats;
+  CompareStats* row_stats = stats + 1;
+  auto* rows = reinterpret_cast<long long*>(stats + 2);
+  SOLTUNE_CUDA(cudaMemsetAsync(y, 0, static_cast<size_t>(3 * k) * 8, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, 2 * sizeof(CompareStats), stream()));
+
+  // The rows and the signs are drawn now, after the candidate ran: it could not know them.
+  std::vector<long long> picked;
+  {
+    std::unordered_set<long long> seen;  // Floyd's sampling: r distinct rows of m
+    for (long long j = m - r; j < m; ++j) {
+      const auto t = static_cast<long long>(unpredictable() % static_cast<uint64_t>(j + 1));
+      const long long row = seen.insert(t).second ? t : j;
+      if (row == j) seen.insert(j);
+      picked.push_back(row);
+    }
+  }
+  SOLTUNE_CUDA(cudaMemcpyAsync(rows, picked.data(), picked.size() * 8, cudaMemcpyHostToDevice, stream()));
+  unsigned long long seed = unpredictable();
+
+  const Tolerance& tol = task_.problem->tolerance.at(task_.dtype);
+  double atol = tol.atol, rtol = tol.rtol, mtol = tol.mtol.empty() ? 0.0 : tol.mtol.eval(bind_), zscore = kProjectionZscore;
+  const std::string t = "<" + std::string(dtype_cpp(task_.dtype)) + ">";
+  int r_int = static_cast<int>(r);
+  launch_builtin("soltune_proj_b" + t, {&b, &n, &k, &trans_b, &seed, &y, &bsum, &bmax}, dim3(cdiv(k, 256), cdiv(n, 256)));
+  launch_builtin("soltune_proj_a" + t, {&a, &m, &k, &y, &bsum, &bmax, &z, &msum, &mmax}, dim3(cdiv(m * 32, 256)));
+  launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &k, &seed, &z, &msum, &mmax, &atol, &rtol, &mtol, &zscore, &proj_stats},
+                 dim3(cdiv(m * 32, 256)));
+  launch_builtin("soltune_gemm_rows" + t, {&a, &b, &c, &n, &k, &trans_b, &rows, &r_int, &atol, &rtol, &mtol, &row_stats},
+                 dim3(cdiv(n, 256), cdiv(r, 4)));
+  CompareStats cs[2]{};
+  SOLTUNE_CUDA(cudaMemcpyAsync(cs, stats, sizeof cs, cudaMemcpyDeviceToHost, stream()));
+  SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+  const CompareStats &proj = cs[0], &exact = cs[1];
+
+  // The projection sees every element: it counts the unwritten and non-finite ones; the exact rows
+  // count the elements outside the band, and measure the errors.
+  const auto rows_off = static_cast<int64_t>(proj.mismatches - proj.unwritten - proj.nonfinite);
+  const auto exact_off = static_cast<int64_t>(exact.mismatches - exact.unwritten - exact.nonfinite);
+  acc.checked += static_cast<int64_t>(exact.checked);
+  acc.mismatches += exact_off + static_cast<int64_t>(proj.unwritten + proj.nonfinite);
+  acc.nonfinite += static_cast<int64_t>(proj.nonfinite);
+  acc.unwritten += static_cast<int64_t>(proj.unwritten);
+  acc.max_abs_err = std::max(acc.max_abs_err, exact.max_abs);
+  acc.max_rel_err = std::max(acc.max_rel_err, exact.max_rel);
+  const double rel = exact.sq_ref > 0 ? std::sqrt(exact.sq_err / exact.sq_ref) : std::sqrt(exact.sq_err);
+  acc.rel_l2 = std::max(acc.rel_l2, rel);
+  if (!(rel <= tol.rel_l2)) acc.precision_ok = false;
+  const bool band_ok = rows_off == 0 && static_cast<double>(exact_off) <= (1.0 - tol.min_match) * static_cast<double>(exact.checked);
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "checked by projection (%lld of %lld rows off, the worst at %.3g of its bound) and %lld exact rows",
+                static_cast<long long>(rows_off), m, proj.max_rel, static_cast<long long>(r));
+  acc.detail = buf;
+  acc.out_of_bounds += guard_damage(C);
+  check_workspaces(acc);
+  acc.pass = acc.checked > 0 && band_ok && acc.nonfinite == 0 && acc.unwritten == 0 && acc.precision_ok &&
+             acc.out_of_bounds == 0 && acc.workspace_dirty == 0 && acc.inputs_written == 0;
+}
+
+}  // namespace soltune

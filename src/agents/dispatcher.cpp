@@ -140,7 +140,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
   // given to each variant's task there (a config of four variants timed it four times).
   std::map<std::string, TaskBaseline> baselines;
   auto start_task = [&](Slot& s) {
-    const auto key = std::string(dtype_name(s.task.dtype)) + "/" + s.task.shape.key();
+    const auto key = s.task.dtype_shape();
     auto it = baselines.find(key);
     if (it == baselines.end()) it = baselines.emplace(key, ev_.baseline(s.task)).first;
     const auto& baseline = it->second;
@@ -178,7 +178,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     // the best any variant reached at its dtype and shape leaves its warm-up and weighs little (a
     // SIMT GEMM 20 times slower than a wgmma one had taken as many evaluations as it, at seconds each).
     std::map<std::string, double> best_at;  // dtype/shape -> the fastest time any of its tasks reached
-    auto where = [](const Slot& s) { return std::string(dtype_name(s.task.dtype)) + "/" + s.task.shape.key(); };
+    auto where = [](const Slot& s) { return s.task.dtype_shape(); };
     for (const auto& s : slots)
       if (s.run && s.run->outcome().best) {
         const double us = s.run->outcome().best->time.median_us;

@@ -91,7 +91,7 @@ void print_estimate(const RunConfig& cfg, const DeviceInfo& device) {
   for (const auto& t : config_tasks(cfg)) {
     if (!why_variant_cannot_run(*t.variant, device).empty()) continue;
     const auto e = estimate_costs(t, device, o);
-    if (shapes.insert(std::string(dtype_name(t.dtype)) + "/" + t.shape.key()).second) baselines += e.baseline_s;
+    if (shapes.insert(t.dtype_shape()).second) baselines += e.baseline_s;
     firsts += e.candidate_s;
     ++tasks;
     if (e.candidate_s > costliest) {

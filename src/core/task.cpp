@@ -49,9 +49,9 @@ int64_t Shape::at(const std::string& name) const {
   throw Error("shape " + key() + " has no size '" + name + "'");
 }
 
-std::string Task::id() const {
-  return problem->name + "/" + variant->name + "/" + std::string(dtype_name(dtype)) + "/" + shape.key();
-}
+std::string Task::id() const { return problem->name + "/" + variant->name + "/" + dtype_shape(); }
+
+std::string Task::dtype_shape() const { return std::string(dtype_name(dtype)) + "/" + shape.key(); }
 
 std::string why_variant_cannot_run(const VariantSpec& v, const DeviceInfo& d) {
   if (v.arch.empty()) return "";

@@ -38,6 +38,8 @@ struct Task {
   bool fallback_only = false;
 
   std::string id() const;  // "gelu/vectorized/f32/n=268435456"
+  // "f32/n=268435456": what the variants of a problem share (a baseline, a competition for the shape).
+  std::string dtype_shape() const;
   Bindings sizes() const;  // the shape's sizes and dtype_bytes
   // Sizes, dtype_bytes and the device symbols: what constraints and geometry see besides knobs.
   Bindings fixed(const DeviceInfo& d) const;

@@ -178,22 +178,21 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     // the best any variant reached at its dtype and shape leaves its warm-up and weighs little (a
     // SIMT GEMM 20 times slower than a wgmma one had taken as many evaluations as it, at seconds each).
     std::map<std::string, double> best_at;  // dtype/shape -> the fastest time any of its tasks reached
-    auto where = [](const Slot& s) { return s.task.dtype_shape(); };
     for (const auto& s : slots)
       if (s.run && s.run->outcome().best) {
         const double us = s.run->outcome().best->time.median_us;
-        auto [it, fresh] = best_at.emplace(where(s), us);
+        auto [it, fresh] = best_at.emplace(s.task.dtype_shape(), us);
         if (!fresh) it->second = std::min(it->second, us);
       }
     auto dominated = [&](const Slot& s) {
       if (!s.run || s.spent() < 2 || s.task.fallback_only) return false;
       const auto& o = s.run->outcome();
-      return o.best && o.best->time.median_us > kDominated * best_at.at(where(s));
+      return o.best && o.best->time.median_us > kDominated * best_at.at(s.task.dtype_shape());
     };
     // A task's best over the best at its shape: 1 where it leads, more behind; 0 before any result.
     auto behind_by = [&](const Slot& s) {
       if (!s.run || !s.run->outcome().best) return 0.0;
-      return s.run->outcome().best->time.median_us / best_at.at(where(s));
+      return s.run->outcome().best->time.median_us / best_at.at(s.task.dtype_shape());
     };
     // Warm-up first: tasks without a result, then the variant leading at its shape before those
     // behind it (a 120-s run of eight GEMM shapes gave the first variant listed its whole warm-up and

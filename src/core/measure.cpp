@@ -61,6 +61,11 @@ std::string Accuracy::summary() const {
   return s;
 }
 
+void Accuracy::settle(bool band_ok) {
+  pass = checked > 0 && band_ok && nonfinite == 0 && unwritten == 0 && precision_ok && out_of_bounds == 0 &&
+         workspace_dirty == 0 && inputs_written == 0;
+}
+
 std::string Geometry::str() const {
   char buf[160];
   std::snprintf(buf, sizeof buf, "grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) smem=%lld",

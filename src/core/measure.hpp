@@ -82,6 +82,10 @@ struct Accuracy {
   bool pass = false;
   std::string detail;  // how a check other than the full comparison went, for the log (not recorded)
   std::string summary() const;
+  // pass: something was compared, the band held (band_ok: mismatches within min_match), and no
+  // element is NaN or unwritten, the precision held, and nothing was written out of bounds, left in a
+  // workspace or written into an input.
+  void settle(bool band_ok);
 };
 
 struct Geometry {

@@ -45,7 +45,7 @@ Accuracy compare_on_host(const std::vector<double>& out, const std::vector<doubl
   acc.precision_ok = acc.rel_l2 <= tol.rel_l2;
   const bool band_ok = static_cast<double>(acc.mismatches) <= (1.0 - tol.min_match) * static_cast<double>(acc.checked);
   acc.rounds = 1;
-  acc.pass = acc.checked > 0 && band_ok && acc.nonfinite == 0 && acc.precision_ok;
+  acc.settle(band_ok);
   return acc;
 }
 

@@ -256,10 +256,18 @@ std::vector<unsigned long long> TaskState::draw_inputs(int set, int dist, const 
   return used;
 }
 
-bool TaskState::keep_rounds() const {
+std::vector<DeviceBuffer*> TaskState::results() {
+  std::vector<DeviceBuffer*> out;
+  for (auto& s : slots_)
+    for (DeviceBuffer* b : {&s->ref, &s->mag})
+      if (b->bytes() > 0) out.push_back(b);
+  return out;
+}
+
+bool TaskState::keep_rounds() {
   if (!compute_bound_) return false;  // a memory-bound reference costs about what the candidate does
   size_t bytes = 0;
-  for (const auto& s : slots_) bytes += s->ref.bytes() + s->mag.bytes();
+  for (const auto* b : results()) bytes += b->bytes();
   size_t free = 0, total = 0;
   if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -275,25 +283,19 @@ void TaskState::round_inputs(int round, uint64_t batch) {
   }
   if (const auto it = kept_.find(round); batch != 0 && it != kept_.end()) {
     draw_inputs(0, round, &it->second.seeds);
-    size_t i = 0;
-    for (auto& s : slots_)
-      for (DeviceBuffer* b : {&s->ref, &s->mag})
-        if (b->bytes() > 0) {
-          const auto& kept = it->second.results[i++];
-          SOLTUNE_CUDA(cudaMemcpyAsync(b->get(), kept.get(), kept.bytes(), cudaMemcpyDeviceToDevice, stream()));
-        }
+    const auto to = results();
+    for (size_t i = 0; i < to.size(); ++i)
+      SOLTUNE_CUDA(cudaMemcpyAsync(to[i]->get(), it->second.results[i].get(), to[i]->bytes(), cudaMemcpyDeviceToDevice, stream()));
     return;
   }
   auto seeds = draw_inputs(0, round);
   run_reference(0);
   if (batch == 0 || !keep_rounds()) return;
   KeptRound k{std::move(seeds), {}};
-  for (auto& s : slots_)
-    for (DeviceBuffer* b : {&s->ref, &s->mag})
-      if (b->bytes() > 0) {
-        k.results.emplace_back(b->bytes());
-        SOLTUNE_CUDA(cudaMemcpyAsync(k.results.back().get(), b->get(), b->bytes(), cudaMemcpyDeviceToDevice, stream()));
-      }
+  for (const auto* b : results()) {
+    k.results.emplace_back(b->bytes());
+    SOLTUNE_CUDA(cudaMemcpyAsync(k.results.back().get(), b->get(), b->bytes(), cudaMemcpyDeviceToDevice, stream()));
+  }
   kept_.emplace(round, std::move(k));
 }
 
@@ -492,18 +494,21 @@ void TaskState::compare_outputs(Accuracy& acc) {
     acc.mismatches += static_cast<int64_t>(cs.mismatches);
     acc.nonfinite += static_cast<int64_t>(cs.nonfinite);
     acc.unwritten += static_cast<int64_t>(cs.unwritten);
-    acc.max_abs_err = std::max(acc.max_abs_err, cs.max_abs);
-    acc.max_rel_err = std::max(acc.max_rel_err, cs.max_rel);
-    const double rel = cs.sq_ref > 0 ? std::sqrt(cs.sq_err / cs.sq_ref) : std::sqrt(cs.sq_err);
-    acc.rel_l2 = std::max(acc.rel_l2, rel);
-    if (!(rel <= tol.rel_l2)) acc.precision_ok = false;
+    add_errors(acc, cs, tol);
     // Elements outside the band beyond what min_match allows (NaN and unwritten ones fail anyway).
     if (static_cast<double>(cs.mismatches) > (1.0 - tol.min_match) * static_cast<double>(cs.checked)) band_ok = false;
     acc.out_of_bounds += guard_damage(*s);
   }
   check_workspaces(acc);
-  acc.pass = acc.checked > 0 && band_ok && acc.nonfinite == 0 && acc.unwritten == 0 && acc.precision_ok &&
-             acc.out_of_bounds == 0 && acc.workspace_dirty == 0 && acc.inputs_written == 0;
+  acc.settle(band_ok);
+}
+
+void TaskState::add_errors(Accuracy& acc, const CompareStats& cs, const Tolerance& tol) {
+  acc.max_abs_err = std::max(acc.max_abs_err, cs.max_abs);
+  acc.max_rel_err = std::max(acc.max_rel_err, cs.max_rel);
+  const double rel = cs.sq_ref > 0 ? std::sqrt(cs.sq_err / cs.sq_ref) : std::sqrt(cs.sq_err);
+  acc.rel_l2 = std::max(acc.rel_l2, rel);
+  if (!(rel <= tol.rel_l2)) acc.precision_ok = false;
 }
 
 void TaskState::zero_workspace(ArgSlot& s) { fill_guarded(s, 0); }

@@ -173,14 +173,18 @@ class TaskState {
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);  // throws
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, dim3 grid);  // 256 threads a block; throws
   void gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set);
+  // A comparison's errors into acc: the largest absolute and relative ones, rel L2 (precision_ok
+  // false where it is over the dtype's limit).
+  static void add_errors(Accuracy& acc, const CompareStats& cs, const Tolerance& tol);
+  std::vector<DeviceBuffer*> results();  // every output's ref, then its mag where it has one
   DeviceBuffer check_ws_;  // the check routine's temporaries, kept while large enough
   struct KeptRound {
     std::vector<unsigned long long> seeds;
-    std::vector<DeviceBuffer> results;  // each output's ref, then its mag where it has one
+    std::vector<DeviceBuffer> results;  // copies of results()
   };
   std::map<int, KeptRound> kept_;  // by round, for batch kept_batch_
   uint64_t kept_batch_ = 0;
-  bool keep_rounds() const;  // whether results are worth keeping and fit the device's free memory
+  bool keep_rounds();  // whether results are worth keeping and fit the device's free memory
   cudaError_t try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
   // The count a builtin counting kernel adds to the counter it is given (zeroed first), read back.
   int64_t device_count(const std::function<void(void*)>& launches);

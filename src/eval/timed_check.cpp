@@ -95,11 +95,7 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   acc.mismatches += exact_off + static_cast<int64_t>(proj.unwritten + proj.nonfinite);
   acc.nonfinite += static_cast<int64_t>(proj.nonfinite);
   acc.unwritten += static_cast<int64_t>(proj.unwritten);
-  acc.max_abs_err = std::max(acc.max_abs_err, exact.max_abs);
-  acc.max_rel_err = std::max(acc.max_rel_err, exact.max_rel);
-  const double rel = exact.sq_ref > 0 ? std::sqrt(exact.sq_err / exact.sq_ref) : std::sqrt(exact.sq_err);
-  acc.rel_l2 = std::max(acc.rel_l2, rel);
-  if (!(rel <= tol.rel_l2)) acc.precision_ok = false;
+  add_errors(acc, exact, tol);
   const bool band_ok = rows_off == 0 && static_cast<double>(exact_off) <= (1.0 - tol.min_match) * static_cast<double>(exact.checked);
   char buf[240];
   std::snprintf(buf, sizeof buf, "checked by projection (%lld of %lld rows off, the worst at %.3g of its bound) and %lld exact rows",
@@ -107,8 +103,7 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   acc.detail = buf;
   acc.out_of_bounds += guard_damage(C);
   check_workspaces(acc);
-  acc.pass = acc.checked > 0 && band_ok && acc.nonfinite == 0 && acc.unwritten == 0 && acc.precision_ok &&
-             acc.out_of_bounds == 0 && acc.workspace_dirty == 0 && acc.inputs_written == 0;
+  acc.settle(band_ok);
 }
 
 }  // namespace soltune

@@ -148,6 +148,21 @@ class DispatcherTest : public ::testing::Test {
     return g;
   }
 
+  // configs/matmul-models.yaml at its first `shapes` shapes, variants mma_sync and tiled only.
+  static RunConfig gemm_config(size_t shapes) {
+    auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");
+    cfg.shapes.resize(shapes);
+    cfg.variants = {"mma_sync", "tiled"};  // spaces far larger than the budgets here
+    return cfg;
+  }
+  // The dispatcher's tasks that search (the fallback's own task left out), in its order.
+  static std::vector<std::string> searching_tasks(const Dispatcher& d) {
+    std::vector<std::string> ids;
+    for (const auto& t : d.tasks())
+      if (!t.fallback_only) ids.push_back(t.id());
+    return ids;
+  }
+
   RunConfig cfg_;
 };
 
@@ -395,15 +410,11 @@ TEST_F(DispatcherTest, ATimeBudgetHoldsWithSlowEvaluationsAndTheRetimingAtTheEnd
 // evaluations, and the budget goes to the variants that can win; at a shape where it is the only
 // fast one it gets its share.
 TEST_F(DispatcherTest, AVariantFarBehindAnotherAtItsShapeGetsLittle) {
-  auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");
-  cfg.shapes.resize(2);
-  cfg.variants = {"mma_sync", "tiled"};  // spaces far larger than the budget
+  const auto cfg = gemm_config(2);
   FakeEvaluator ev;
   Recorder rec;
   Dispatcher d(cfg, ev, rec);
-  std::vector<std::string> ids;
-  for (const auto& t : d.tasks())
-    if (!t.fallback_only) ids.push_back(t.id());
+  const auto ids = searching_tasks(d);
   ASSERT_EQ(ids.size(), 4u);  // mma_sync at two shapes, then tiled at two
   ev.slow_task = ids[2];      // tiled at the first shape: 500 us where mma_sync takes 50
   std::map<std::string, int64_t> evaluated;
@@ -416,15 +427,11 @@ TEST_F(DispatcherTest, AVariantFarBehindAnotherAtItsShapeGetsLittle) {
 // The variant leading at a shape warms up before those behind it: after every task's first
 // evaluation, the fast variant listed last takes its warm-up before the slow one listed first.
 TEST_F(DispatcherTest, TheVariantLeadingAtAShapeWarmsUpFirst) {
-  auto cfg = load_run_config(SOLTUNE_SOURCE_DIR "/configs/matmul-models.yaml");
-  cfg.shapes.resize(1);
-  cfg.variants = {"mma_sync", "tiled"};
+  const auto cfg = gemm_config(1);
   FakeEvaluator ev;
   Recorder rec;
   Dispatcher d(cfg, ev, rec);
-  std::vector<std::string> ids;
-  for (const auto& t : d.tasks())
-    if (!t.fallback_only) ids.push_back(t.id());
+  const auto ids = searching_tasks(d);
   ASSERT_EQ(ids.size(), 2u);
   ev.slow_task = ids[0];  // mma_sync, listed first, ten times slower than tiled
   d.run(Budget{4 * cfg.search.initial, 600}, 3);  // a time budget: every task's first evaluation comes alone

@@ -66,6 +66,17 @@ class BadInput : public ::testing::Test {
 
   ProblemSpec load() const { return load_problem(templates_, "gelu"); }
 
+  // problem.yaml's line `good` (at `line`) with `from` replaced by `to` must fail to load there, at
+  // `col`, with `phrase`; the good line is put back after.
+  void expect_broken_line(const std::string& good, int line, const std::string& from, const std::string& to, int col,
+                          const std::string& phrase) {
+    std::string bad = good;
+    bad.replace(bad.find(from), from.size(), to);
+    edit(problem_yaml(), good, bad);
+    expect_error([&] { load(); }, problem_yaml(), line, col, {phrase});
+    edit(problem_yaml(), bad, good);
+  }
+
   // The message of the Error `f` throws; checks it starts with (or, wrapped by the config's error,
   // contains) "<file name>:<line>:" and, when col > 0, "<col>:", and that it holds every phrase.
   template <typename F>
@@ -499,13 +510,8 @@ TEST_F(BadInput, LibraryBaselines) {
   EXPECT_EQ(p.baseline_library->label, "cuBLAS");
   EXPECT_EQ(p.baseline_library->operands.at("c"), "y");
   EXPECT_EQ(p.baseline_label, "baseline");  // the kernels' label where none is given
-  // Each case replaces one piece of the good line, then puts the good line back.
   auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
-    std::string bad = good;
-    bad.replace(bad.find(from), from.size(), to);
-    edit(problem_yaml(), good, bad);
-    expect_error([&] { load(); }, problem_yaml(), line, col, {phrase});
-    edit(problem_yaml(), bad, good);
+    expect_broken_line(good, line, from, to, col, phrase);
   };
   broken("routine: cublaslt_gemm", "routine: cublas_gemm", 22, "unknown library routine 'cublas_gemm' (known: cublaslt_gemm)");
   broken("a: x,", "a: y,", 55, "'y' must be an input for cublaslt_gemm's a");
@@ -527,11 +533,7 @@ TEST_F(BadInput, TimedChecks) {
   ASSERT_TRUE(p.timed_check);
   EXPECT_EQ(p.timed_check->operands.at("c"), "y");
   auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
-    std::string bad = good;
-    bad.replace(bad.find(from), from.size(), to);
-    edit(problem_yaml(), good, bad);
-    expect_error([&] { load(); }, problem_yaml(), line, col, {phrase});
-    edit(problem_yaml(), bad, good);
+    expect_broken_line(good, line, from, to, col, phrase);
   };
   broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection)");
   broken("routine: gemm_projection,", "routine: gemm_projection, label: x,", 42, "a check has no label");

@@ -38,7 +38,11 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   e.baseline_s = e.reference_s + ref_run_s + timed(ref_run_s);
   const double run_s = kCandidateOverSol * sol_s + kLaunchS;
   const int rounds = std::max(o.check_rounds, correctness_rounds(*t.problem));
-  e.candidate_s = rounds * (e.reference_s + run_s + 2.0 * t.bytes() / bw) + timed(run_s) + kChecksPerBatch * e.reference_s;
+  // A checked timed repetition runs the reference, or the problem's check routine: the GEMM's
+  // projection reads the inputs and C about three times and computes a 64th of the rows at the
+  // reference's rate (eval/timed_check.cpp).
+  const double check_s = t.problem->timed_check ? e.reference_s / 64 + 3.0 * t.bytes() / bw : e.reference_s;
+  e.candidate_s = rounds * (e.reference_s + run_s + 2.0 * t.bytes() / bw) + timed(run_s) + kChecksPerBatch * check_s;
   return e;
 }
 

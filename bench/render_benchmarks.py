@@ -342,39 +342,38 @@ def render(doc):
         table = memory_bound(recs, problem)
         if table:
             out += [f"## {title}", ""] + table
-    table = matmul(recs)
-    if table:
-        out += ["## Matmul (GEMM)", "",
-                "soltune's best per variant beside cuBLAS (`torch.matmul`, TF32 off) timed in the same measurement;",
-                "of cuBLAS is cuBLAS's time over soltune's, soltune's and cuBLAS's quartiles in brackets. SOL counts",
-                "16-bit GEMMs against the 16-bit tensor ceiling whatever unit a template uses, f32 against FP32.", ""] + table
-    table = on_card(recs)
-    if table:
-        out += ["## Matmul at Llama-3's linear layers", "",
-                "`configs/matmul-models.yaml`: y = x @ w.t() in bf16 at eight layers' shapes, every variant in one run.",
-                "T_ref is cuBLAS, through cuBLASLt as torch.matmul plans it, timed by soltune in the same run; of cuBLAS",
-                "is T_ref over soltune's time, SOL 0.5 is cuBLAS's time. torch.matmul is PyTorch's harness on the",
-                "same card minutes later. Each row names its card.", ""] + table
-    table = budgets(recs)
-    if table:
-        out += ["## Time budgets", "",
-                "The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",
-                "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end.", ""] + table
-    table = tuned_only(recs, "pnpoly")
-    if table:
-        out += ["## pnpoly (point in polygon)", ""] + table
-    table = sweep(recs)
-    if table:
-        out += ["## Every memory-bound problem through the exported header at 30 drawn shapes", "",
-                "Each problem tuned briefly at two shapes, exported, then called through the header at 30 shapes",
-                "drawn from a fixed seed (`tests/export/flat_sweep_check.cu`, `rows_sweep_check.cu`), checked against a",
-                "double-precision reference, and timed against a device copy of the same bytes (10 runs each, L2",
-                "flushed by a buffer twice its size read and written).", ""] + table
-    table = baselines(recs)
-    if table:
-        out += ["## Baselines and the model backend", "",
-                "T_ref, each problem's unfused baseline (its kernels back to back), measured by soltune, and the model",
-                "backend's prediction of it (f32; all 67 tasks are in `tests/data/h200_baselines.json`).", ""] + table
+    # Each section: its title, the paragraph above its table, the table (empty: the section is left out).
+    sections = [
+        ("Matmul (GEMM)",
+         ["soltune's best per variant beside cuBLAS (`torch.matmul`, TF32 off) timed in the same measurement;",
+          "of cuBLAS is cuBLAS's time over soltune's, soltune's and cuBLAS's quartiles in brackets. SOL counts",
+          "16-bit GEMMs against the 16-bit tensor ceiling whatever unit a template uses, f32 against FP32."],
+         matmul(recs)),
+        ("Matmul at Llama-3's linear layers",
+         ["`configs/matmul-models.yaml`: y = x @ w.t() in bf16 at eight layers' shapes, every variant in one run.",
+          "T_ref is cuBLAS, through cuBLASLt as torch.matmul plans it, timed by soltune in the same run; of cuBLAS",
+          "is T_ref over soltune's time, SOL 0.5 is cuBLAS's time. torch.matmul is PyTorch's harness on the",
+          "same card minutes later. Each row names its card."],
+         on_card(recs)),
+        ("Time budgets",
+         ["The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",
+          "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end."],
+         budgets(recs)),
+        ("pnpoly (point in polygon)", [], tuned_only(recs, "pnpoly")),
+        ("Every memory-bound problem through the exported header at 30 drawn shapes",
+         ["Each problem tuned briefly at two shapes, exported, then called through the header at 30 shapes",
+          "drawn from a fixed seed (`tests/export/flat_sweep_check.cu`, `rows_sweep_check.cu`), checked against a",
+          "double-precision reference, and timed against a device copy of the same bytes (10 runs each, L2",
+          "flushed by a buffer twice its size read and written)."],
+         sweep(recs)),
+        ("Baselines and the model backend",
+         ["T_ref, each problem's unfused baseline (its kernels back to back), measured by soltune, and the model",
+          "backend's prediction of it (f32; all 67 tasks are in `tests/data/h200_baselines.json`)."],
+         baselines(recs)),
+    ]
+    for title, intro, table in sections:
+        if table:
+            out += [f"## {title}", ""] + (intro + [""] if intro else []) + table
     while out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"

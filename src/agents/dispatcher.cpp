@@ -14,6 +14,8 @@ namespace {
 
 // A task's best over this many times its shape's best (another variant's) is left behind.
 constexpr double kDominated = 2.0;
+// Variants within kContender of their shape's leader weigh in full; kFadeOver further behind, a tenth.
+constexpr double kContender = 1.1, kFadeOver = 0.3;
 // A variant whose first this many candidates all failed to compile stops.
 constexpr int64_t kBrokenAfter = 8;
 
@@ -194,6 +196,14 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       if (!s.run || !s.run->outcome().best) return 0.0;
       return s.run->outcome().best->time.median_us / best_at.at(s.task.dtype_shape());
     };
+    // What a user keeps of a shape is its fastest kernel: a variant within kContender of the leader
+    // may still overtake it and weighs in full; further behind, less, down to a tenth at kContender +
+    // kFadeOver (a 120-s run of eight GEMM shapes gave the mma.sync variant, 1.5 times slower, as many
+    // evaluations as the wgmma one, whose best stayed 6% behind cuBLAS at a shape it matches).
+    auto contention = [&](const Slot& s) {
+      const double r = behind_by(s);
+      return r <= kContender ? 1.0 : std::max(0.1, 1.0 - 0.9 * (r - kContender) / kFadeOver);
+    };
     // Warm-up first: tasks without a result, then the variant leading at its shape before those
     // behind it (a 120-s run of eight GEMM shapes gave the first variant listed its whole warm-up and
     // the fastest one a single evaluation), then the least spent; then the least effort for the weight.
@@ -207,7 +217,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       // Behind: a tenth of its gap's weight, without the boost of recent progress.
       const double w = !s.run  ? 1.0
                        : behind ? 0.1 * task_weight(s.run->outcome(), 0)
-                                : task_weight(s.run->outcome(), s.run->recent_gain(2 * batch));
+                                : contention(s) * task_weight(s.run->outcome(), s.run->recent_gain(2 * batch));
       const std::tuple<int, double, double, size_t> key =
           warming ? std::tuple{0, behind_by(s), static_cast<double>(s.spent()), i}
                   : std::tuple{1, static_cast<double>(s.spent()) / w, 0.0, i};

@@ -47,7 +47,7 @@ class FakeEvaluator final : public Evaluator {
       r.kind = TimeKind::predicted;
       r.status = space.legal(c) ? Status::ok : Status::illegal;
       const auto b = space.bind(c);
-      r.time.median_us = (t.id() == slow_task ? 500 : 50) +
+      r.time.median_us = 50 * (t.id() == slow_task ? slow_times : 1.0) +
                          (b.count("BLOCK") ? std::abs(b.at("BLOCK") - 256) / 64 + 8 / b.at("VEC") + b.at("EPT") : 0.0);
       std::lock_guard lock(mu_);
       if (auto it = prefetched.find(t.id() + " " + r.key); it == prefetched.end()) ++not_prefetched;
@@ -100,7 +100,8 @@ class FakeEvaluator final : public Evaluator {
   std::vector<std::string> calls;
   std::map<std::string, size_t> prefetched;  // configuration -> which prefetch call named it first
   int64_t not_prefetched = 0;
-  std::string slow_task;  // this task's times are ten times the others': a larger SOL gap
+  std::string slow_task;  // this task's times are slow_times the others': a larger SOL gap
+  double slow_times = 10;
   double baseline_s = 0;  // how long timing a baseline takes
   double measure_s = 0;   // how long measuring a batch takes at most
   double eval_s = 0;      // how long each evaluation takes
@@ -445,6 +446,23 @@ TEST_F(DispatcherTest, TheVariantLeadingAtAShapeWarmsUpFirst) {
   };
   EXPECT_LT(nth(ids[1], 1), nth(ids[0], 2));
   EXPECT_LT(nth(ids[1], cfg.search.initial), nth(ids[0], 2)) << "the leader's warm-up first";
+}
+
+// Past the warm-up, the budget at a shape goes mostly to the variant leading there: one 1.5 times
+// slower (not far enough behind to leave its warm-up early) gets at most half the leader's share.
+TEST_F(DispatcherTest, AVariantBehindTheLeaderAtItsShapeGetsLessThanTheLeader) {
+  const auto cfg = gemm_config(1);
+  FakeEvaluator ev;
+  Recorder rec;
+  Dispatcher d(cfg, ev, rec);
+  const auto ids = searching_tasks(d);
+  ASSERT_EQ(ids.size(), 2u);
+  ev.slow_task = ids[0];
+  ev.slow_times = 1.5;
+  std::map<std::string, int64_t> evaluated;
+  for (const auto& r : d.run(Budget{12 * cfg.search.initial, 0}, 3)) evaluated[r.task.id()] = r.outcome.evaluated;
+  EXPECT_GE(evaluated[ids[0]], cfg.search.initial) << "its warm-up";
+  EXPECT_GT(evaluated[ids[1]], 2 * evaluated[ids[0]]);
 }
 
 // The baseline belongs to the shape and dtype: timed once there, whatever the variants.

@@ -173,7 +173,11 @@ void Progress::result(const Task& t, const EvalResult& r, const SolScore& s) {
   // backend reports no GPU time of its own).
   if (r.kind == TimeKind::measured && !r.replayed && r.wall_ms > 0 && (r.status == Status::ok || r.status == Status::slow)) {
     wall_ms_.push_back(r.wall_ms);
-    overhead_ms_.push_back(r.wall_ms - r.time.median_us * r.time.reps / 1000.0);
+    // The kernels' own event times where the worker sent them (the probe's included), else the
+    // admitted repetitions' median times their count.
+    const double kernels = r.phases.kernels > 0 ? r.phases.kernels : r.time.median_us * r.time.reps / 1000.0;
+    overhead_ms_.push_back(r.wall_ms - kernels);
+    if (r.phases.kernels > 0) phases_.emplace_back(r.wall_ms, r.phases);
   }
   // This run's compiles (results replayed on resume were compiled before).
   if (!r.replayed) {

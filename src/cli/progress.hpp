@@ -59,6 +59,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_result_at_ = start_,
                                         last_draw_{};
   std::vector<double> overhead_ms_, wall_ms_;  // per measured candidate: GPU-side time not in timed kernels
+  std::vector<std::pair<double, GpuPhases>> phases_;  // per measured candidate that reported them: wall_ms, phases
   std::vector<double> compile_ms_;             // per candidate compiled in this run (not from the cache)
   int64_t cache_hits_ = 0;                     // candidates whose compile came from the on-disk cache
   std::map<std::string, std::vector<double>> predicted_us_;  // per task id: the model's times, to find ties

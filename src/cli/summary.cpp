@@ -22,6 +22,37 @@ std::string median_of(std::vector<double> v) {
   return buf;
 }
 
+// Where a measured candidate's GPU-side time went, as means that add up to the worker's wall time:
+// the phases around the timed kernels, the kernels, and what is left (transfers, the worker's own
+// work between phases).
+std::string phase_line(const std::vector<std::pair<double, GpuPhases>>& all) {
+  double wall = 0;
+  GpuPhases sum;
+  for (const auto& [w, p] : all) {
+    wall += w;
+    for (const auto& [name, field] : kGpuPhaseFields) sum.*field += p.*field;
+  }
+  const double n = static_cast<double>(all.size());
+  const std::pair<const char*, double> parts[] = {
+      {"load", sum.load},
+      {"correctness rounds", sum.rounds},
+      {"draws, flushes and gaps between timed kernels (warm-up and probe included)", sum.warmup + sum.batches - sum.kernels},
+      {"checks of timed repetitions", sum.checks},
+      {"final checks", sum.after},
+      {"timed kernels", sum.kernels},
+      {"transfers and the rest", wall - sum.load - sum.rounds - sum.warmup - sum.batches - sum.checks - sum.after},
+  };
+  std::string line = "where a candidate's GPU-side time went (mean ms, share):";
+  char buf[160];
+  for (const auto& [what, ms] : parts) {
+    std::snprintf(buf, sizeof buf, " %s %.1f (%.0f%%),", what, ms / n, wall > 0 ? 100 * ms / wall : 0.0);
+    line += buf;
+  }
+  line.back() = ';';
+  std::snprintf(buf, sizeof buf, " %zu candidates", all.size());
+  return line + buf;
+}
+
 }  // namespace
 
 double tied_fraction(std::vector<double> times) {
@@ -145,6 +176,7 @@ void Progress::summary(const std::vector<TaskReport>& reports) {
     std::snprintf(buf, sizeof buf, "GPU use over the run's %.1f s: worker busy with candidates %.0f%%, in timed kernel "
                   "runs %.0f%%", total / 1000, 100 * worker / total, 100 * kernels / total);
     std::fputs(wrap(buf, kWidth, 2).c_str(), stdout);
+    if (!phases_.empty()) std::fputs(wrap(phase_line(phases_), kWidth, 2).c_str(), stdout);
   }
   if (!compile_ms_.empty() || cache_hits_ > 0) {
     // What the CPU side cost: where the GPU waits, compiles are the usual reason.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/space.hpp"
@@ -99,6 +100,29 @@ struct Geometry {
   std::string str() const;  // "grid=(1024,1,1) block=(256,1,1) smem=0", then " cluster=(2,1,1)" if any
 };
 
+// Where a measured candidate's time on the GPU side went, in ms of the worker's wall clock (phases
+// end at stream synchronisations), beside the timed repetitions' own event times. Not recorded: the
+// summary reports their medians.
+struct GpuPhases {
+  double load = 0;     // module load, launch attributes, constants, tensor maps
+  double rounds = 0;   // correctness rounds: inputs, the reference where no earlier candidate's serves, comparison
+  double warmup = 0;   // warm-up launches and the probe that sizes the run
+  double batches = 0;  // timed batches: draws, flushes, gates, the kernels; their checks excluded
+  double checks = 0;   // checks of timed repetitions
+  double after = 0;    // workspace and input checks after the timed loop
+  double kernels = 0;  // event times of the timed repetitions, the probe's included
+};
+// The one list of GpuPhases' fields: the wire and the summary derive from it.
+inline constexpr std::array<std::pair<const char*, double GpuPhases::*>, 7> kGpuPhaseFields{{
+    {"load", &GpuPhases::load},
+    {"correctness rounds", &GpuPhases::rounds},
+    {"warm-up and probe", &GpuPhases::warmup},
+    {"timed batches", &GpuPhases::batches},
+    {"checks of timed repetitions", &GpuPhases::checks},
+    {"final checks", &GpuPhases::after},
+    {"in timed kernels", &GpuPhases::kernels},
+}};
+
 struct EvalResult {
   Config config;
   std::string key;
@@ -113,6 +137,7 @@ struct EvalResult {
   bool cache_hit = false;
   int occupancy_blocks = 0;  // active blocks per SM (occupancy calculator)
   double wall_ms = 0;        // wall time the evaluation took on the GPU side (checks, timing, transfers)
+  GpuPhases phases;          // the worker's share of wall_ms, by phase (measured candidates only)
   bool replayed = false;     // answered from the knowledge base when a run resumes: recorded already
   std::string proposer;      // what proposed it: seed, random, evolution, enumeration
 };

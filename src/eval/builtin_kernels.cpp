@@ -335,21 +335,24 @@ __global__ void soltune_proj_c(const T* c, long long m, long long n, long long k
 }
 
 // Step 4: rows rows[0..r) of A B computed exactly in double with their magnitudes |A| |B|, and the
-// candidate's rows compared with them under the band. A block: 256 columns of 4 of the rows; A's
-// and B's values (16-bit or f32) are exact in float, so the tiles are kept as floats.
+// candidate's rows compared with them under the band. A block: 256 columns of 16 of the rows (each
+// panel of B read once per 16 rows); A's and B's values (16-bit or f32) are exact in float, so the
+// tiles are kept as floats.
+constexpr int kExactRowsPerBlock = 16;
 template <typename T>
 __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b, const T* c, long long n, long long k,
                                                          int trans_b, const long long* rows, int r, double atol,
                                                          double rtol, double mtol, CompareStats* s) {
-  __shared__ float as[4][32];
+  constexpr int R = kExactRowsPerBlock;
+  __shared__ float as[R][32];
   __shared__ float bs[32][257];
   const int t = threadIdx.x;
   const long long j = blockIdx.x * 256LL + t;
-  const int g = blockIdx.y * 4;
-  double ref[4] = {0, 0, 0, 0}, mag[4] = {0, 0, 0, 0};
+  const int g = blockIdx.y * R;
+  double ref[R] = {}, mag[R] = {};
   for (long long k0 = 0; k0 < k; k0 += 32) {
-    if (t < 128) {
-      const int rr = t / 32, cc = t % 32;
+    for (int idx = t; idx < R * 32; idx += 256) {
+      const int rr = idx / 32, cc = idx % 32;
       as[rr][cc] = g + rr < r && k0 + cc < k ? float(to_double(a[rows[g + rr] * k + k0 + cc])) : 0.f;
     }
     for (int idx = t; idx < 32 * 256; idx += 256) {
@@ -361,7 +364,8 @@ __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b,
     __syncthreads();
     for (int kr = 0; kr < 32; ++kr) {
       const double bv = bs[kr][t];
-      for (int rr = 0; rr < 4; ++rr) {
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
         ref[rr] += double(as[rr][kr]) * bv;
         mag[rr] += fabs(double(as[rr][kr]) * bv);
       }
@@ -370,8 +374,10 @@ __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b,
   }
   Tally tally;
   if (j < n)
-    for (int rr = 0; rr < 4 && g + rr < r; ++rr)
-      tally.add<T>(reinterpret_cast<const typename Raw<T>::type*>(c)[rows[g + rr] * n + j], ref[rr], mag[rr], atol, rtol, mtol);
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr)
+      if (g + rr < r)
+        tally.add<T>(reinterpret_cast<const typename Raw<T>::type*>(c)[rows[g + rr] * n + j], ref[rr], mag[rr], atol, rtol, mtol);
   tally.flush(s);
 }
 

@@ -9,8 +9,8 @@ namespace {
 
 // Rough constants, each from H100 runs of configs/matmul-models.yaml (docs/FINDINGS.md): the
 // reference reaches half the FP32 rate per product (DMMA: 29 of 60 TFLOP/s), a vendor library 75% of
-// its unit, a first candidate 1.5 times T_SOL, an unfused baseline 4 times; a repetition's host
-// round trip, demotion and gate about 20 us beside its flush.
+// its unit, a first candidate 1.5 times T_SOL, an unfused baseline 4 times; a repetition's draw and
+// gate about 20 us beside its flush (the host's round trip and demotion, partly behind the flush).
 constexpr double kReferenceShare = 0.5;
 constexpr double kLibraryShare = 0.75;
 constexpr double kCandidateOverSol = 1.5;
@@ -29,7 +29,8 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   // A contraction's reference computes C and its magnitude (two products); others read the inputs
   // and write double outputs, about three times the problem's bytes.
   e.reference_s = std::max((contraction ? 2.0 : 1.0) * t.flops() / (kReferenceShare * fp32), 3.0 * t.bytes() / bw) + kLaunchS;
-  const double flush_s = std::max(4.0 * static_cast<double>(d.l2_bytes), 256.0 * (1 << 20)) / bw + kRepetitionHostS;
+  const double flush_s =
+      static_cast<double>(l2_flush_bytes(t, d, o.timing)) / bw + kRepetitionHostS;
   auto timed = [&](double run_s) {  // warm-up, probe and the repetitions target_ms asks for
     const double reps = std::clamp(o.target_ms * 1e-3 / run_s, static_cast<double>(o.min_reps), static_cast<double>(o.max_reps));
     return (o.warmup + kProbeReps + reps) * (run_s + flush_s);

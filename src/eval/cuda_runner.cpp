@@ -11,6 +11,7 @@
 
 namespace soltune {
 namespace {
+constexpr size_t kStatesKept = 16;  // task states kept at most, memory permitting
 constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on average
 // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
 // buffer beside a reduction scratch failed to launch without it); a cluster of more than 8 blocks
@@ -87,11 +88,22 @@ CudaRunner::~CudaRunner() = default;
 
 TaskState& CudaRunner::state_for(const Task& t) {
   if (lost_) throw Error("the CUDA context was lost to an earlier fault; this worker must restart");
-  if (!state_ || state_->task_id() != t.id()) {
-    state_.reset();  // free the previous task's buffers before allocating this one's
-    state_ = std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed, opt_.timing);
+  const auto it = std::find_if(states_.begin(), states_.end(), [&](const auto& s) { return s->task_id() == t.id(); });
+  if (it != states_.end()) {
+    std::rotate(it, it + 1, states_.end());  // now the most recently used
+    return *states_.back();
   }
-  return *state_;
+  // Room for the new state's buffers and its kept rounds (up to a quarter of what is free), with an
+  // eighth of the device to spare; the least recently used states go first.
+  const double need = 2.0 * task_device_bytes(t, std::max(opt_.timing.input_sets, 1)) + 4.0 * dev_.l2_bytes;
+  while (!states_.empty()) {
+    size_t free = 0, total = 0;
+    SOLTUNE_CUDA(cudaMemGetInfo(&free, &total));
+    if (states_.size() < kStatesKept && static_cast<double>(free) >= need + static_cast<double>(total) / 8) break;
+    states_.erase(states_.begin());
+  }
+  states_.push_back(std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed, opt_.timing));
+  return *states_.back();
 }
 
 TaskBaseline CudaRunner::baseline(const Task& t) {
@@ -157,6 +169,13 @@ void CudaRunner::check(const Task& t, Candidate& c, const CompileResult& r) { ru
 
 void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us, bool time_it) {
   auto& res = c.result;
+  res.phases = GpuPhases{};
+  auto lap = std::chrono::steady_clock::now();
+  auto phase = [&lap](double& into) {  // adds the time since the last lap, and starts the next
+    const auto now = std::chrono::steady_clock::now();
+    into += std::chrono::duration<double, std::milli>(now - lap).count();
+    lap = now;
+  };
   if (auto why = plan_limits(c, dev_); !why.empty()) {
     res.status = Status::illegal;
     res.log = why;
@@ -213,7 +232,7 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
     if (sticky) {
       // The context is gone: release nothing (it would fail), and let the worker end.
       mod.lib.abandon();
-      if (state_) state_->abandon_all();
+      for (auto& s : states_) s->abandon_all();
       lost_ = true;
     } else {
       (void)cudaGetLastError();
@@ -222,6 +241,7 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
   };
 
   // Correctness first, each round on freshly drawn inputs from another distribution.
+  phase(res.phases.load);
   res.acc = Accuracy{};
   // Checked only (an audit under a sanitizer, which slows the kernel 10-1000x): the first round.
   const int rounds = time_it ? std::max(opt_.check_rounds, st.distributions()) : 1;
@@ -248,12 +268,19 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
     res.log = res.acc.summary() + "; not timed (checked only)";
     return;
   }
+  phase(res.phases.rounds);
   const auto clock_before = clock_->mhz();
   TimingPlan plan;
   plan.incumbent_us = incumbent_us;
   plan.checks_per_batch = kChecksPerBatch;
   const auto timed = time_launches(st, opt_, launch, plan);
   if (timed.err != cudaSuccess) return failed(timed.err, "while timing");
+  res.phases.warmup = timed.warmup_ms;
+  res.phases.batches = timed.batches_ms;
+  res.phases.checks = timed.checks_ms;
+  res.phases.kernels = timed.kernels_ms;
+  double timing_ms = 0;
+  phase(timing_ms);
   res.time = timed.time;
   const auto clock = with_note(clock_note(clock_before, clock_->mhz()), timed.note);
   // After every repetition (a slow candidate's few included) the workspace must be zero again, and
@@ -261,6 +288,7 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
   Accuracy after;
   st.check_workspaces(after);
   st.check_inputs(after, -1);
+  phase(res.phases.after);
   if (after.workspace_dirty || after.out_of_bounds || after.inputs_written) {
     res.status = Status::wrong_answer;
     res.acc.workspace_dirty = after.workspace_dirty;

@@ -6,6 +6,7 @@
 // median and quartiles kept). After a fault the context is lost: lost() turns true and the worker
 // process must end.
 #include <memory>
+#include <vector>
 
 #include "codegen/compiler.hpp"
 #include "core/task.hpp"
@@ -37,7 +38,9 @@ class CudaRunner {
   Retimed retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs, int rounds);
   // True once a sticky error destroyed the context: nothing more can run in this process.
   bool lost() const { return lost_; }
-  // The device state t runs on: kept while the tasks run stay t, built anew for another task.
+  // The device state t runs on. The states of the tasks run last stay (their inputs, and the
+  // correctness rounds' reference results they keep), as many as leave the device room: a search
+  // moves between tasks, and rebuilding a GEMM's state reruns its reference.
   TaskState& state_for(const Task& t);
 
  private:
@@ -50,7 +53,7 @@ class CudaRunner {
   const Compiler& compiler_;
   std::string arch_;
   CudaEvalOptions opt_;
-  std::unique_ptr<TaskState> state_;
+  std::vector<std::unique_ptr<TaskState>> states_;  // the most recently used last
   std::unique_ptr<SmClock> clock_;
   bool lost_ = false;
 };

@@ -69,6 +69,24 @@ cudaKernel_t LoadedModule::at(const std::string& name_expr) const {
   return it->second;
 }
 
+bool compute_bound(const Task& t, const DeviceInfo& d) {
+  const auto& ceil = d.ceilings();
+  const double unit = ceil.rate(t.problem->compute_unit(t.dtype)), bw = ceil.sol_bw();
+  return unit > 0 && bw > 0 && t.flops() / unit > t.bytes() / bw;
+}
+
+size_t l2_flush_bytes(const Task& t, const DeviceInfo& d, const TimingOptions& timing) {
+  // Four times L2, at least 256 MiB: triton.testing.do_bench's size, and the harness soltune is
+  // compared in. Twice L2 could leave some of the last repetition's lines where replacement is not
+  // strictly LRU; on the H200 the larger buffer changed no time measured, and it costs one more read
+  // of the buffer per repetition, untimed. Beside a compute-bound kernel, whose time L2's contents
+  // move least, twice L2: at a 4096^3 GEMM the 256 MiB read took half as long as the kernel, and
+  // the smaller one moved no time (docs/FINDINGS.md).
+  if (timing.flush_mib > 0) return static_cast<size_t>(timing.flush_mib * (1 << 20)) / 16 * 16;
+  const auto l2 = static_cast<size_t>(d.l2_bytes);
+  return compute_bound(t, d) ? std::max<size_t>(2 * l2, size_t{64} << 20) : std::max<size_t>(4 * l2, size_t{256} << 20);
+}
+
 TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed,
                      const TimingOptions& timing)
     : task_(t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
@@ -82,9 +100,7 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   // pages. A kernel that replays a cached result is still caught: part of every set is drawn
   // afresh before each timed repetition (redraw_inputs).
   sets_ = timing.input_sets > 0 ? timing.input_sets : 1;
-  const auto& ceil = d.ceilings();
-  const double unit = ceil.rate(t.problem->compute_unit(t.dtype)), bw = ceil.sol_bw();
-  compute_bound_ = unit > 0 && bw > 0 && t.flops() / unit > t.bytes() / bw;
+  compute_bound_ = compute_bound(t, d);
 
   auto add_slot = [&](const ArgSpec& a) {
     auto s = std::make_unique<ArgSlot>();
@@ -125,14 +141,9 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   for (const auto& a : t.problem->args) add_slot(a);
   for (const auto& a : t.problem->baseline_temps) add_slot(a);
 
-  // The L2 flush reads four times L2, at least 256 MiB (triton.testing.do_bench's size, and the
-  // harness soltune is compared in). Twice L2 could leave some of the last repetition's lines where
-  // replacement is not strictly LRU; on the H200 the larger buffer changed no time measured, and it
-  // costs one more read of the buffer per repetition, untimed.
-  const size_t flush_bytes = timing.flush_mib > 0
-                                 ? static_cast<size_t>(timing.flush_mib * (1 << 20)) / 16 * 16
-                                 : std::max<size_t>(4 * static_cast<size_t>(d.l2_bytes), size_t{256} << 20);
-  flush_ = DeviceBuffer(flush_bytes);
+  flush_bytes_ = l2_flush_bytes(t, d, timing);
+  flush_ = DeviceBuffer(flush_bytes_);
+  flush_early_ = std::min(static_cast<size_t>(d.l2_bytes), flush_bytes_ / 4) / 16 * 16;
   stats_ = DeviceBuffer(sizeof(CompareStats));
   SOLTUNE_CUDA(cudaMemsetAsync(flush_.get(), 0x5A, flush_.bytes(), stream()));
 
@@ -300,10 +311,12 @@ void TaskState::round_inputs(int round, uint64_t batch) {
 }
 
 unsigned long long TaskState::redraw_threshold(const ArgSlot& s) const {
-  // All of it where drawing costs little: beside a compute-bound kernel, or a set of at most 2^20
-  // elements (a few microseconds). Otherwise a 64th of the chunks: with the previous repetition's
-  // put back, a 32nd of the set is written. An inout buffer always whole: the kernel overwrote it.
-  if (compute_bound_ || s.elems <= (int64_t{1} << 20) || s.spec->role == Role::inout) return ~0ULL;
+  // All of a set of at most 2^20 elements (a few microseconds). Otherwise a 64th of the chunks: with
+  // the previous repetition's put back, a 32nd of the set is written, and a kernel cannot tell which
+  // (a result replayed from an earlier repetition is wrong where they changed). Compute-bound tasks
+  // too: drawing all 64 MiB of a 4096^3 GEMM's inputs takes about 25 us a repetition beside its
+  // 175 us. An inout buffer always whole: the kernel overwrote it.
+  if (s.elems <= (int64_t{1} << 20) || s.spec->role == Role::inout) return ~0ULL;
   return 1ULL << 58;
 }
 
@@ -610,18 +623,24 @@ cudaError_t TaskState::run_baseline(int set) {
 }
 
 cudaError_t TaskState::flush_l2() {
+  void* sink = stats_.get();
+  auto read = [&](size_t from, size_t bytes) {
+    void* p = static_cast<char*>(flush_.get()) + from;
+    long long n = static_cast<long long>(bytes / 16);
+    if (n > 0) launch_builtin("soltune_flush_read", {&p, &n, &sink}, n);
+  };
   // Lines a kernel loaded under an L2 evict_last policy outlast any flush by reads: `looped`
   // (HINT=2) left part of x in L2 for its next repetition, and for any kernel timed after it on the
   // same x, worth 2 us (3%) at RMSNorm f32 32768x1024 (docs/FINDINGS.md, Timing). Demoted to
-  // normal first, they go with the rest. The reset is a context-wide host call, so the stream must
-  // be idle before it.
-  if (auto e = cudaStreamSynchronize(stream()); e != cudaSuccess) return e;
+  // normal first, they go with the rest. The demotion is a context-wide host call, so the kernel
+  // before it must have finished: the first part of the flush (a quarter, at most one L2) keeps the
+  // GPU busy while the host waits for that, wakes and demotes, and the rest (at least 1.5 L2) reads
+  // the demoted lines out after them.
+  SOLTUNE_CUDA(cudaEventRecord(flushed_prior_.get(), stream()));
+  read(0, flush_early_);
+  if (auto e = cudaEventSynchronize(flushed_prior_.get()); e != cudaSuccess) return e;
   SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
-  // Reading four times the L2 (at least 256 MiB) evicts what the previous repetition left there.
-  void* p = flush_.get();
-  long long n = static_cast<long long>(flush_.bytes() / 16);
-  void* sink = stats_.get();
-  launch_builtin("soltune_flush_read", {&p, &n, &sink}, n);
+  read(flush_early_, flush_bytes_ - flush_early_);
   return cudaSuccess;
 }
 
@@ -647,6 +666,7 @@ void TaskState::abandon_all() {
     s->mag.abandon();
   }
   flush_.abandon();
+  flushed_prior_.abandon();
   stats_.abandon();
   for (auto& e : events_) e->abandon();
   if (gate_) gate_->abandon();

@@ -69,6 +69,12 @@ struct LaunchArgs {
   std::vector<void*> ptrs;    // what cudaLaunchKernel receives
 };
 
+// Whether the task's T_SOL is the compute ceiling's (FLOPs at the rate over bytes at the bandwidth).
+bool compute_bound(const Task& t, const DeviceInfo& d);
+// The L2 flush's reads before a timed repetition: the run config's size, else four times L2 (at
+// least 256 MiB), twice L2 (at least 64 MiB) beside a compute-bound kernel.
+size_t l2_flush_bytes(const Task& t, const DeviceInfo& d, const TimingOptions& timing);
+
 class TaskState {
  public:
   // timing: the run config's (input sets: 0 means one; the flush's size).
@@ -146,9 +152,10 @@ class TaskState {
   const std::string& baseline_source() const;
   // The library's plan ("cuBLASLt 13.1.0, ..."), or why the kernels serve instead; "" with no library.
   const std::string& baseline_library_note() const { return library_note_; }
-  // Evicts L2 (not timed): waits for the stream to go idle, demotes lines a kernel loaded under an
-  // evict_last policy (a context-wide host call), then queues the flush. Returns the wait's error:
-  // a fault of the kernel run before is that candidate's, not an exception.
+  // Evicts L2 (not timed): waits for the work queued before it to finish, demotes lines a kernel
+  // loaded under an evict_last policy (a context-wide host call), then queues the rest of the flush;
+  // its first part, queued before the wait, keeps the GPU busy while the host wakes and demotes.
+  // Returns the wait's error: a fault of the kernel run before is that candidate's, not an exception.
   cudaError_t flush_l2();
   void settle(double us);  // the stream idles this long (a one-thread %globaltimer spin)
   Event& event(size_t i);  // a pool, grown on demand
@@ -204,6 +211,8 @@ class TaskState {
   std::vector<std::unique_ptr<ArgSlot>> slots_;
   std::vector<std::unique_ptr<ArgSlot>> scratch_;  // the current candidate's (elems 0: no buffer, a null pointer)
   DeviceBuffer flush_, stats_;
+  size_t flush_bytes_ = 0, flush_early_ = 0;  // the flush's reads; of them, those queued before the wait
+  Event flushed_prior_;     // the work before a flush, which its wait waits for
   std::vector<std::unique_ptr<Event>> events_;
   LoadedModule builtin_, reference_, baseline_;
   std::unique_ptr<LtGemm> library_;  // the problem's library baseline, where planned

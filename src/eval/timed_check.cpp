@@ -81,7 +81,7 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &k, &seed, &z, &msum, &mmax, &atol, &rtol, &mtol, &zscore, &proj_stats},
                  dim3(cdiv(m * 32, 256)));
   launch_builtin("soltune_gemm_rows" + t, {&a, &b, &c, &n, &k, &trans_b, &rows, &r_int, &atol, &rtol, &mtol, &row_stats},
-                 dim3(cdiv(n, 256), cdiv(r, 4)));
+                 dim3(cdiv(n, 256), cdiv(r, 16)));  // 16 rows a block
   CompareStats cs[2]{};
   SOLTUNE_CUDA(cudaMemcpyAsync(cs, stats, sizeof cs, cudaMemcpyDeviceToHost, stream()));
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));

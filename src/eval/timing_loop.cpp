@@ -1,6 +1,7 @@
 #include "eval/timing_loop.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -8,11 +9,14 @@
 namespace soltune {
 namespace {
 constexpr int kGateReruns = 2;  // dropped repetitions of a batch are run again at most this often
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 }  // namespace
 
 TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std::function<cudaError_t(int)>& launch,
                             const TimingPlan& plan) {
   TimingOutcome out;
+  const auto began = Clock::now();
   int set = 0;
   // The warm-up is not timed, so it needs no gate. At least one launch: it also loads kernels that
   // load lazily, and a first launch that waits for the device to go idle would wait on a held gate.
@@ -57,12 +61,14 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
       gate.release();  // the repetition is queued up to its end event: the GPU may start the clock
       if (check) {
+        const auto check_began = Clock::now();
         if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
         st.check_inputs(out.loop_acc, s);  // restores a written input: the reference reads what was drawn
         st.check_repetition(out.loop_acc, s);
         ++out.checked_reps;
         if (!out.loop_acc.pass && out.failed_rep < 0) out.failed_rep = timed_reps;
         out.verified = out.loop_acc.pass;
+        out.checks_ms += ms_since(check_began);
       }
     }
     if (auto e = cudaStreamSynchronize(st.stream()); e != cudaSuccess) return e;
@@ -75,12 +81,13 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       float ms = 0;
       SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(2 * r).get(), st.event(2 * r + 1).get()));
       us.push_back(ms * 1000.0);
+      out.kernels_ms += ms;
     }
     return cudaSuccess;
   };
   // A batch whose gates timed out runs the dropped repetitions again, a few times at most: a CPU
   // that keeps stalling past the timeout leaves the batch short, and the note says so.
-  auto timed = [&](int reps, int checks, std::vector<double>& us) -> cudaError_t {
+  auto rerun = [&](int reps, int checks, std::vector<double>& us) -> cudaError_t {
     int missing = reps;
     for (int run = 0; missing > 0 && run <= kGateReruns; ++run) {
       int late = 0;
@@ -98,6 +105,14 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
       throw Error(buf);
     }
     return cudaSuccess;
+  };
+  // The checks are a phase of their own: what they cost leaves the batches' share.
+  auto timed = [&](int reps, int checks, std::vector<double>& us) {
+    const auto began_batch = Clock::now();
+    const double checks_before = out.checks_ms;
+    const auto e = rerun(reps, checks, us);
+    out.batches_ms += ms_since(began_batch) - (out.checks_ms - checks_before);
+    return e;
   };
   auto finish = [&](std::vector<double> us) {
     out.time = summarize(std::move(us));
@@ -119,6 +134,8 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   // become an admitted candidate's time (a fast probe only earns the checked batches below).
   std::vector<double> probe;
   if ((out.err = timed(kProbeReps, 0, probe)) != cudaSuccess) return out;
+  out.warmup_ms = ms_since(began);
+  out.batches_ms = 0;  // the probe is the warm-up's
   std::sort(probe.begin(), probe.end());
   if (plan.incumbent_us > 0 && probe[0] > opt.slow_factor * plan.incumbent_us) {
     out.slow = true;

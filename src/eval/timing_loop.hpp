@@ -56,6 +56,9 @@ struct TimingOutcome {
   int gate_timeouts = 0;  // repetitions dropped because their gate timed out
   int short_reps = 0;     // of those, how many were still missing after the re-runs
   std::string note;       // empty, or what the gate dropped, for the result's log
+  // Host wall clock (ms) of the warm-up and probe, of the timed batches (their checks excluded) and of
+  // the checks; and the timed repetitions' own event times, the probe's included.
+  double warmup_ms = 0, batches_ms = 0, checks_ms = 0, kernels_ms = 0;
 };
 
 // Times `launch(set)` (set: the input set to use) with the protocol above. A launch error is

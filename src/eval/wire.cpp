@@ -258,6 +258,7 @@ YAML::Node encode_outcome(const EvalResult& r) {
   a["precision_ok"] = r.acc.precision_ok;
   n["acc"] = a;
   n["occupancy"] = r.occupancy_blocks;
+  for (const auto& [name, field] : kGpuPhaseFields) n["phases"][name] = r.phases.*field;
   return n;
 }
 
@@ -283,6 +284,7 @@ void decode_outcome(const YAML::Node& n, EvalResult& r) {
   r.acc.pass = n["acc"]["pass"].as<bool>();
   r.acc.precision_ok = n["acc"]["precision_ok"].as<bool>();
   r.occupancy_blocks = n["occupancy"].as<int>();
+  for (const auto& [name, field] : kGpuPhaseFields) r.phases.*field = n["phases"][name].as<double>();
 }
 
 YAML::Node encode_task(const Task& t) {

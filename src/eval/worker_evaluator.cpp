@@ -270,7 +270,6 @@ void WorkerEvaluator::prefetch(const Task& t, const std::vector<Config>& configs
 
 std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
   auto batch = prepare_candidates(t, dev_, arch_, configs);
-  const uint64_t batch_id = ++batches_;  // its candidates share their correctness rounds' inputs
   // Every compile starts at once (unless prefetched, when it may be done already); each candidate
   // goes to the GPU as soon as its own compile is done, in order, so the GPU works while the rest
   // of the batch still compiles.
@@ -296,12 +295,19 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
       if (first_run_) compile_wait_s_ += std::chrono::duration<double>(ChildProcess::Clock::now() - waited_from).count();
       if (take_compile_result(c, compiled[c.request])) {
         c.result.occupancy_blocks = occupancy_blocks_per_sm(c.result.res, c.result.geo, dev_);
-        run_one(t, c, compiled[c.request], batch_id);
+        run_one(t, c, compiled[c.request], rounds_group(t));
       }
     }
     out.push_back(std::move(c.result));
   }
   return out;
+}
+
+uint64_t WorkerEvaluator::rounds_group(const Task& t) {
+  auto& g = group_[t.id()];
+  if (g.id == 0 || g.used == kRoundsShared) g = RoundsGroup{++groups_, 0};
+  ++g.used;
+  return g.id;
 }
 
 std::unique_ptr<Predictor> WorkerEvaluator::predictor(const Task& t) {

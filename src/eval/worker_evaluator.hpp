@@ -80,7 +80,7 @@ class WorkerEvaluator final : public Evaluator {
   void run_one(const Task& t, Candidate& c, const CompileResult& r, uint64_t batch);
   // Sends one compiled candidate (op run or check) and reads its outcome into c.result. false: the
   // worker timed out or died (status timeout or fault, the log says which); a worker's error throws.
-  // batch: evaluate()'s call, whose candidates share their correctness rounds (0: none).
+  // batch: the group of candidates (rounds_group()) that share their correctness rounds (0: none).
   bool send(const Task& t, Candidate& c, const CompileResult& r, const char* op, double limit_s, YAML::Node& reply,
             uint64_t batch = 0);
   // A compile on a thread of its own, at most one per core at a time.
@@ -95,7 +95,18 @@ class WorkerEvaluator final : public Evaluator {
   std::map<std::string, double> t_ref_;    // per task id, for the time limit
   std::map<std::string, double> best_us_;  // per task id: the incumbent for the early stop
   int restarts_ = 0;
-  uint64_t batches_ = 0;  // evaluate() calls so far
+  // Candidates of a task share their correctness rounds' inputs, and the reference's results on them,
+  // in groups of kRoundsShared in a row: at a 4096^3 GEMM the float64 reference takes 50 times a
+  // candidate's run, and a batch holds a few candidates. The inputs stay the harness's draw, never
+  // the candidates' to choose or see.
+  static constexpr int kRoundsShared = 16;
+  struct RoundsGroup {
+    uint64_t id = 0;
+    int used = 0;
+  };
+  uint64_t rounds_group(const Task& t);
+  uint64_t groups_ = 0;                       // groups started so far
+  std::map<std::string, RoundsGroup> group_;  // per task id: its current group
   std::optional<ChildProcess::Clock::time_point> first_run_;  // the first candidate sent to the GPU
   double compile_wait_s_ = 0;  // evaluate() waiting on compiles since the first candidate ran
   double busy_s_ = 0;                                          // time the worker spent serving requests since

@@ -140,14 +140,26 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
   auto out_of_time = [&] { return b.seconds > 0 && seconds_left() <= 0; };
   // The baseline depends on the problem, dtype and shape, not the variant: timed once per shape and
   // given to each variant's task there (a config of four variants timed it four times).
+  // Under a time budget a baseline may take a quarter of the time left (5 s at least): one that
+  // would take longer (a naive GEMM where cuBLASLt is missing: seconds a run) is said and its
+  // shape's tasks are skipped. False where the task cannot start.
   std::map<std::string, TaskBaseline> baselines;
   auto start_task = [&](Slot& s) {
     const auto key = s.task.dtype_shape();
     auto it = baselines.find(key);
-    if (it == baselines.end()) it = baselines.emplace(key, ev_.baseline(s.task)).first;
+    if (it == baselines.end()) {
+      const double limit = b.seconds > 0 ? std::max(5.0, seconds_left() / 4) : 0.0;
+      it = baselines.emplace(key, ev_.baseline_within(s.task, limit)).first;
+    }
     const auto& baseline = it->second;
+    if (!baseline.skipped.empty()) {
+      s.active = false;
+      archive_.on_warning(s.task, s.task.id() + ": not tuned: " + baseline.skipped);
+      return false;
+    }
     archive_.on_baseline(s.task, baseline);
     s.run = std::make_unique<TaskRun>(s.task, ev_, *s.search, static_cast<int>(batch), *s.rng, archive_, baseline, cfg_.stop);
+    return true;
   };
   // Every task the budget reaches gets its baseline timed and its first batch proposed before
   // anything is measured: the first batches then compile on every core while the GPU times the
@@ -160,7 +172,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
   int64_t reach = evals_left;
   for (auto& s : slots) {
     if (reach <= 0 || interrupted() || (b.seconds > 0 && clock::now() >= priming_ends)) break;
-    start_task(s);
+    if (!start_task(s)) continue;
     s.run->prime(s.task.fallback_only ? 1 : std::min({batch, reach, warmup}));
     reach -= warmup;
   }
@@ -241,7 +253,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       }
       continue;
     }
-    if (!next->run) start_task(*next);
+    if (!next->run && !start_task(*next)) continue;
     const int64_t before = next->spent();
     const int64_t share = next->task.fallback_only                           ? 1
                           : next->spent() < warmup && !dominated(*next) ? warmup - next->spent()

@@ -36,6 +36,7 @@ std::string phase_line(const std::vector<std::pair<double, GpuPhases>>& all) {
   const std::pair<const char*, double> parts[] = {
       {"load", sum.load},
       {"correctness rounds", sum.rounds},
+      {"of them drawing inputs and running the reference where no kept round served", sum.reference},
       {"draws, flushes and gaps between timed kernels (warm-up and probe included)", sum.warmup + sum.batches - sum.kernels},
       {"checks of timed repetitions", sum.checks},
       {"final checks", sum.after},

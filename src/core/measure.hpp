@@ -106,6 +106,7 @@ struct Geometry {
 struct GpuPhases {
   double load = 0;     // module load, launch attributes, constants, tensor maps
   double rounds = 0;   // correctness rounds: inputs, the reference where no earlier candidate's serves, comparison
+  double reference = 0;  // of the rounds: drawing inputs and running the reference where none was kept
   double warmup = 0;   // warm-up launches and the probe that sizes the run
   double batches = 0;  // timed batches: draws, flushes, gates, the kernels; their checks excluded
   double checks = 0;   // checks of timed repetitions
@@ -113,9 +114,10 @@ struct GpuPhases {
   double kernels = 0;  // event times of the timed repetitions, the probe's included
 };
 // The one list of GpuPhases' fields: the wire and the summary derive from it.
-inline constexpr std::array<std::pair<const char*, double GpuPhases::*>, 7> kGpuPhaseFields{{
+inline constexpr std::array<std::pair<const char*, double GpuPhases::*>, 8> kGpuPhaseFields{{
     {"load", &GpuPhases::load},
     {"correctness rounds", &GpuPhases::rounds},
+    {"references", &GpuPhases::reference},
     {"warm-up and probe", &GpuPhases::warmup},
     {"timed batches", &GpuPhases::batches},
     {"checks of timed repetitions", &GpuPhases::checks},

@@ -77,6 +77,7 @@ struct TaskBaseline {
   Timing ref_timing;       // the baseline's timing, repetitions and spread
   std::string note;        // e.g. the baseline's own accuracy check
   bool replayed = false;   // taken from the knowledge base when a run resumes
+  std::string skipped;     // non-empty: not timed, since its timing would outlast the limit given (why)
 };
 
 // Medians from an interleaved re-timing: the baseline's and each configuration's, one per round.
@@ -103,6 +104,10 @@ class Evaluator {
   virtual TimeKind kind() const = 0;
   // Times (or predicts) the problem's baseline for the task, and derives T_SOL.
   virtual TaskBaseline baseline(const Task& t) = 0;
+  // The same within a time limit: a baseline whose timing would take longer than limit_s, judged
+  // from its first (checked) run, is not timed, and TaskBaseline::skipped says why. The default
+  // (a backend whose baselines cost no GPU time) ignores the limit.
+  virtual TaskBaseline baseline_within(const Task& t, double limit_s) { (void)limit_s; return baseline(t); }
   // Compiles the configurations in parallel, then checks and times them one after another.
   // A candidate's failure is a status in its result; only infrastructure failures throw.
   virtual std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) = 0;

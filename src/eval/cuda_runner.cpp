@@ -93,20 +93,23 @@ TaskState& CudaRunner::state_for(const Task& t) {
     std::rotate(it, it + 1, states_.end());  // now the most recently used
     return *states_.back();
   }
-  // Room for the new state's buffers and its kept rounds (up to a quarter of what is free), with an
-  // eighth of the device to spare; the least recently used states go first.
-  const double need = 2.0 * task_device_bytes(t, std::max(opt_.timing.input_sets, 1)) + 4.0 * dev_.l2_bytes;
+  // Room for the new state's buffers, its flush and its kept rounds, with an eighth of the device to
+  // spare: the least recently used states go first. A kept round is worth more than another task's
+  // state (a 70B model's MLP GEMM whose rounds were not kept reran its reference three times a
+  // candidate, 0.9 s).
+  const double need = task_device_bytes(t, std::max(opt_.timing.input_sets, 1)) + kept_rounds_bytes(t, dev_) +
+                      static_cast<double>(l2_flush_bytes(t, dev_, opt_.timing));
   while (!states_.empty()) {
     size_t free = 0, total = 0;
     SOLTUNE_CUDA(cudaMemGetInfo(&free, &total));
-    if (states_.size() < kStatesKept && static_cast<double>(free) >= need + static_cast<double>(total) / 8) break;
+    if (states_.size() < kStatesKept && static_cast<double>(free) >= need + static_cast<double>(device_reserve(total))) break;
     states_.erase(states_.begin());
   }
   states_.push_back(std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed, opt_.timing));
   return *states_.back();
 }
 
-TaskBaseline CudaRunner::baseline(const Task& t) {
+TaskBaseline CudaRunner::baseline(const Task& t, double limit_s) {
   auto& st = state_for(t);
   TaskBaseline b;
   b.kind = TimeKind::measured;
@@ -133,7 +136,10 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
     throw Error(t.problem->name + "'s reference writes its input " + ref_ws.written_input + " for " + t.id() + " (" +
                 std::to_string(ref_ws.inputs_written) + " bytes changed): inputs are read-only");
   st.poison_outputs();
+  const auto run_began = std::chrono::steady_clock::now();
   SOLTUNE_CUDA(st.run_baseline(0));
+  SOLTUNE_CUDA(cudaStreamSynchronize(st.stream()));
+  const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_began).count();
   Accuracy acc;
   acc.rounds = 1;
   st.check_inputs(acc, 0);
@@ -151,6 +157,17 @@ TaskBaseline CudaRunner::baseline(const Task& t) {
   b.note = note;
   b.source = st.baseline_source();
   if (!st.baseline_library_note().empty()) b.note = st.baseline_library_note() + "; " + b.note;
+  // Its timing runs it at least this often (warm-up, probe, the fewest repetitions): a run that makes
+  // that outlast the limit is said and skipped, not timed for minutes of a budget.
+  const double timing_s = run_s * (std::max(opt_.warmup, 1) + kProbeReps + opt_.min_reps);
+  if (limit_s > 0 && timing_s > limit_s) {
+    char why[320];
+    std::snprintf(why, sizeof why, "its baseline (%s) took %.2f s a run: timing it would take about %.0f s, over the %.0f s "
+                  "it may use", b.source.c_str(), run_s, timing_s, limit_s);
+    b.skipped = why;
+    if (!st.baseline_library_note().empty()) b.skipped += " (" + st.baseline_library_note() + ")";
+    return b;
+  }
   const auto clock_before = clock_->mhz();
   const auto timed = time_launches(st, opt_, [&](int set) { return st.run_baseline(set); }, TimingPlan{});
   SOLTUNE_CUDA(timed.err);
@@ -245,6 +262,7 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
   res.acc = Accuracy{};
   // Checked only (an audit under a sanitizer, which slows the kernel 10-1000x): the first round.
   const int rounds = time_it ? std::max(opt_.check_rounds, st.distributions()) : 1;
+  const double reference_before = st.reference_ms();
   for (int round = 0; round < rounds; ++round) {
     st.round_inputs(round, time_it ? batch_ : 0);
     st.poison_outputs();
@@ -269,6 +287,7 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
     return;
   }
   phase(res.phases.rounds);
+  res.phases.reference = st.reference_ms() - reference_before;
   const auto clock_before = clock_->mhz();
   TimingPlan plan;
   plan.incumbent_us = incumbent_us;

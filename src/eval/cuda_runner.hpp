@@ -23,7 +23,8 @@ class CudaRunner {
   ~CudaRunner();
   const DeviceInfo& device() const { return dev_; }
   const std::string& arch() const { return arch_; }
-  TaskBaseline baseline(const Task& t);
+  // limit_s > 0: not timed where its first run says the timing would take longer (skipped says why).
+  TaskBaseline baseline(const Task& t, double limit_s = 0);
   // Checks and times one compiled candidate; its outcome is written into c.result. incumbent_us:
   // the task's best time so far (0: none), for the early stop of clearly slower candidates.
   void run(const Task& t, Candidate& c, const CompileResult& r, double incumbent_us = 0);

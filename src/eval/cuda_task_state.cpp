@@ -1,6 +1,7 @@
 #include "eval/cuda_task_state.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -73,6 +74,16 @@ bool compute_bound(const Task& t, const DeviceInfo& d) {
   const auto& ceil = d.ceilings();
   const double unit = ceil.rate(t.problem->compute_unit(t.dtype)), bw = ceil.sol_bw();
   return unit > 0 && bw > 0 && t.flops() / unit > t.bytes() / bw;
+}
+
+double kept_rounds_bytes(const Task& t, const DeviceInfo& d) {
+  if (!compute_bound(t, d)) return 0;
+  double bytes = 0;
+  const auto b = t.sizes();
+  for (const auto& a : t.problem->args)
+    if (a.is_buffer && role_is_checked(a.role))
+      bytes += static_cast<double>(buffer_elements(a, b)) * sizeof(double) * (a.magnitude ? 2 : 1);
+  return bytes * correctness_rounds(*t.problem);
 }
 
 size_t l2_flush_bytes(const Task& t, const DeviceInfo& d, const TimingOptions& timing) {
@@ -277,14 +288,12 @@ std::vector<DeviceBuffer*> TaskState::results() {
 
 bool TaskState::keep_rounds() {
   if (!compute_bound_) return false;  // a memory-bound reference costs about what the candidate does
-  size_t bytes = 0;
-  for (const auto* b : results()) bytes += b->bytes();
   size_t free = 0, total = 0;
   if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
-  return bytes * static_cast<size_t>(distributions()) <= free / 4;
+  return kept_rounds_bytes(task_, *dev_) + static_cast<double>(device_reserve(total)) <= static_cast<double>(free);
 }
 
 void TaskState::round_inputs(int round, uint64_t batch) {
@@ -299,8 +308,11 @@ void TaskState::round_inputs(int round, uint64_t batch) {
       SOLTUNE_CUDA(cudaMemcpyAsync(to[i]->get(), it->second.results[i].get(), to[i]->bytes(), cudaMemcpyDeviceToDevice, stream()));
     return;
   }
+  const auto began = std::chrono::steady_clock::now();
   auto seeds = draw_inputs(0, round);
   run_reference(0);
+  SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+  reference_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   if (batch == 0 || !keep_rounds()) return;
   KeptRound k{std::move(seeds), {}};
   for (const auto* b : results()) {

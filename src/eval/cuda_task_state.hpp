@@ -74,6 +74,11 @@ bool compute_bound(const Task& t, const DeviceInfo& d);
 // The L2 flush's reads before a timed repetition: the run config's size, else four times L2 (at
 // least 256 MiB), twice L2 (at least 64 MiB) beside a compute-bound kernel.
 size_t l2_flush_bytes(const Task& t, const DeviceInfo& d, const TimingOptions& timing);
+// Device bytes the kept correctness rounds of a compute-bound task take (the reference's results of
+// every round); 0 for a memory-bound one, which keeps none.
+double kept_rounds_bytes(const Task& t, const DeviceInfo& d);
+// What keeping the rounds must leave free: an eighth of the device.
+inline size_t device_reserve(size_t total) { return total / 8; }
 
 class TaskState {
  public:
@@ -102,6 +107,9 @@ class TaskState {
   // and kept: the others get the same inputs drawn again and the kept results, since the inputs are
   // not the candidates' to choose and the reference costs more than the candidate. Else both anew.
   void round_inputs(int round, uint64_t batch);
+  // Milliseconds round_inputs() has spent drawing inputs and running the reference where no kept
+  // round served, over the state's life.
+  double reference_ms() const { return reference_ms_; }
   // Before every timed repetition: new values in part of input set `set` (seeds from
   // unpredictable()), so that no repetition runs on inputs a kernel has seen, and a result kept
   // from an earlier call is wrong. The part is all of it where the task is compute-bound or the
@@ -192,6 +200,7 @@ class TaskState {
   std::map<int, KeptRound> kept_;  // by round, for batch kept_batch_
   uint64_t kept_batch_ = 0;
   bool keep_rounds();  // whether results are worth keeping and fit the device's free memory
+  double reference_ms_ = 0;
   cudaError_t try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
   // The count a builtin counting kernel adds to the counter it is given (zeroed first), read back.
   int64_t device_count(const std::function<void(void*)>& launches);

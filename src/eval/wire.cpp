@@ -126,6 +126,7 @@ YAML::Node encode(const TaskBaseline& b) {
   n["bytes"] = b.bytes;
   n["timing"] = encode_timing(b.ref_timing);
   n["note"] = b.note;
+  n["skipped"] = b.skipped;
   return n;
 }
 
@@ -139,6 +140,7 @@ TaskBaseline decode_baseline(const YAML::Node& n) {
   b.bytes = n["bytes"].as<double>();
   b.ref_timing = decode_timing(n["timing"]);
   b.note = n["note"].as<std::string>();
+  b.skipped = n["skipped"].as<std::string>();
   return b;
 }
 

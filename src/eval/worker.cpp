@@ -134,7 +134,7 @@ int Worker::loop() {
         throw Error("worker: '" + op + "' before hello");
       } else if (op == "baseline") {
         reply["ok"] = true;
-        reply["baseline"] = wire::encode(runner_->baseline(task(m["task"])));
+        reply["baseline"] = wire::encode(runner_->baseline(task(m["task"]), m["limit"] ? m["limit"].as<double>() : 0.0));
       } else if (op == "retime") {
         reply = retime(m);
       } else if (op == "run" || op == "check") {

@@ -108,10 +108,11 @@ WorkerEvaluator::Outcome WorkerEvaluator::call_unmetered(const YAML::Node& req, 
   return Outcome::ok;
 }
 
-TaskBaseline WorkerEvaluator::baseline(const Task& t) {
+TaskBaseline WorkerEvaluator::baseline_within(const Task& t, double limit_s) {
   YAML::Node req, reply;
   req["op"] = "baseline";
   req["task"] = wire::encode_task(t);
+  if (limit_s > 0) req["limit"] = limit_s;
   std::string why;
   if (call(req, "", opt_.timeout_cap_s * 4, reply, why) != Outcome::ok) {
     ++restarts_;
@@ -120,7 +121,7 @@ TaskBaseline WorkerEvaluator::baseline(const Task& t) {
   }
   if (!reply["ok"].as<bool>()) throw Error(reply["error"].as<std::string>());
   auto b = wire::decode_baseline(reply["baseline"]);
-  t_ref_[t.id()] = b.t_ref_us;
+  if (b.skipped.empty()) t_ref_[t.id()] = b.t_ref_us;
   return b;
 }
 

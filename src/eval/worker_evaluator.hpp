@@ -52,7 +52,8 @@ class WorkerEvaluator final : public Evaluator {
   // "cuda", or "cuda (timing: gate off, ...)" where the run config changes how candidates are timed.
   std::string backend_name() const override { return opt_.eval.timing.backend_name(); }
   TimeKind kind() const override { return TimeKind::measured; }
-  TaskBaseline baseline(const Task& t) override;
+  TaskBaseline baseline(const Task& t) override { return baseline_within(t, 0); }
+  TaskBaseline baseline_within(const Task& t, double limit_s) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
   std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override;
   void note_result(const Task& t, const EvalResult& r) override;

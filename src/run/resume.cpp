@@ -153,13 +153,13 @@ ResumePoint resume_run(KnowledgeBase& kb, const RunInfo& info, int64_t gpu_id, c
   return p;
 }
 
-TaskBaseline ResumeEvaluator::baseline(const Task& t) {
+TaskBaseline ResumeEvaluator::baseline_within(const Task& t, double limit_s) {
   if (auto it = rec_.baselines.find(t.id()); it != rec_.baselines.end()) {
     auto b = it->second;
     b.replayed = true;
     return b;
   }
-  return inner_.baseline(t);
+  return inner_.baseline_within(t, limit_s);
 }
 
 void ResumeEvaluator::prefetch(const Task& t, const std::vector<Config>& configs) {

@@ -24,7 +24,8 @@ class ResumeEvaluator final : public Evaluator {
   const DeviceInfo& device() const override { return inner_.device(); }
   std::string backend_name() const override { return inner_.backend_name(); }
   TimeKind kind() const override { return inner_.kind(); }
-  TaskBaseline baseline(const Task& t) override;
+  TaskBaseline baseline(const Task& t) override { return baseline_within(t, 0); }
+  TaskBaseline baseline_within(const Task& t, double limit_s) override;
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override;
   void prefetch(const Task& t, const std::vector<Config>& configs) override;  // what is not recorded
   std::optional<Retimed> retime(const Task& t, const std::vector<Config>& configs, int rounds) override {

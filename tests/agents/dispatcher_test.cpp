@@ -36,6 +36,16 @@ class FakeEvaluator final : public Evaluator {
     if (baseline_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(baseline_s));
     return b;
   }
+  // As a backend that judges the baseline's first run: the task in too_slow_baseline takes longer
+  // than any limit.
+  TaskBaseline baseline_within(const Task& t, double limit_s) override {
+    auto b = baseline(t);
+    if (limit_s > 0 && t.id() == too_slow_baseline) b.skipped = "its baseline would take about 1000 s";
+    limits.push_back(limit_s);
+    return b;
+  }
+  std::string too_slow_baseline;
+  std::vector<double> limits;  // of each baseline_within call
   std::vector<EvalResult> evaluate(const Task& t, const std::vector<Config>& configs) override {
     const Space space(*t.variant, t.fixed(dev_));
     std::vector<EvalResult> out;
@@ -122,6 +132,7 @@ class Recorder final : public Archive {
  public:
   std::set<std::string> known(const Task& t) override { return known_of.count(t.id()) ? known_of.at(t.id()) : std::set<std::string>{}; }
   void on_baseline(const Task& t, const TaskBaseline&) override { events.push_back("baseline " + t.id()); }
+  void on_warning(const Task& t, const std::string& text) override { events.push_back("warning " + t.id() + " " + text); }
   void on_result(const Task& t, const EvalResult& r, const SolScore&) override {
     events.push_back("result " + t.id() + " " + r.key);
     ++per_task[t.id()];
@@ -463,6 +474,29 @@ TEST_F(DispatcherTest, AVariantBehindTheLeaderAtItsShapeGetsLessThanTheLeader) {
   for (const auto& r : d.run(Budget{12 * cfg.search.initial, 0}, 3)) evaluated[r.task.id()] = r.outcome.evaluated;
   EXPECT_GE(evaluated[ids[0]], cfg.search.initial) << "its warm-up";
   EXPECT_GT(evaluated[ids[1]], 2 * evaluated[ids[0]]);
+}
+
+// Under a time budget a baseline too slow for it is said and its task skipped; the others run.
+// Without one, nothing limits a baseline.
+TEST_F(DispatcherTest, ABaselineTooSlowForTheBudgetIsSaidAndItsTaskSkipped) {
+  FakeEvaluator ev;
+  ev.too_slow_baseline = kTaskIds[1];
+  Recorder rec;
+  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 2.0}, 1);
+  ASSERT_EQ(reports.size(), 3u);
+  for (const auto& r : reports) {
+    EXPECT_NE(r.task.id(), kTaskIds[1]);
+    EXPECT_GT(r.outcome.evaluated, 0) << r.task.id();
+  }
+  EXPECT_EQ(rec.per_task.count(kTaskIds[1]), 0u);
+  EXPECT_EQ(std::count(rec.events.begin(), rec.events.end(),
+                       "warning " + kTaskIds[1] + " " + kTaskIds[1] + ": not tuned: its baseline would take about 1000 s"),
+            1);
+  for (double l : ev.limits) EXPECT_EQ(l, 5.0) << "a quarter of what is left, 5 s at least";
+  FakeEvaluator free;
+  free.too_slow_baseline = kTaskIds[1];
+  Recorder rec2;
+  EXPECT_EQ(Dispatcher(cfg_, free, rec2).run(Budget{16, 0}, 1).size(), 4u) << "no time budget, no limit";
 }
 
 // The baseline belongs to the shape and dtype: timed once there, whatever the variants.

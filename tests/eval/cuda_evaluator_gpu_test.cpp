@@ -128,6 +128,19 @@ TEST_F(CudaEvaluatorGpu, BaselineIsCheckedAndTimed) {
   }
 }
 
+// A baseline whose timing would outlast the limit given is not timed, and says why; within the
+// limit it is timed as without one.
+TEST_F(CudaEvaluatorGpu, ABaselineTooSlowForItsLimitIsSkippedSayingWhy) {
+  const auto p = load_problem(test::source_dir() / "templates", "gelu");
+  const auto t = make_task(p, p.variants.front().name, DType::f32, int64_t{1} << 24);
+  const auto skipped = ev_->baseline_within(t, 1e-6);
+  EXPECT_EQ(skipped.ref_timing.reps, 0);
+  EXPECT_NE(skipped.skipped.find("timing it would take about"), std::string::npos) << skipped.skipped;
+  const auto timed = ev_->baseline_within(t, 60);
+  EXPECT_TRUE(timed.skipped.empty()) << timed.skipped;
+  EXPECT_GE(timed.ref_timing.reps, 5);
+}
+
 // Deliberately bad kernels, each a variant of a copied gelu problem with one knob-free config.
 struct BadKernel {
   const char* name;

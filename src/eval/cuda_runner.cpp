@@ -11,7 +11,7 @@
 
 namespace soltune {
 namespace {
-constexpr size_t kStatesKept = 16;  // task states kept at most, memory permitting
+constexpr size_t kStatesKept = 64;  // task states kept at most, memory permitting
 constexpr double kBaselineRelL2 = 1e-2;  // a few ulps of bf16 per element, on average
 // Above 48 KiB a block needs the opt-in, counting its static shared memory too (a 48 KiB row
 // buffer beside a reduction scratch failed to launch without it); a cluster of more than 8 blocks
@@ -93,20 +93,45 @@ TaskState& CudaRunner::state_for(const Task& t) {
     std::rotate(it, it + 1, states_.end());  // now the most recently used
     return *states_.back();
   }
-  // Room for the new state's buffers, its flush and its kept rounds, with an eighth of the device to
-  // spare: the least recently used states go first. A kept round is worth more than another task's
-  // state (a 70B model's MLP GEMM whose rounds were not kept reran its reference three times a
-  // candidate, 0.9 s).
-  const double need = task_device_bytes(t, std::max(opt_.timing.input_sets, 1)) + kept_rounds_bytes(t, dev_) +
-                      static_cast<double>(l2_flush_bytes(t, dev_, opt_.timing));
-  while (!states_.empty()) {
-    size_t free = 0, total = 0;
-    SOLTUNE_CUDA(cudaMemGetInfo(&free, &total));
-    if (states_.size() < kStatesKept && static_cast<double>(free) >= need + static_cast<double>(device_reserve(total))) break;
-    states_.erase(states_.begin());
-  }
+  // Room for the new state's buffers and its flush, and for its shape's kept rounds where none are
+  // kept yet.
+  const bool kept = kept_.count(t.dtype_shape()) > 0;
+  make_room(task_device_bytes(t, std::max(opt_.timing.input_sets, 1)) + (kept ? 0.0 : kept_rounds_bytes(t, dev_)) +
+                static_cast<double>(l2_flush_bytes(t, dev_, opt_.timing)),
+            nullptr, t.dtype_shape(), false);
+  if (states_.size() >= kStatesKept) states_.erase(states_.begin());
   states_.push_back(std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed, opt_.timing));
   return *states_.back();
+}
+
+void CudaRunner::make_room(double bytes, const TaskState* keep, const std::string& shape, bool kept_too) {
+  auto roomy = [&] {
+    size_t free = 0, total = 0;
+    SOLTUNE_CUDA(cudaMemGetInfo(&free, &total));
+    return static_cast<double>(free) >= bytes + static_cast<double>(device_reserve(total));
+  };
+  for (auto it = states_.begin(); it != states_.end() && !roomy();)
+    it = it->get() == keep ? it + 1 : states_.erase(it);
+  while (kept_too && !roomy()) {
+    auto lru = kept_.end();
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if (it->first != shape && (lru == kept_.end() || it->second.last_used < lru->second.last_used)) lru = it;
+    if (lru == kept_.end()) return;
+    kept_.erase(lru);
+  }
+}
+
+KeptRounds* CudaRunner::kept_for(const Task& t, uint64_t group) {
+  if (group == 0) return nullptr;
+  auto& k = kept_[t.dtype_shape()];
+  k.last_used = ++uses_;
+  if (k.group != group) {
+    k.rounds.clear();  // the group before's: freed before room is made for this one's
+    k.group = group;
+    const auto it = std::find_if(states_.begin(), states_.end(), [&](const auto& s) { return s->task_id() == t.id(); });
+    make_room(kept_rounds_bytes(t, dev_), it == states_.end() ? nullptr : it->get(), t.dtype_shape(), true);
+  }
+  return &k;
 }
 
 TaskBaseline CudaRunner::baseline(const Task& t, double limit_s) {
@@ -250,6 +275,9 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
       // The context is gone: release nothing (it would fail), and let the worker end.
       mod.lib.abandon();
       for (auto& s : states_) s->abandon_all();
+      for (auto& [shape, k] : kept_)
+        for (auto& [round, r] : k.rounds)
+          for (auto& b : r.results) b.abandon();
       lost_ = true;
     } else {
       (void)cudaGetLastError();
@@ -262,9 +290,10 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
   res.acc = Accuracy{};
   // Checked only (an audit under a sanitizer, which slows the kernel 10-1000x): the first round.
   const int rounds = time_it ? std::max(opt_.check_rounds, st.distributions()) : 1;
+  KeptRounds* kept = time_it ? kept_for(t, batch_) : nullptr;
   const double reference_before = st.reference_ms();
   for (int round = 0; round < rounds; ++round) {
-    st.round_inputs(round, time_it ? batch_ : 0);
+    st.round_inputs(round, kept);
     st.poison_outputs();
     st.poison_scratch();
     if (auto e = launch(0); e != cudaSuccess) return failed(e, "launch");

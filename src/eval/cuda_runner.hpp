@@ -5,6 +5,7 @@
 // flushed and the stream gated before every repetition, fresh inputs before the checked one,
 // median and quartiles kept). After a fault the context is lost: lost() turns true and the worker
 // process must end.
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -31,17 +32,17 @@ class CudaRunner {
   // The first correctness round only, nothing timed: what runs under compute-sanitizer (an
   // audit), where times mean nothing and every launch costs 10-1000x. Status ok when it passed.
   void check(const Task& t, Candidate& c, const CompileResult& r);
-  // The batch of candidates the next run belongs to: a batch's candidates share their correctness
-  // rounds' inputs and reference results (TaskState::round_inputs); 0: none shared.
+  // The group of candidates the next run belongs to: a group's candidates (of the variants at one
+  // dtype and shape) share their correctness rounds' inputs and reference results
+  // (TaskState::round_inputs); 0: none shared.
   void set_batch(uint64_t batch) { batch_ = batch; }
   // Times the baseline and the candidates (which passed before) interleaved, `rounds` times.
   // Throws Error if any of them fails now.
   Retimed retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs, int rounds);
   // True once a sticky error destroyed the context: nothing more can run in this process.
   bool lost() const { return lost_; }
-  // The device state t runs on. The states of the tasks run last stay (their inputs, and the
-  // correctness rounds' reference results they keep), as many as leave the device room: a search
-  // moves between tasks, and rebuilding a GEMM's state reruns its reference.
+  // The device state t runs on. The states of the tasks run last stay, as many as leave the device
+  // room: a search moves between tasks.
   TaskState& state_for(const Task& t);
 
  private:
@@ -55,6 +56,17 @@ class CudaRunner {
   std::string arch_;
   CudaEvalOptions opt_;
   std::vector<std::unique_ptr<TaskState>> states_;  // the most recently used last
+  // The kept correctness rounds of the group running at each dtype and shape (Task::dtype_shape()).
+  // They outlive the task states: a GEMM's reference takes 50 times a candidate's run.
+  std::map<std::string, KeptRounds> kept_;
+  uint64_t uses_ = 0;  // a clock for kept_'s least-recently-used order
+  // The kept rounds of t's shape for group `group` (those of an earlier group dropped), after room is
+  // made for them: other tasks' states go first, then other shapes' kept rounds, the least recently
+  // used first. Null where nothing is kept (group 0).
+  KeptRounds* kept_for(const Task& t, uint64_t group);
+  // Frees device memory until `bytes` more leave an eighth of the device free: the least recently
+  // used states other than `keep`, then, if `kept_too`, kept rounds of shapes other than `shape`.
+  void make_room(double bytes, const TaskState* keep, const std::string& shape, bool kept_too);
   std::unique_ptr<SmClock> clock_;
   bool lost_ = false;
 };

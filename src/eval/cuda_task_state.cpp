@@ -293,33 +293,41 @@ bool TaskState::keep_rounds() {
     (void)cudaGetLastError();
     return false;
   }
-  return kept_rounds_bytes(task_, *dev_) + static_cast<double>(device_reserve(total)) <= static_cast<double>(free);
+  size_t round = 0;  // one round's results, kept beside those kept before
+  for (const auto* b : results()) round += b->bytes();
+  return round + device_reserve(total) <= free;
 }
 
-void TaskState::round_inputs(int round, uint64_t batch) {
-  if (batch != kept_batch_) {
-    kept_.clear();
-    kept_batch_ = batch;
-  }
-  if (const auto it = kept_.find(round); batch != 0 && it != kept_.end()) {
-    draw_inputs(0, round, &it->second.seeds);
-    const auto to = results();
-    for (size_t i = 0; i < to.size(); ++i)
-      SOLTUNE_CUDA(cudaMemcpyAsync(to[i]->get(), it->second.results[i].get(), to[i]->bytes(), cudaMemcpyDeviceToDevice, stream()));
-    return;
-  }
+size_t KeptRounds::bytes() const {
+  size_t n = 0;
+  for (const auto& [round, r] : rounds)
+    for (const auto& b : r.results) n += b.bytes();
+  return n;
+}
+
+void TaskState::round_inputs(int round, KeptRounds* kept) {
+  if (kept)
+    if (const auto it = kept->rounds.find(round); it != kept->rounds.end()) {
+      draw_inputs(0, round, &it->second.seeds);
+      const auto to = results();
+      for (size_t i = 0; i < to.size(); ++i)
+        SOLTUNE_CUDA(cudaMemcpyAsync(to[i]->get(), it->second.results[i].get(), to[i]->bytes(), cudaMemcpyDeviceToDevice, stream()));
+      return;
+    }
   const auto began = std::chrono::steady_clock::now();
   auto seeds = draw_inputs(0, round);
   run_reference(0);
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
   reference_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-  if (batch == 0 || !keep_rounds()) return;
-  KeptRound k{std::move(seeds), {}};
+  if (!kept || !keep_rounds()) return;
+  KeptRounds::Round k{std::move(seeds), {}};
   for (const auto* b : results()) {
     k.results.emplace_back(b->bytes());
     SOLTUNE_CUDA(cudaMemcpyAsync(k.results.back().get(), b->get(), b->bytes(), cudaMemcpyDeviceToDevice, stream()));
   }
-  kept_.emplace(round, std::move(k));
+  // Another task's state (another variant at the shape) may read them next, on its own stream.
+  SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+  kept->rounds.emplace(round, std::move(k));
 }
 
 unsigned long long TaskState::redraw_threshold(const ArgSlot& s) const {

@@ -80,6 +80,20 @@ double kept_rounds_bytes(const Task& t, const DeviceInfo& d);
 // What keeping the rounds must leave free: an eighth of the device.
 inline size_t device_reserve(size_t total) { return total / 8; }
 
+// The correctness rounds kept for one group of candidates (WorkerEvaluator::rounds_group) at a
+// dtype and shape: each round's input seeds and the reference's results on those inputs. The
+// variants at a shape share them, since inputs and reference are the problem's.
+struct KeptRounds {
+  uint64_t group = 0;
+  struct Round {
+    std::vector<unsigned long long> seeds;
+    std::vector<DeviceBuffer> results;  // copies of TaskState::results()
+  };
+  std::map<int, Round> rounds;
+  uint64_t last_used = 0;  // for the runner's least-recently-used order
+  size_t bytes() const;
+};
+
 class TaskState {
  public:
   // timing: the run config's (input sets: 0 means one; the flush's size).
@@ -102,11 +116,12 @@ class TaskState {
   // Returns the seeds drawn from, one per input drawn (in the order of the arguments); `seeds`, where
   // given, are used instead of new ones (the same draw again).
   std::vector<unsigned long long> draw_inputs(int set, int dist = 0, const std::vector<unsigned long long>* seeds = nullptr);
-  // Correctness round `round`'s inputs in set 0 and the reference's results of them. Within one batch
-  // of candidates (batch != 0) of a compute-bound task, drawn and computed for the first candidate
-  // and kept: the others get the same inputs drawn again and the kept results, since the inputs are
-  // not the candidates' to choose and the reference costs more than the candidate. Else both anew.
-  void round_inputs(int round, uint64_t batch);
+  // Correctness round `round`'s inputs in set 0 and the reference's results of them. Where `kept`
+  // is given and the task is compute-bound, drawn and computed for the group's first candidate and
+  // kept there: the others get the same inputs drawn again and the kept results, since the inputs
+  // are not the candidates' to choose and the reference costs more than the candidate. Else both
+  // anew.
+  void round_inputs(int round, KeptRounds* kept);
   // Milliseconds round_inputs() has spent drawing inputs and running the reference where no kept
   // round served, over the state's life.
   double reference_ms() const { return reference_ms_; }
@@ -193,13 +208,7 @@ class TaskState {
   static void add_errors(Accuracy& acc, const CompareStats& cs, const Tolerance& tol);
   std::vector<DeviceBuffer*> results();  // every output's ref, then its mag where it has one
   DeviceBuffer check_ws_;  // the check routine's temporaries, kept while large enough
-  struct KeptRound {
-    std::vector<unsigned long long> seeds;
-    std::vector<DeviceBuffer> results;  // copies of results()
-  };
-  std::map<int, KeptRound> kept_;  // by round, for batch kept_batch_
-  uint64_t kept_batch_ = 0;
-  bool keep_rounds();  // whether results are worth keeping and fit the device's free memory
+  bool keep_rounds();  // whether a round's results are worth keeping and fit the device's free memory
   double reference_ms_ = 0;
   cudaError_t try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);
   // The count a builtin counting kernel adds to the counter it is given (zeroed first), read back.

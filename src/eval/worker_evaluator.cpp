@@ -305,7 +305,7 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
 }
 
 uint64_t WorkerEvaluator::rounds_group(const Task& t) {
-  auto& g = group_[t.id()];
+  auto& g = group_[t.dtype_shape()];
   if (g.id == 0 || g.used == kRoundsShared) g = RoundsGroup{++groups_, 0};
   ++g.used;
   return g.id;

@@ -96,10 +96,10 @@ class WorkerEvaluator final : public Evaluator {
   std::map<std::string, double> t_ref_;    // per task id, for the time limit
   std::map<std::string, double> best_us_;  // per task id: the incumbent for the early stop
   int restarts_ = 0;
-  // Candidates of a task share their correctness rounds' inputs, and the reference's results on them,
-  // in groups of kRoundsShared in a row: at a 4096^3 GEMM the float64 reference takes 50 times a
-  // candidate's run, and a batch holds a few candidates. The inputs stay the harness's draw, never
-  // the candidates' to choose or see.
+  // Candidates at a dtype and shape (of any variant) share their correctness rounds' inputs, and the
+  // reference's results on them, in groups of kRoundsShared: at a 4096^3 GEMM the float64 reference
+  // takes 50 times a candidate's run, and a batch holds a few candidates. The inputs stay the
+  // harness's draw, never the candidates' to choose or see.
   static constexpr int kRoundsShared = 16;
   struct RoundsGroup {
     uint64_t id = 0;
@@ -107,7 +107,7 @@ class WorkerEvaluator final : public Evaluator {
   };
   uint64_t rounds_group(const Task& t);
   uint64_t groups_ = 0;                       // groups started so far
-  std::map<std::string, RoundsGroup> group_;  // per task id: its current group
+  std::map<std::string, RoundsGroup> group_;  // per Task::dtype_shape(): its current group
   std::optional<ChildProcess::Clock::time_point> first_run_;  // the first candidate sent to the GPU
   double compile_wait_s_ = 0;  // evaluate() waiting on compiles since the first candidate ran
   double busy_s_ = 0;                                          // time the worker spent serving requests since

@@ -125,5 +125,31 @@ TEST(MatmulCheckGpu, WorkSkippedInTimedRepetitionsIsCaughtByTheProjection) {
     }
 }
 
+// The variants at a compute-bound shape share a group's correctness rounds: the first candidate
+// runs the reference in every round, the next (another variant) runs none, and a wrong one is still
+// caught against the kept results.
+TEST(MatmulCheckGpu, VariantsAtAShapeShareTheirRoundsReference) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto root = gemm_problem();
+  const auto p = load_problem(root, "matmul");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  const Shape shape{{{"m", 1024}, {"n", 1024}, {"k", 4096}, {"trans_b", 0}}};
+  // tf32 is right for bf16: rounding 16-bit inputs to TF32 is exact.
+  const Task plain{&p, &p.variant("plain"), DType::bf16, shape}, tf32{&p, &p.variant("tf32"), DType::bf16, shape},
+      dropk{&p, &p.variant("dropk"), DType::bf16, shape};
+  for (const auto* t : {&plain, &tf32, &dropk}) ev.baseline(*t);
+  const auto first = ev.evaluate(plain, {Config{{16}}});
+  const auto second = ev.evaluate(tf32, {Config{{16}}});
+  const auto wrong = ev.evaluate(dropk, {Config{{16}}});
+  ASSERT_EQ(first[0].status, Status::ok) << first[0].log;
+  ASSERT_EQ(second[0].status, Status::ok) << second[0].log;
+  EXPECT_GT(first[0].phases.reference, 0);
+  EXPECT_EQ(second[0].phases.reference, 0) << "the kept rounds served";
+  EXPECT_GT(second[0].phases.rounds, 0);
+  EXPECT_EQ(wrong[0].status, Status::wrong_answer) << wrong[0].log;
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
 }  // namespace
 }  // namespace soltune

@@ -216,6 +216,10 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       const double r = behind_by(s);
       return r <= kContender ? 1.0 : std::max(0.1, 1.0 - 0.9 * (r - kContender) / kFadeOver);
     };
+    // Out of the warm-up after two evaluations: a task far behind its shape's best, or one behind the
+    // leader by more than kContender (the warm-up of every variant at every shape had taken 264 of a
+    // 120-s run's 336 evaluations over 33 tasks, leaving the leader 14 at each shape).
+    auto trails = [&](const Slot& s) { return dominated(s) || (s.run && s.spent() >= 2 && behind_by(s) > kContender); };
     // Warm-up first: tasks without a result, then the variant leading at its shape before those
     // behind it (a 120-s run of eight GEMM shapes gave the first variant listed its whole warm-up and
     // the fastest one a single evaluation), then the least spent; then the least effort for the weight.
@@ -225,7 +229,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       auto& s = slots[i];
       if (!s.active) continue;
       const bool behind = dominated(s);
-      const bool warming = s.spent() < warmup && !behind;
+      const bool warming = s.spent() < warmup && !trails(s);
       // Behind: a tenth of its gap's weight, without the boost of recent progress.
       const double w = !s.run  ? 1.0
                        : behind ? 0.1 * task_weight(s.run->outcome(), 0)
@@ -256,7 +260,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     if (!next->run && !start_task(*next)) continue;
     const int64_t before = next->spent();
     const int64_t share = next->task.fallback_only                           ? 1
-                          : next->spent() < warmup && !dominated(*next) ? warmup - next->spent()
+                          : next->spent() < warmup && !trails(*next)    ? warmup - next->spent()
                                                                        : batch;
     int64_t now = std::min({batch, evals_left, share});
     bool near_end = false;

@@ -459,8 +459,8 @@ TEST_F(DispatcherTest, TheVariantLeadingAtAShapeWarmsUpFirst) {
   EXPECT_LT(nth(ids[1], cfg.search.initial), nth(ids[0], 2)) << "the leader's warm-up first";
 }
 
-// Past the warm-up, the budget at a shape goes mostly to the variant leading there: one 1.5 times
-// slower (not far enough behind to leave its warm-up early) gets at most half the leader's share.
+// The budget at a shape goes mostly to the variant leading there: one 1.5 times slower leaves its
+// warm-up after two evaluations and gets under half the leader's share.
 TEST_F(DispatcherTest, AVariantBehindTheLeaderAtItsShapeGetsLessThanTheLeader) {
   const auto cfg = gemm_config(1);
   FakeEvaluator ev;
@@ -472,7 +472,7 @@ TEST_F(DispatcherTest, AVariantBehindTheLeaderAtItsShapeGetsLessThanTheLeader) {
   ev.slow_times = 1.5;
   std::map<std::string, int64_t> evaluated;
   for (const auto& r : d.run(Budget{12 * cfg.search.initial, 0}, 3)) evaluated[r.task.id()] = r.outcome.evaluated;
-  EXPECT_GE(evaluated[ids[0]], cfg.search.initial) << "its warm-up";
+  EXPECT_GE(evaluated[ids[0]], 2);
   EXPECT_GT(evaluated[ids[1]], 2 * evaluated[ids[0]]);
 }
 

@@ -195,10 +195,14 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   req.resume_hint = resume_command(program, args);
   if (backend == "replay") req.only_tasks = replay_tasks(cfg, landscapes);
   req.cfg = cfg;
+  const auto config_path = req.info.config_path;
   TuneRun run(std::move(req), *ev);
-  if (vm.count("resume"))
+  if (vm.count("resume")) {
     std::printf("resuming run %lld: %zu task(s) with recorded results; they are replayed (marked *), not evaluated again\n",
                 static_cast<long long>(run.id()), run.resumed_tasks());
+    if (run.resumed_config() != config_path)
+      std::printf("the run was started from %s, with the settings of this config\n", run.resumed_config().c_str());
+  }
 
   Progress progress(*ev, Progress::mode_for_stdout(vm.count("quiet") > 0));
   progress.header(cfg, run.kb_path(), run.budget());

@@ -109,10 +109,34 @@ std::string this_host() {
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
+// An unfinished run of a config that moved (a checkout moved or copied elsewhere): the latest one of
+// a config of the same file name whose settings are these, else an error naming those there are.
+std::optional<RunRecord> moved_run(const KnowledgeBase& kb, const RunInfo& info) {
+  const auto name = std::filesystem::path(info.config_path).filename();
+  std::optional<RunRecord> same;
+  std::vector<RunRecord> others;
+  for (auto& r : kb.runs()) {
+    const bool unfinished = r.status == "running" || r.status == "interrupted" || r.status == "stopped";
+    if (!unfinished || std::filesystem::path(r.info.config_path).filename() != name) continue;
+    if (!r.info.settings.empty() && r.info.settings == info.settings)
+      same = std::move(r);
+    else
+      others.push_back(std::move(r));
+  }
+  if (same || others.empty()) return same;
+  std::string found;
+  for (const auto& r : others)
+    found += "\n  run " + std::to_string(r.id) + " of " + r.info.config_path + " (" + r.status + ", started " + r.started_at + ")";
+  throw Error("--resume: " + kb.path().string() + " holds no unfinished run of " + info.config_path +
+              "; of a config of that name elsewhere, with other settings:" + found +
+              "\nresume it from its own path, or start a new run without --resume");
+}
+
 ResumePoint resume_run(KnowledgeBase& kb, const RunInfo& info, int64_t gpu_id, const Budget& budget) {
-  const auto last = kb.last_unfinished_run(info.config_path);
+  auto last = kb.last_unfinished_run(info.config_path);
+  if (!last) last = moved_run(kb, info);
   if (!last) throw Error("--resume: " + kb.path().string() + " holds no unfinished run of " + info.config_path);
-  const std::string run = "--resume: run " + std::to_string(last->id) + " of " + info.config_path;
+  const std::string run = "--resume: run " + std::to_string(last->id) + " of " + last->info.config_path;
   if (still_running(*last))
     throw Error(run + " is still going: soltune process " + std::to_string(last->info.pid) + " on " + last->info.host +
                 " runs it. Wait for it to end, or stop it (Ctrl-C, or kill " + std::to_string(last->info.pid) +
@@ -147,7 +171,7 @@ ResumePoint resume_run(KnowledgeBase& kb, const RunInfo& info, int64_t gpu_id, c
     throw Error(run + " was started with other settings:" + what +
                 "\nresume it with the settings it started with, or start a new run without --resume");
   }
-  ResumePoint p{last->id, load_recorded(kb, last->id), kb.checkpoints(last->id), budget};
+  ResumePoint p{last->id, load_recorded(kb, last->id), kb.checkpoints(last->id), budget, last->info.config_path};
   if (p.budget.seconds > 0) p.budget.seconds = std::max(1.0, p.budget.seconds - seconds_used(kb, *last));
   kb.reopen_run(last->id);
   return p;

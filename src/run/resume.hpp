@@ -56,6 +56,7 @@ struct ResumePoint {
   RecordedRun recorded;
   std::map<std::string, std::pair<int64_t, std::string>> checkpoints;  // task id -> evaluated, state
   Budget budget;
+  std::string config_path;  // the run's config as recorded: another path where the config moved
 };
 // Refused, naming why: a run still going (its soltune process alive on this host), or any setting
 // that differs (GPU, backend, toolchain, each of run_settings), with both values.

@@ -53,6 +53,8 @@ class TuneRun {
   const std::filesystem::path& kb_path() const { return req_.kb; }
   const Budget& budget() const { return budget_; }  // what is left of it for a resumed run
   size_t resumed_tasks() const { return resumed_ ? resumed_->recorded.results.size() : 0; }
+  // The config path the resumed run recorded ("" for a new run): another where the config moved.
+  std::string resumed_config() const { return resumed_ ? resumed_->config_path : std::string(); }
   // The config's variants that cannot run on this device, each with why (also noted in the run).
   const std::vector<std::string>& left_out() const { return left_out_; }
   // An error of the machine (a full disk, a lost GPU) marks the run stopped and throws an Error that

@@ -179,6 +179,45 @@ TEST_F(Resume, WhatCannotBeContinuedIsRefusedNamingWhy) {
   EXPECT_EQ(count(b), kept);  // nothing was run by the refused resumes
 }
 
+// A checkout moved (or a config copied elsewhere): --resume from the new path continues the run
+// its config of the same name started, where the settings are the same, and says where it started;
+// where they differ, the refusal names that run and its path.
+TEST_F(Resume, AConfigThatMovedResumesItsRunOrNamesIt) {
+  const auto b = dir_ / "b.sqlite";
+  const auto log = dir_ / "log.txt";
+  std::string text = read_all(kConfig);
+  text += "\ntemplates: " + std::string(SOLTUNE_SOURCE_DIR) + "/templates\n";
+  const auto old_dir = dir_ / "old" / "configs", new_dir = dir_ / "new" / "configs";
+  fs::create_directories(old_dir);
+  test::write_file(old_dir / "gelu.yaml", text);
+  auto with = [&](const fs::path& config, bool resume, const std::string& seed) {
+    auto a = args(b, resume);
+    a[2] = config.string();
+    a[static_cast<size_t>(std::find(a.begin(), a.end(), "--seed") - a.begin()) + 1] = seed;
+    return a;
+  };
+  {
+    ChildProcess p(with(old_dir / "gelu.yaml", false, "5"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (count(b) < 5 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    ASSERT_EQ(::kill(p.pid(), SIGINT), 0);
+    EXPECT_EQ(p.exit_text(60), "exit code 130");
+  }
+  fs::create_directories(new_dir.parent_path());
+  fs::rename(old_dir, new_dir);
+  // Another seed: refused, naming the run and where it started.
+  EXPECT_NE(run_to_end(with(new_dir / "gelu.yaml", true, "6"), log), "0");
+  EXPECT_NE(read_all(log).find("run 1 of " + fs::weakly_canonical(old_dir / "gelu.yaml").string() + " (interrupted"),
+            std::string::npos) << read_all(log);
+  // The same settings: continued to the budget's end, saying where the run started.
+  EXPECT_EQ(run_to_end(with(new_dir / "gelu.yaml", true, "5"), log), "0") << read_all(log);
+  EXPECT_NE(read_all(log).find("the run was started from " + fs::weakly_canonical(old_dir / "gelu.yaml").string()),
+            std::string::npos) << read_all(log);
+  EXPECT_EQ(sequence(b).size(), static_cast<size_t>(kEvals));
+  EXPECT_EQ(KnowledgeBase::open(b).runs().size(), 1u);
+}
+
 // A kill or a closed terminal stops a run as Ctrl-C does: the batch in flight ends, the run is marked
 // interrupted and says how to continue, and the exit status is 128 + the signal's number.
 TEST_F(Resume, TermAndHangupInterruptLikeCtrlC) {

@@ -56,6 +56,12 @@ class Cli : public ::testing::Test {
                             " 2>" + q(tmp_ / "stderr.txt");
     return shell(cmd);
   }
+  // The same, killed after `seconds` (exit 124): a hang fails the test, not the suite.
+  Result soltune_within(const std::string& args, int seconds) const {
+    const std::string cmd = "cd " + q(tmp_) + " && timeout " + std::to_string(seconds) + " " + q(kSoltune) + " " + args +
+                            " >" + q(tmp_ / "stdout.txt") + " 2>" + q(tmp_ / "stderr.txt");
+    return shell(cmd);
+  }
   Result shell(const std::string& cmd) const {
     Result r;
     const int st = std::system(cmd.c_str());

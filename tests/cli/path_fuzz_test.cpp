@@ -4,6 +4,8 @@
 // clear error (exit 1 or 2, a message on stderr), never an internal error (exit 3) or a hang.
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <string>
 #include <vector>
 
@@ -59,6 +61,31 @@ TEST_F(PathFuzz, EveryPathArgumentTakesHostilePathsWithoutAnInternalError) {
       EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r;
       if (r.code != 0) EXPECT_FALSE(r.err.empty()) << r;
     }
+}
+
+// A template folder soltune may not read: a clear error naming the file and the cause. As root
+// (which reads it anyway) the command runs as nobody, where setpriv can arrange it.
+TEST_F(PathFuzz, AnUnreadableTemplateFolderIsAClearError) {
+  fs::copy(kSource / "templates", tmp_ / "templates", fs::copy_options::recursive);
+  fs::create_directories(tmp_ / "configs");
+  ASSERT_TRUE(test::write_file(tmp_ / "configs" / "gelu.yaml", read(kSource / "configs" / "gelu.yaml")));
+  fs::create_directories(tmp_ / "out");
+  fs::permissions(tmp_ / "out", fs::perms::all);
+  fs::permissions(tmp_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(tmp_ / "templates" / "gelu", fs::perms::none);
+  std::string as = "";
+  if (::getuid() == 0) {
+    as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    if (shell(as + q(kSoltune) + " --version >/dev/null 2>&1").code != 0)
+      GTEST_SKIP() << "cannot run soltune as another user here (setpriv, or a path nobody may read)";
+  }
+  const auto r = shell("cd " + q(tmp_) + " && SOLTUNE_CACHE_DIR=off " + as + q(kSoltune) +
+                       " tune configs/gelu.yaml --backend model --evals 2 --kb out/k.sqlite >" + q(tmp_ / "stdout.txt") +
+                       " 2>" + q(tmp_ / "stderr.txt"));
+  fs::permissions(tmp_ / "templates" / "gelu", fs::perms::owner_all);  // for the clean-up
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("templates/gelu/problem.yaml: Permission denied"), std::string::npos) << r;
 }
 
 }  // namespace

@@ -220,8 +220,11 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   e.acc.rel_l2 = 1.0 / 3;
   e.acc.inputs_written = 12;
   e.acc.written_input = "x";
+  double v = 0.25;  // every phase a value of its own
+  for (const auto& [name, field] : kGpuPhaseFields) e.phases.*field = (v += 1.5);
   EvalResult f;
   wire::decode_outcome(wire::parse(wire::emit(wire::encode_outcome(e))), f);
+  for (const auto& [name, field] : kGpuPhaseFields) EXPECT_DOUBLE_EQ(f.phases.*field, e.phases.*field) << name;
   EXPECT_EQ(f.status, Status::wrong_answer);
   EXPECT_EQ(f.log, e.log);
   EXPECT_DOUBLE_EQ(f.time.median_us, 2.25);

@@ -10,64 +10,14 @@
 #include "core/run_config.hpp"
 #include "core/sol.hpp"
 #include "kb/kb_impl.hpp"
+#include "kb/result_columns.hpp"
 
 namespace soltune {
 namespace {
 
 ResultRecord read_result(const sqlite::Stmt& st) {
   ResultRecord r;
-  r.id = st.i64("id");
-  r.run_id = st.i64("run_id");
-  r.gpu_id = st.i64("gpu_id");
-  r.gpu_name = st.text("gpu_name");
-  r.problem = st.text("problem");
-  r.variant = st.text("variant");
-  r.dtype = st.text("dtype");
-  r.shape_key = st.text("shape_key");
-  r.config_key = st.text("config_key");
-  r.status = st.text("status");
-  r.time_kind = st.text("time_kind");
-  r.source_hash = st.text("source_hash");
-  r.time_us = st.real("time_us");
-  r.min_us = st.real("min_us");
-  r.q1_us = st.real("q1_us");
-  r.q3_us = st.real("q3_us");
-  r.max_us = st.real("max_us");
-  r.reps = st.i32("reps");
-  r.t_ref_us = st.real("t_ref_us");
-  r.t_sol_us = st.real("t_sol_us");
-  r.sol_score = st.real("sol_score");
-  r.sol_execbench = st.real("sol_execbench");
-  r.sol_valid = st.i64("sol_valid") != 0;
-  r.below_sol = st.i64("below_sol") != 0;
-  r.res.registers = st.i32("registers");
-  r.res.spill_stores = st.i32("spill_stores");
-  r.res.spill_loads = st.i32("spill_loads");
-  r.res.stack = st.i32("stack");
-  r.res.smem_static = st.i32("smem_static");
-  r.res.cmem = st.i32("cmem");
-  r.res.parsed = st.i64("res_parsed") != 0;
-  r.geo.grid = {st.i64("grid_x"), st.i64("grid_y"), st.i64("grid_z")};
-  r.geo.block = {st.i64("block_x"), st.i64("block_y"), st.i64("block_z")};
-  r.geo.smem = st.i64("smem");
-  r.acc.checked = st.i64("acc_checked");
-  r.acc.mismatches = st.i64("acc_mismatches");
-  r.acc.nonfinite = st.i64("acc_nonfinite");
-  r.acc.unwritten = st.i64("acc_unwritten");
-  r.acc.out_of_bounds = st.i64("acc_out_of_bounds");
-  r.acc.precision_ok = st.i64("acc_precision_ok") != 0;
-  r.acc.max_abs_err = st.real("acc_max_abs_err");
-  r.acc.max_rel_err = st.real("acc_max_rel_err");
-  r.acc.rel_l2 = st.real("acc_rel_l2");
-  r.acc.rounds = st.i32("acc_rounds");
-  r.acc.pass = st.i64("acc_pass") != 0;
-  r.accuracy = st.text("accuracy");
-  r.compile_ms = st.real("compile_ms");
-  r.cache_hit = st.i64("cache_hit") != 0;
-  r.occupancy_blocks = st.i32("occupancy_blocks");
-  r.log = st.text("log");
-  r.proposer = st.text("proposer");
-  r.created_at = st.text("created_at");
+  for (const auto& c : kb::result_columns()) c.read(st, c.name, r);
   return r;
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "kb/kb_impl.hpp"
+#include "kb/result_columns.hpp"
 
 namespace soltune {
 namespace {
@@ -49,46 +50,22 @@ void KnowledgeBase::record_baseline(int64_t run_id, const Task& t, const TaskBas
 
 int64_t KnowledgeBase::record(int64_t run_id, const Task& t, const std::string& source_hash, const EvalResult& r,
                               const SolScore& s) {
-  static const std::string kSql = insert_from_run(
-      "results", true,
-      {"problem", "variant", "dtype", "shape_key", "config_key", "source_hash", "status", "time_kind", "time_us",
-       "min_us", "q1_us", "q3_us", "max_us", "reps", "t_ref_us", "t_sol_us", "sol_score", "sol_execbench",
-       "sol_valid", "below_sol", "registers", "spill_stores", "spill_loads", "stack", "smem_static", "cmem",
-       "res_parsed", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "smem", "acc_checked",
-       "acc_mismatches", "acc_nonfinite", "acc_unwritten", "acc_out_of_bounds", "acc_precision_ok", "acc_max_abs_err", "acc_max_rel_err", "acc_rel_l2",
-       "acc_rounds", "acc_pass", "accuracy", "compile_ms", "cache_hit", "occupancy_blocks", "log", "proposer"});
+  static const std::string kSql = [] {
+    std::vector<std::string> cols;
+    for (const auto& c : kb::result_columns())
+      if (c.written) cols.push_back(c.name);
+    return insert_from_run("results", true, cols);
+  }();
   // evaluated_keys() and best() match on the key: a result without one could never be found again.
   if (r.key.empty()) throw Error("record: result of " + t.id() + " has no configuration key");
+  const auto row = kb::to_record(t, source_hash, r, s);
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;
   sqlite::Transaction tx(db);
   auto st = db.prepare(kSql);
   st.bind("run_id", run_id);
-  kb::bind_task(st, t);
-  st.bind("config_key", r.key).bind("source_hash", source_hash);
-  st.bind("status", status_name(r.status)).bind("time_kind", time_kind_name(r.kind));
-  st.bind("time_us", r.time.median_us).bind("min_us", r.time.min_us).bind("q1_us", r.time.q1_us);
-  st.bind("q3_us", r.time.q3_us).bind("max_us", r.time.max_us).bind("reps", r.time.reps);
-  st.bind("t_ref_us", s.t_ref_us).bind("t_sol_us", s.t_sol_us);
-  st.bind("sol_score", s.score).bind("sol_execbench", s.execbench);
-  st.bind("sol_valid", s.valid).bind("below_sol", s.below_sol);
-  st.bind("registers", r.res.registers).bind("spill_stores", r.res.spill_stores);
-  st.bind("spill_loads", r.res.spill_loads).bind("stack", r.res.stack);
-  st.bind("smem_static", r.res.smem_static).bind("cmem", r.res.cmem).bind("res_parsed", r.res.parsed);
-  st.bind("grid_x", r.geo.grid[0]).bind("grid_y", r.geo.grid[1]).bind("grid_z", r.geo.grid[2]);
-  st.bind("block_x", r.geo.block[0]).bind("block_y", r.geo.block[1]).bind("block_z", r.geo.block[2]);
-  st.bind("smem", r.geo.smem);
-  const Accuracy& a = r.acc;
-  st.bind("acc_checked", a.checked).bind("acc_mismatches", a.mismatches);
-  st.bind("acc_nonfinite", a.nonfinite).bind("acc_unwritten", a.unwritten);
-  st.bind("acc_out_of_bounds", a.out_of_bounds).bind("acc_precision_ok", a.precision_ok);
-  st.bind("acc_max_abs_err", a.max_abs_err).bind("acc_max_rel_err", a.max_rel_err).bind("acc_rel_l2", a.rel_l2);
-  st.bind("acc_rounds", a.rounds).bind("acc_pass", a.pass);
-  // A summary of a check that never ran would read "FAIL: 0 checked"; an empty text says so instead.
-  const bool checked = a.rounds > 0 || a.checked > 0;
-  st.bind("accuracy", checked ? a.summary() : std::string());
-  st.bind("compile_ms", r.compile_ms).bind("cache_hit", r.cache_hit).bind("occupancy_blocks", r.occupancy_blocks);
-  st.bind("log", r.log).bind("proposer", r.proposer);
+  for (const auto& c : kb::result_columns())
+    if (c.written) c.bind(st, c.name, row);
   return insert_committed(db, st, run_id, tx);
 }
 

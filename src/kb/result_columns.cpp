@@ -1,0 +1,99 @@
+#include "kb/result_columns.hpp"
+
+namespace soltune::kb {
+namespace {
+
+void get(const sqlite::Stmt& st, const char* n, double& v) { v = st.real(n); }
+void get(const sqlite::Stmt& st, const char* n, int& v) { v = st.i32(n); }
+void get(const sqlite::Stmt& st, const char* n, int64_t& v) { v = st.i64(n); }
+void get(const sqlite::Stmt& st, const char* n, bool& v) { v = st.i64(n) != 0; }
+void get(const sqlite::Stmt& st, const char* n, std::string& v) { v = st.text(n); }
+
+// A member of the record, a member of one of its members, or an element of such a member's array.
+template <auto M>
+ResultColumn col(const char* name, bool written = true) {
+  return {name, written, [](sqlite::Stmt& st, const char* n, const ResultRecord& r) { st.bind(n, r.*M); },
+          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, r.*M); }};
+}
+template <auto S, auto M>
+ResultColumn col(const char* name) {
+  return {name, true, [](sqlite::Stmt& st, const char* n, const ResultRecord& r) { st.bind(n, (r.*S).*M); },
+          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, (r.*S).*M); }};
+}
+template <auto S, auto A, int I>
+ResultColumn col(const char* name) {
+  return {name, true, [](sqlite::Stmt& st, const char* n, const ResultRecord& r) { st.bind(n, ((r.*S).*A)[I]); },
+          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, ((r.*S).*A)[I]); }};
+}
+
+using R = ResultRecord;
+
+}  // namespace
+
+const std::vector<ResultColumn>& result_columns() {
+  static const std::vector<ResultColumn> c = {
+      col<&R::id>("id", false), col<&R::run_id>("run_id", false), col<&R::gpu_id>("gpu_id", false),
+      col<&R::gpu_name>("gpu_name", false), col<&R::created_at>("created_at", false),
+      col<&R::problem>("problem"), col<&R::variant>("variant"), col<&R::dtype>("dtype"), col<&R::shape_key>("shape_key"),
+      col<&R::config_key>("config_key"), col<&R::source_hash>("source_hash"), col<&R::status>("status"),
+      col<&R::time_kind>("time_kind"), col<&R::time_us>("time_us"), col<&R::min_us>("min_us"), col<&R::q1_us>("q1_us"),
+      col<&R::q3_us>("q3_us"), col<&R::max_us>("max_us"), col<&R::reps>("reps"), col<&R::t_ref_us>("t_ref_us"),
+      col<&R::t_sol_us>("t_sol_us"), col<&R::sol_score>("sol_score"), col<&R::sol_execbench>("sol_execbench"),
+      col<&R::sol_valid>("sol_valid"), col<&R::below_sol>("below_sol"),
+      col<&R::res, &Resources::registers>("registers"), col<&R::res, &Resources::spill_stores>("spill_stores"),
+      col<&R::res, &Resources::spill_loads>("spill_loads"), col<&R::res, &Resources::stack>("stack"),
+      col<&R::res, &Resources::smem_static>("smem_static"), col<&R::res, &Resources::cmem>("cmem"),
+      col<&R::res, &Resources::parsed>("res_parsed"),
+      col<&R::geo, &Geometry::grid, 0>("grid_x"), col<&R::geo, &Geometry::grid, 1>("grid_y"),
+      col<&R::geo, &Geometry::grid, 2>("grid_z"), col<&R::geo, &Geometry::block, 0>("block_x"),
+      col<&R::geo, &Geometry::block, 1>("block_y"), col<&R::geo, &Geometry::block, 2>("block_z"),
+      col<&R::geo, &Geometry::smem>("smem"),
+      col<&R::acc, &Accuracy::checked>("acc_checked"), col<&R::acc, &Accuracy::mismatches>("acc_mismatches"),
+      col<&R::acc, &Accuracy::nonfinite>("acc_nonfinite"), col<&R::acc, &Accuracy::unwritten>("acc_unwritten"),
+      col<&R::acc, &Accuracy::out_of_bounds>("acc_out_of_bounds"),
+      col<&R::acc, &Accuracy::precision_ok>("acc_precision_ok"),
+      col<&R::acc, &Accuracy::max_abs_err>("acc_max_abs_err"), col<&R::acc, &Accuracy::max_rel_err>("acc_max_rel_err"),
+      col<&R::acc, &Accuracy::rel_l2>("acc_rel_l2"), col<&R::acc, &Accuracy::rounds>("acc_rounds"),
+      col<&R::acc, &Accuracy::pass>("acc_pass"), col<&R::accuracy>("accuracy"), col<&R::compile_ms>("compile_ms"),
+      col<&R::cache_hit>("cache_hit"), col<&R::occupancy_blocks>("occupancy_blocks"), col<&R::log>("log"),
+      col<&R::proposer>("proposer"),
+  };
+  return c;
+}
+
+ResultRecord to_record(const Task& t, const std::string& source_hash, const EvalResult& r, const SolScore& s) {
+  ResultRecord rec;
+  rec.problem = t.problem->name;
+  rec.variant = t.variant->name;
+  rec.dtype = dtype_name(t.dtype);
+  rec.shape_key = t.shape.key();
+  rec.config_key = r.key;
+  rec.source_hash = source_hash;
+  rec.status = status_name(r.status);
+  rec.time_kind = time_kind_name(r.kind);
+  rec.time_us = r.time.median_us;
+  rec.min_us = r.time.min_us;
+  rec.q1_us = r.time.q1_us;
+  rec.q3_us = r.time.q3_us;
+  rec.max_us = r.time.max_us;
+  rec.reps = r.time.reps;
+  rec.t_ref_us = s.t_ref_us;
+  rec.t_sol_us = s.t_sol_us;
+  rec.sol_score = s.score;
+  rec.sol_execbench = s.execbench;
+  rec.sol_valid = s.valid;
+  rec.below_sol = s.below_sol;
+  rec.res = r.res;
+  rec.geo = r.geo;
+  rec.acc = r.acc;
+  // A summary of a check that never ran would read "FAIL: 0 checked"; an empty text says so instead.
+  rec.accuracy = r.acc.rounds > 0 || r.acc.checked > 0 ? r.acc.summary() : std::string();
+  rec.compile_ms = r.compile_ms;
+  rec.cache_hit = r.cache_hit;
+  rec.occupancy_blocks = r.occupancy_blocks;
+  rec.log = r.log;
+  rec.proposer = r.proposer;
+  return rec;
+}
+
+}  // namespace soltune::kb

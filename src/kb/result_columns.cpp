@@ -1,5 +1,7 @@
 #include "kb/result_columns.hpp"
 
+#include "core/error.hpp"
+
 namespace soltune::kb {
 namespace {
 
@@ -94,6 +96,31 @@ ResultRecord to_record(const Task& t, const std::string& source_hash, const Eval
   rec.log = r.log;
   rec.proposer = r.proposer;
   return rec;
+}
+
+EvalResult to_eval_result(const ResultRecord& r) {
+  EvalResult e;
+  e.key = r.config_key;
+  const auto parts = key_values(r.config_key);
+  if (!parts) throw Error("knowledge base: malformed configuration key '" + r.config_key + "'");
+  for (const auto& [name, v] : *parts) e.config.values.push_back(v);
+  e.status = parse_status(r.status);
+  e.kind = r.time_kind == "predicted" ? TimeKind::predicted : TimeKind::measured;
+  e.log = r.log;
+  e.res = r.res;
+  e.geo = r.geo;
+  e.time.median_us = r.time_us;
+  e.time.min_us = r.min_us;
+  e.time.q1_us = r.q1_us;
+  e.time.q3_us = r.q3_us;
+  e.time.max_us = r.max_us;
+  e.time.reps = r.reps;
+  e.acc = r.acc;
+  e.compile_ms = r.compile_ms;
+  e.cache_hit = r.cache_hit;
+  e.occupancy_blocks = r.occupancy_blocks;
+  e.proposer = r.proposer;
+  return e;
 }
 
 }  // namespace soltune::kb

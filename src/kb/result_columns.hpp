@@ -22,5 +22,7 @@ const std::vector<ResultColumn>& result_columns();
 
 // The row record() writes for a task's result, its source's hash and its SOL score.
 ResultRecord to_record(const Task& t, const std::string& source_hash, const EvalResult& r, const SolScore& s);
+// A row as the result it records (what a resumed run replays); throws Error on a malformed key.
+EvalResult to_eval_result(const ResultRecord& r);
 
 }  // namespace soltune::kb

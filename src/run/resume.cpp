@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/space.hpp"
+#include "kb/result_columns.hpp"
 
 namespace soltune {
 namespace {
@@ -36,35 +37,10 @@ double iso_seconds(const std::string& s) {
 
 }  // namespace
 
-EvalResult to_eval_result(const ResultRecord& r) {
-  EvalResult e;
-  e.key = r.config_key;
-  const auto parts = key_values(r.config_key);
-  if (!parts) throw Error("knowledge base: malformed configuration key '" + r.config_key + "'");
-  for (const auto& [name, v] : *parts) e.config.values.push_back(v);
-  e.status = parse_status(r.status);
-  e.kind = r.time_kind == "predicted" ? TimeKind::predicted : TimeKind::measured;
-  e.log = r.log;
-  e.res = r.res;
-  e.geo = r.geo;
-  e.time.median_us = r.time_us;
-  e.time.min_us = r.min_us;
-  e.time.q1_us = r.q1_us;
-  e.time.q3_us = r.q3_us;
-  e.time.max_us = r.max_us;
-  e.time.reps = r.reps;
-  e.acc = r.acc;
-  e.compile_ms = r.compile_ms;
-  e.cache_hit = r.cache_hit;
-  e.occupancy_blocks = r.occupancy_blocks;
-  e.proposer = r.proposer;
-  return e;
-}
-
 RecordedRun load_recorded(const KnowledgeBase& kb, int64_t run_id) {
   RecordedRun rec;
   for (const auto& r : kb.results(run_id))
-    rec.results[task_id(r.problem, r.variant, r.dtype, r.shape_key)][r.config_key] = to_eval_result(r);
+    rec.results[task_id(r.problem, r.variant, r.dtype, r.shape_key)][r.config_key] = kb::to_eval_result(r);
   for (const auto& b : kb.baselines(run_id)) rec.baselines.emplace(task_id(b.problem, b.variant, b.dtype, b.shape_key), b.baseline);
   return rec;
 }

@@ -41,8 +41,6 @@ class ResumeEvaluator final : public Evaluator {
   int64_t replayed_ = 0;
 };
 
-// The knowledge base's record of a result in the form the search replays it.
-EvalResult to_eval_result(const ResultRecord& r);
 // Results keyed by task id and configuration key; baselines: each task's first (the search's).
 RecordedRun load_recorded(const KnowledgeBase& kb, int64_t run_id);
 // Wall time the run had used: from its start to its last recorded result (0 when none).

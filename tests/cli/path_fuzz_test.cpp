@@ -59,7 +59,9 @@ TEST_F(PathFuzz, EveryPathArgumentTakesHostilePathsWithoutAnInternalError) {
       EXPECT_NE(r.code, 3) << r;
       EXPECT_NE(r.code, 124) << "did not end within 60 s";
       EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r;
-      if (r.code != 0) EXPECT_FALSE(r.err.empty()) << r;
+      if (r.code != 0) {
+        EXPECT_FALSE(r.err.empty()) << r;
+      }
     }
 }
 

@@ -199,6 +199,11 @@ const std::vector<std::string>& migrations() {
       "ALTER TABLE runs ADD COLUMN settings TEXT NOT NULL DEFAULT '';\n"
       "ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;\n"
       "ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';\n",
+      // v12: what the validator found besides the comparison: workspace bytes left non-zero, input
+      // bytes written and the first input written.
+      "ALTER TABLE results ADD COLUMN acc_workspace_dirty INTEGER NOT NULL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN acc_inputs_written INTEGER NOT NULL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN acc_written_input TEXT NOT NULL DEFAULT '';\n",
   };
   return steps;
 }

@@ -93,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "11");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "12");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -107,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "11");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -128,6 +128,9 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   r.acc.nonfinite = 1;
   r.acc.unwritten = 2;
   r.acc.out_of_bounds = 5;
+  r.acc.workspace_dirty = 9;
+  r.acc.inputs_written = 12;
+  r.acc.written_input = "x";
   r.acc.max_abs_err = 0.25;
   r.acc.max_rel_err = 0.5;
   r.acc.rel_l2 = 1e-3;
@@ -183,6 +186,9 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   EXPECT_EQ(g.acc.nonfinite, 1);
   EXPECT_EQ(g.acc.unwritten, 2);
   EXPECT_EQ(g.acc.out_of_bounds, 5);
+  EXPECT_EQ(g.acc.workspace_dirty, 9);
+  EXPECT_EQ(g.acc.inputs_written, 12);
+  EXPECT_EQ(g.acc.written_input, "x");
   EXPECT_EQ(g.proposer, "evolution");
   EXPECT_FALSE(g.acc.precision_ok);
   EXPECT_EQ(g.acc.max_abs_err, 0.25);
@@ -318,14 +324,18 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
                    "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
                    "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
+                   "ALTER TABLE results DROP COLUMN acc_workspace_dirty; ALTER TABLE results DROP COLUMN acc_inputs_written; "
+                   "ALTER TABLE results DROP COLUMN acc_written_input; "
                    "PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "11");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
   EXPECT_EQ(rs[0].acc.out_of_bounds, 0);
   EXPECT_TRUE(rs[0].acc.precision_ok);
+  EXPECT_EQ(rs[0].acc.inputs_written, 0);
+  EXPECT_EQ(rs[0].acc.written_input, "");
   auto r = result("B=128", 40);
   r.acc.out_of_bounds = 3;
   store.record(run, t, "hash-1", r, {});
@@ -350,9 +360,11 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
                    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
                    "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
                    "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
+                   "ALTER TABLE results DROP COLUMN acc_workspace_dirty; ALTER TABLE results DROP COLUMN acc_inputs_written; "
+                   "ALTER TABLE results DROP COLUMN acc_written_input; "
                    "PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "11");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");

@@ -29,8 +29,7 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   // A contraction's reference computes C and its magnitude (two products); others read the inputs
   // and write double outputs, about three times the problem's bytes.
   e.reference_s = std::max((contraction ? 2.0 : 1.0) * t.flops() / (kReferenceShare * fp32), 3.0 * t.bytes() / bw) + kLaunchS;
-  const double flush_s =
-      static_cast<double>(l2_flush_bytes(t, d, o.timing)) / bw + kRepetitionHostS;
+  const double flush_s = static_cast<double>(l2_flush_bytes(t, d, o.timing)) / bw + kRepetitionHostS;
   auto timed = [&](double run_s) {  // warm-up, probe and the repetitions target_ms asks for
     const double reps = std::clamp(o.target_ms * 1e-3 / run_s, static_cast<double>(o.min_reps), static_cast<double>(o.max_reps));
     return (o.warmup + kProbeReps + reps) * (run_s + flush_s);

@@ -88,8 +88,7 @@ CudaRunner::~CudaRunner() = default;
 
 TaskState& CudaRunner::state_for(const Task& t) {
   if (lost_) throw Error("the CUDA context was lost to an earlier fault; this worker must restart");
-  const auto it = std::find_if(states_.begin(), states_.end(), [&](const auto& s) { return s->task_id() == t.id(); });
-  if (it != states_.end()) {
+  if (const auto it = find_state(t); it != states_.end()) {
     std::rotate(it, it + 1, states_.end());  // now the most recently used
     return *states_.back();
   }
@@ -102,6 +101,17 @@ TaskState& CudaRunner::state_for(const Task& t) {
   if (states_.size() >= kStatesKept) states_.erase(states_.begin());
   states_.push_back(std::make_unique<TaskState>(t, dev_, compiler_, arch_, opt_.seed, opt_.timing));
   return *states_.back();
+}
+
+void CudaRunner::abandon_device_state() {
+  for (auto& s : states_) s->abandon_all();
+  for (auto& [shape, kept] : kept_)
+    for (auto& [round, r] : kept.rounds)
+      for (auto& b : r.results) b.abandon();
+}
+
+std::vector<std::unique_ptr<TaskState>>::iterator CudaRunner::find_state(const Task& t) {
+  return std::find_if(states_.begin(), states_.end(), [&](const auto& s) { return s->task_id() == t.id(); });
 }
 
 void CudaRunner::make_room(double bytes, const TaskState* keep, const std::string& shape, bool kept_too) {
@@ -128,7 +138,7 @@ KeptRounds* CudaRunner::kept_for(const Task& t, uint64_t group) {
   if (k.group != group) {
     k.rounds.clear();  // the group before's: freed before room is made for this one's
     k.group = group;
-    const auto it = std::find_if(states_.begin(), states_.end(), [&](const auto& s) { return s->task_id() == t.id(); });
+    const auto it = find_state(t);
     make_room(kept_rounds_bytes(t, dev_), it == states_.end() ? nullptr : it->get(), t.dtype_shape(), true);
   }
   return &k;
@@ -274,10 +284,7 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
     if (sticky) {
       // The context is gone: release nothing (it would fail), and let the worker end.
       mod.lib.abandon();
-      for (auto& s : states_) s->abandon_all();
-      for (auto& [shape, k] : kept_)
-        for (auto& [round, r] : k.rounds)
-          for (auto& b : r.results) b.abandon();
+      abandon_device_state();
       lost_ = true;
     } else {
       (void)cudaGetLastError();

@@ -64,6 +64,10 @@ class CudaRunner {
   // made for them: other tasks' states go first, then other shapes' kept rounds, the least recently
   // used first. Null where nothing is kept (group 0).
   KeptRounds* kept_for(const Task& t, uint64_t group);
+  // After a fault the context is gone: every buffer is let go without freeing (it would fail).
+  void abandon_device_state();
+  // t's state among those kept, or states_.end().
+  std::vector<std::unique_ptr<TaskState>>::iterator find_state(const Task& t);
   // Frees device memory until `bytes` more leave an eighth of the device free: the least recently
   // used states other than `keep`, then, if `kept_too`, kept rounds of shapes other than `shape`.
   void make_room(double bytes, const TaskState* keep, const std::string& shape, bool kept_too);

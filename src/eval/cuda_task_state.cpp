@@ -298,13 +298,6 @@ bool TaskState::keep_rounds() {
   return round + device_reserve(total) <= free;
 }
 
-size_t KeptRounds::bytes() const {
-  size_t n = 0;
-  for (const auto& [round, r] : rounds)
-    for (const auto& b : r.results) n += b.bytes();
-  return n;
-}
-
 void TaskState::round_inputs(int round, KeptRounds* kept) {
   if (kept)
     if (const auto it = kept->rounds.find(round); it != kept->rounds.end()) {

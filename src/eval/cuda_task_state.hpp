@@ -91,7 +91,6 @@ struct KeptRounds {
   };
   std::map<int, Round> rounds;
   uint64_t last_used = 0;  // for the runner's least-recently-used order
-  size_t bytes() const;
 };
 
 class TaskState {
@@ -127,9 +126,9 @@ class TaskState {
   double reference_ms() const { return reference_ms_; }
   // Before every timed repetition: new values in part of input set `set` (seeds from
   // unpredictable()), so that no repetition runs on inputs a kernel has seen, and a result kept
-  // from an earlier call is wrong. The part is all of it where the task is compute-bound or the
-  // set small (drawing costs little beside the kernel), a 64th of its chunks otherwise: finding
-  // which changed then costs a kernel more reads than computing the result does. An inout buffer,
+  // from an earlier call is wrong. The part is all of it where the set is small (drawing costs
+  // little beside the kernel), a 64th of its chunks otherwise: finding which changed then costs a
+  // kernel more reads than computing the result does. An inout buffer,
   // which the previous repetition overwrote, is drawn whole (or its file's data copied back).
   // Returns a launch's error (after a fault of the kernel before it), which is that kernel's.
   cudaError_t redraw_inputs(int set);

@@ -334,50 +334,65 @@ __global__ void soltune_proj_c(const T* c, long long m, long long n, long long k
   atomicMax(reinterpret_cast<unsigned long long*>(&s->max_rel), (unsigned long long)__double_as_longlong(err / bound));
 }
 
-// Step 4: rows rows[0..r) of A B computed exactly in double with their magnitudes |A| |B|, and the
-// candidate's rows compared with them under the band. A block: 256 columns of 16 of the rows (each
-// panel of B read once per 16 rows); A's and B's values (16-bit or f32) are exact in float, so the
-// tiles are kept as floats.
-constexpr int kExactRowsPerBlock = 16;
+// Step 4: rows rows[0..r) of A B computed exactly in double with their magnitudes |A| |B|. A block
+// takes 256 columns of 16 of the rows over one chunk of k (blockIdx.z), so that even a few rows
+// fill the device; its partial sums go to ref and mag (r x n each, zeroed before) by atomicAdd.
+// A's and B's values (16-bit or f32) and their products are exact in double; tiles are converted
+// once, into shared memory, and the inner loop is FMAs only.
+constexpr int kExactRowsPerBlock = 16, kExactRowsKTile = 16;
 template <typename T>
-__global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b, const T* c, long long n, long long k,
-                                                         int trans_b, const long long* rows, int r, double atol,
-                                                         double rtol, double mtol, CompareStats* s) {
-  constexpr int R = kExactRowsPerBlock;
-  __shared__ float as[R][32];
-  __shared__ float bs[32][257];
+__global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b, long long n, long long k, int trans_b,
+                                                         const long long* rows, int r, long long k_chunk, double* ref,
+                                                         double* mag) {
+  constexpr int R = kExactRowsPerBlock, KT = kExactRowsKTile;
+  __shared__ double as[R][KT];
+  __shared__ double bs[KT][257];  // a column of 16 k apart by 2056 bytes: the stores along k meet no bank twice
   const int t = threadIdx.x;
   const long long j = blockIdx.x * 256LL + t;
   const int g = blockIdx.y * R;
-  double ref[R] = {}, mag[R] = {};
-  for (long long k0 = 0; k0 < k; k0 += 32) {
-    for (int idx = t; idx < R * 32; idx += 256) {
-      const int rr = idx / 32, cc = idx % 32;
-      as[rr][cc] = g + rr < r && k0 + cc < k ? float(to_double(a[rows[g + rr] * k + k0 + cc])) : 0.f;
+  const long long kb = blockIdx.z * k_chunk, ke = min(k, kb + k_chunk);
+  double acc[R] = {}, ab[R] = {};
+  for (long long k0 = kb; k0 < ke; k0 += KT) {
+    {
+      const int rr = t / KT, kr = t % KT;  // R * KT == 256: one element of A's tile a thread
+      as[rr][kr] = g + rr < r && k0 + kr < ke ? to_double(a[rows[g + rr] * k + k0 + kr]) : 0.0;
     }
-    for (int idx = t; idx < 32 * 256; idx += 256) {
+    for (int idx = t; idx < KT * 256; idx += 256) {
       // Along B's storage order, so that a warp reads consecutive elements.
-      const int kr = trans_b ? idx % 32 : idx / 256, jc = trans_b ? idx / 32 : idx % 256;
+      const int kr = trans_b ? idx % KT : idx / 256, jc = trans_b ? idx / KT : idx % 256;
       const long long kk = k0 + kr, jj = blockIdx.x * 256LL + jc;
-      bs[kr][jc] = kk < k && jj < n ? float(b_at(b, kk, jj, n, k, trans_b)) : 0.f;
+      bs[kr][jc] = kk < ke && jj < n ? b_at(b, kk, jj, n, k, trans_b) : 0.0;
     }
     __syncthreads();
-    for (int kr = 0; kr < 32; ++kr) {
-      const double bv = bs[kr][t];
+#pragma unroll
+    for (int kr = 0; kr < KT; ++kr) {
+      const double bv = bs[kr][t], bm = fabs(bv);
 #pragma unroll
       for (int rr = 0; rr < R; ++rr) {
-        ref[rr] += double(as[rr][kr]) * bv;
-        mag[rr] += fabs(double(as[rr][kr]) * bv);
+        acc[rr] = fma(as[rr][kr], bv, acc[rr]);
+        ab[rr] = fma(fabs(as[rr][kr]), bm, ab[rr]);
       }
     }
     __syncthreads();
   }
-  Tally tally;
-  if (j < n)
+  if (j >= n) return;
 #pragma unroll
-    for (int rr = 0; rr < R; ++rr)
-      if (g + rr < r)
-        tally.add<T>(reinterpret_cast<const typename Raw<T>::type*>(c)[rows[g + rr] * n + j], ref[rr], mag[rr], atol, rtol, mtol);
+  for (int rr = 0; rr < R; ++rr)
+    if (g + rr < r) {
+      atomicAdd(&ref[(g + rr) * n + j], acc[rr]);
+      atomicAdd(&mag[(g + rr) * n + j], ab[rr]);
+    }
+}
+
+// Step 5: the candidate's rows rows[0..r) of C against them, under the band.
+template <typename T>
+__global__ void soltune_rows_compare(const T* c, long long n, const long long* rows, int r, const double* ref,
+                                     const double* mag, double atol, double rtol, double mtol, CompareStats* s) {
+  Tally tally;
+  const long long total = r * n;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x)
+    tally.add<T>(reinterpret_cast<const typename Raw<T>::type*>(c)[rows[i / n] * n + i % n], ref[i], mag[i], atol, rtol,
+                 mtol);
   tally.flush(s);
 }
 
@@ -613,7 +628,7 @@ std::vector<std::string> builtin_name_expressions() {
   for (const DType t : all_dtypes())  // inputs of every dtype are drawn, outputs of every dtype compared
     for (const char* k : {"soltune_fill<", "soltune_compare<", "soltune_redraw<", "soltune_verify_set<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const DType t : gemm_check_dtypes())
-    for (const char* k : {"soltune_proj_b<", "soltune_proj_a<", "soltune_proj_c<", "soltune_gemm_rows<"})
+    for (const char* k : {"soltune_proj_b<", "soltune_proj_a<", "soltune_proj_c<", "soltune_gemm_rows<", "soltune_rows_compare<"})
       out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",

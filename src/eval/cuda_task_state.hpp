@@ -206,6 +206,8 @@ class TaskState {
   // false where it is over the dtype's limit).
   static void add_errors(Accuracy& acc, const CompareStats& cs, const Tolerance& tol);
   std::vector<DeviceBuffer*> results();  // every output's ref, then its mag where it has one
+  // Set by round_inputs from a kept round; read (and cleared) by the next compare_outputs.
+  const std::vector<DeviceBuffer>* kept_results_ = nullptr;
   DeviceBuffer check_ws_;  // the check routine's temporaries, kept while large enough
   bool keep_rounds();  // whether a round's results are worth keeping and fit the device's free memory
   double reference_ms_ = 0;

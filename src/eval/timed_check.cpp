@@ -15,6 +15,8 @@ namespace {
 // One row in this many is computed exactly (at least one): the exact rows cost about this share of
 // the GEMM's multiply-adds, at the FP64 rate.
 constexpr int64_t kRowShare = 64;
+// soltune_gemm_rows' tile: rows a block, and the k of a step (builtin_kernels.cpp).
+constexpr int64_t kExactRowsPerBlock = 16, kExactRowsKTile = 16;
 
 unsigned cdiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 }  // namespace
@@ -45,17 +47,20 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const void* c = C.data();
   const int64_t r = std::clamp<int64_t>((m + kRowShare - 1) / kRowShare, 1, m);
 
-  // y, bsum, bmax (k each), z, msum, mmax (m each), two CompareStats, the rows.
-  const size_t doubles = static_cast<size_t>(3 * k + 3 * m);
+  // y, bsum, bmax (k each), z, msum, mmax (m each), the exact rows' sums and magnitudes (r x n each),
+  // two CompareStats, the rows.
+  const size_t doubles = static_cast<size_t>(3 * k + 3 * m + 2 * r * n);
   const size_t bytes = doubles * 8 + 2 * sizeof(CompareStats) + static_cast<size_t>(r) * 8;
   if (check_ws_.bytes() < bytes) check_ws_ = DeviceBuffer(bytes);
   auto* d = static_cast<double*>(check_ws_.get());
   double *y = d, *bsum = d + k, *bmax = d + 2 * k, *z = d + 3 * k, *msum = z + m, *mmax = z + 2 * m;
+  double *row_ref = z + 3 * m, *row_mag = row_ref + r * n;
   auto* stats = reinterpret_cast<CompareStats*>(d + doubles);
   CompareStats* proj_stats = stats;
   CompareStats* row_stats = stats + 1;
   auto* rows = reinterpret_cast<long long*>(stats + 2);
   SOLTUNE_CUDA(cudaMemsetAsync(y, 0, static_cast<size_t>(3 * k) * 8, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(row_ref, 0, static_cast<size_t>(2 * r * n) * 8, stream()));
   SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, 2 * sizeof(CompareStats), stream()));
 
   // The rows and the signs are drawn now, after the candidate ran: it could not know them.
@@ -80,8 +85,15 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   launch_builtin("soltune_proj_a" + t, {&a, &m, &k, &y, &bsum, &bmax, &z, &msum, &mmax}, dim3(cdiv(m * 32, 256)));
   launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &k, &seed, &z, &msum, &mmax, &atol, &rtol, &mtol, &zscore, &proj_stats},
                  dim3(cdiv(m * 32, 256)));
-  launch_builtin("soltune_gemm_rows" + t, {&a, &b, &c, &n, &k, &trans_b, &rows, &r_int, &atol, &rtol, &mtol, &row_stats},
-                 dim3(cdiv(n, 256), cdiv(r, 16)));  // 16 rows a block
+  // 256 columns of 16 rows a block; k split until there are blocks for two waves.
+  const int64_t tiles = int64_t{cdiv(n, 256)} * cdiv(r, kExactRowsPerBlock);
+  const int64_t splits = std::clamp<int64_t>(2 * dev_->sms / tiles, 1, std::max<int64_t>(k / 256, 1));
+  long long k_chunk = (k + splits - 1) / splits;
+  k_chunk = (k_chunk + kExactRowsKTile - 1) / kExactRowsKTile * kExactRowsKTile;
+  launch_builtin("soltune_gemm_rows" + t, {&a, &b, &n, &k, &trans_b, &rows, &r_int, &k_chunk, &row_ref, &row_mag},
+                 dim3(cdiv(n, 256), cdiv(r, kExactRowsPerBlock), cdiv(k, k_chunk)));
+  launch_builtin("soltune_rows_compare" + t, {&c, &n, &rows, &r_int, &row_ref, &row_mag, &atol, &rtol, &mtol, &row_stats},
+                 r * n);
   CompareStats cs[2]{};
   SOLTUNE_CUDA(cudaMemcpyAsync(cs, stats, sizeof cs, cudaMemcpyDeviceToHost, stream()));
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));

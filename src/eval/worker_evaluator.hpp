@@ -98,9 +98,10 @@ class WorkerEvaluator final : public Evaluator {
   int restarts_ = 0;
   // Candidates at a dtype and shape (of any variant) share their correctness rounds' inputs, and the
   // reference's results on them, in groups of kRoundsShared: at a 4096^3 GEMM the float64 reference
-  // takes 50 times a candidate's run, and a batch holds a few candidates. The inputs stay the
-  // harness's draw, never the candidates' to choose or see.
-  static constexpr int kRoundsShared = 16;
+  // takes 50 times a candidate's run (three rounds of it are worth 0.45 ms a candidate shared by 64,
+  // 1.8 ms by 16). The inputs stay the harness's draw, never the candidates' to choose or see; the
+  // timed repetitions, checked at random, run on inputs redrawn in part each time.
+  static constexpr int kRoundsShared = 64;
   struct RoundsGroup {
     uint64_t id = 0;
     int used = 0;

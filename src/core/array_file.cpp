@@ -30,6 +30,8 @@ std::string npy_descr(DType t) {
     case DType::u32: return "<u4";
     case DType::u64: return "<u8";
     case DType::boolean: return "|b1";
+    case DType::e4m3:
+    case DType::e5m2: return "";
   }
   return "";
 }

@@ -14,7 +14,7 @@ struct Row {
   std::string_view vec;  // the stem of CUDA's vector types ("float" for float2, float4); "" for none
   int max_lanes;         // the widest of them (CUDA 13 deprecates the 32-byte double4, longlong4...)
 };
-constexpr std::array<Row, 13> kRows{{{DType::f16, "f16", "__half", 2, true, "__half", 2},
+constexpr std::array<Row, 15> kRows{{{DType::f16, "f16", "__half", 2, true, "__half", 2},
                                      {DType::bf16, "bf16", "__nv_bfloat16", 2, true, "__nv_bfloat16", 2},
                                      {DType::f32, "f32", "float", 4, true, "float", 4},
                                      {DType::f64, "f64", "double", 8, true, "double", 2},
@@ -26,7 +26,9 @@ constexpr std::array<Row, 13> kRows{{{DType::f16, "f16", "__half", 2, true, "__h
                                      {DType::u16, "u16", "unsigned short", 2, false, "ushort", 4},
                                      {DType::u32, "u32", "unsigned int", 4, false, "uint", 4},
                                      {DType::u64, "u64", "unsigned long long", 8, false, "ulonglong", 2},
-                                     {DType::boolean, "bool", "bool", 1, false, "", 1}}};
+                                     {DType::boolean, "bool", "bool", 1, false, "", 1},
+                                     {DType::e4m3, "e4m3", "__nv_fp8_e4m3", 1, true, "", 1},
+                                     {DType::e5m2, "e5m2", "__nv_fp8_e5m2", 1, true, "", 1}}};
 const Row& row(DType t) { return kRows[static_cast<size_t>(t)]; }
 }  // namespace
 
@@ -48,6 +50,8 @@ FiniteRange dtype_finite_range(DType t) {
     case DType::bf16: return {9.183549615799121e-41, 3.3895313892515355e38};
     case DType::f32: return {1.401298464324817e-45, 3.4028234663852886e38};
     case DType::f64: return {4.9406564584124654e-324, 1.7976931348623157e308};
+    case DType::e4m3: return {0x1p-9, 448.0};
+    case DType::e5m2: return {0x1p-16, 57344.0};
     default: return {};
   }
 }

@@ -6,8 +6,10 @@
 namespace soltune {
 
 // Element types of buffers and scalars. Integer and bool outputs compare exactly (unless the
-// problem declares a tolerance for their dtype); bool is one byte, 0 or 1.
-enum class DType { f16, bf16, f32, f64, i32, i64, i8, i16, u8, u16, u32, u64, boolean };
+// problem declares a tolerance for their dtype); bool is one byte, 0 or 1. e4m3 and e5m2 are OCP's
+// 8-bit floats (CUDA's __nv_fp8_e4m3, __nv_fp8_e5m2): e4m3 has no infinity and one NaN pattern per
+// sign (its largest finite value is 448), e5m2 has both, like f16.
+enum class DType { f16, bf16, f32, f64, i32, i64, i8, i16, u8, u16, u32, u64, boolean, e4m3, e5m2 };
 
 DType parse_dtype(std::string_view name);  // throws Error on an unknown name
 std::string_view dtype_name(DType t);      // "f32"

@@ -9,6 +9,7 @@ const std::string& builtin_kernels_source() {
   static const std::string src = std::string(band_rule_text()) + R"CUDA(
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 struct CompareStats {
   unsigned long long checked, mismatches, nonfinite, unwritten;
@@ -48,9 +49,15 @@ template <typename T> __device__ inline T from_double(double v) {
 }
 template <> __device__ inline __nv_bfloat16 from_double<__nv_bfloat16>(double v) { return __double2bfloat16(v); }
 template <> __device__ inline __half from_double<__half>(double v) { return __double2half(v); }
+// The 8-bit floats round once from double and saturate at their largest finite value (448 and
+// 57344): a draw past it takes that value, never e4m3's NaN or e5m2's infinity.
+template <> __device__ inline __nv_fp8_e4m3 from_double<__nv_fp8_e4m3>(double v) { return __nv_fp8_e4m3(v); }
+template <> __device__ inline __nv_fp8_e5m2 from_double<__nv_fp8_e5m2>(double v) { return __nv_fp8_e5m2(v); }
 template <typename T> __device__ inline double to_double(T v) { return static_cast<double>(v); }
 template <> __device__ inline double to_double<__nv_bfloat16>(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
 template <> __device__ inline double to_double<__half>(__half v) { return static_cast<double>(__half2float(v)); }
+template <> __device__ inline double to_double<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) { return static_cast<double>(static_cast<float>(v)); }
+template <> __device__ inline double to_double<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) { return static_cast<double>(static_cast<float>(v)); }
 
 // kind 0: normal(a, b) by Box-Muller; kind 1: uniform(a, b); kinds 2, 3, 4: magnitudes log-uniform
 // in [a, b] (0 < a <= b), with random signs (2), positive (3) or negative (4). Counter-based: element
@@ -173,9 +180,13 @@ template <> __device__ inline double max_finite<float>() { return 3.402823466385
 template <> __device__ inline double max_finite<__nv_bfloat16>() { return 3.3895313892515355e38; }
 template <> __device__ inline double max_finite<__half>() { return 65504.0; }
 template <> __device__ inline double max_finite<double>() { return 1.7976931348623157e308; }
+template <> __device__ inline double max_finite<__nv_fp8_e4m3>() { return 448.0; }
+template <> __device__ inline double max_finite<__nv_fp8_e5m2>() { return 57344.0; }
 
 // One thread's share of a comparison with the reference, added to CompareStats a warp at a time.
-// The output was poisoned with 0xFF bytes (a NaN no arithmetic produces) before the candidate ran.
+// The output was poisoned with 0xFF bytes (a NaN no arithmetic produces, except in e4m3, whose only
+// negative NaN it is: a kernel that writes that NaN is reported unwritten, and fails either way)
+// before the candidate ran.
 // SOLTUNE_BAND_WIDTH is src/core/tolerance.hpp's.
 struct Tally {
   unsigned long long mism = 0, nonfin = 0, unwr = 0, cnt = 0;

@@ -63,8 +63,9 @@ CUtensorMapDataType data_type(DType t) {
     case DType::f64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
     case DType::i32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
     case DType::i64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
-    // TMA moves bytes: the signed and bool types travel as the unsigned ones of their width
-    case DType::i8: case DType::u8: case DType::boolean: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    // TMA moves bytes: the signed, bool and 8-bit float types travel as the unsigned ones of their width
+    case DType::i8: case DType::u8: case DType::boolean: case DType::e4m3: case DType::e5m2:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     case DType::i16: case DType::u16: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
     case DType::u32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
     case DType::u64: return CU_TENSOR_MAP_DATA_TYPE_UINT64;

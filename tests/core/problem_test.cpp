@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "core/array_file.hpp"
 #include "core/device.hpp"
 #include "core/run_config.hpp"
 #include "core/space.hpp"
@@ -57,6 +58,25 @@ TEST(DTypes, NamesTypesAndVectors) {
   EXPECT_EQ(dtype_vector_cpp(DType::f64, 4), "");  // 32-byte vectors are deprecated in CUDA 13
   EXPECT_EQ(dtype_vector_cpp(DType::boolean, 2), "");
   EXPECT_THROW(parse_dtype("int"), Error);
+}
+
+// OCP's 8-bit floats: one byte, CUDA's storage types, their finite ranges (e4m3 has no infinity and
+// stops at 448), no vector types (CUDA's __nv_fp8x4_e4m3 is not a vector of the scalar type).
+TEST(DTypes, EightBitFloats) {
+  EXPECT_EQ(parse_dtype("e4m3"), DType::e4m3);
+  EXPECT_EQ(parse_dtype("e5m2"), DType::e5m2);
+  EXPECT_EQ(dtype_cpp(DType::e4m3), "__nv_fp8_e4m3");
+  EXPECT_EQ(dtype_cpp(DType::e5m2), "__nv_fp8_e5m2");
+  for (const DType t : {DType::e4m3, DType::e5m2}) {
+    EXPECT_EQ(dtype_bytes(t), 1);
+    EXPECT_TRUE(dtype_is_float(t));
+    EXPECT_EQ(dtype_vector_cpp(t, 2), "");
+    EXPECT_EQ(npy_descr(t), "");  // NumPy has no 8-bit float: given data comes as a raw file
+  }
+  EXPECT_EQ(dtype_finite_range(DType::e4m3).max_finite, 448.0);
+  EXPECT_EQ(dtype_finite_range(DType::e4m3).min_subnormal, 0x1p-9);
+  EXPECT_EQ(dtype_finite_range(DType::e5m2).max_finite, 57344.0);
+  EXPECT_EQ(dtype_finite_range(DType::e5m2).min_subnormal, 0x1p-16);
 }
 
 TEST(Problem, EveryShippedConfigLoads) {

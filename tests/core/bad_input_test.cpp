@@ -52,16 +52,10 @@ class BadInput : public ::testing::Test {
   fs::path problem_yaml() const { return templates_ / "gelu" / "problem.yaml"; }
   fs::path variant_yaml() const { return templates_ / "gelu" / "vectorized.yaml"; }
 
-  // Replaces the first occurrence of `from` in the file (which must hold it) and returns the
-  // 1-based line where the replacement starts.
+  // Replaces the first occurrence of `from` in the file (which must hold it: else this throws) and
+  // returns the 1-based line where the replacement starts.
   int edit(const fs::path& file, const std::string& from, const std::string& to) {
-    auto text = read(file);
-    const auto pos = text.find(from);
-    EXPECT_NE(pos, std::string::npos) << "'" << from << "' not in " << file;
-    if (pos == std::string::npos) return -1;
-    text.replace(pos, from.size(), to);
-    write(file, text);
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+    return test::replace_in_file(file, from, to);
   }
 
   ProblemSpec load() const { return load_problem(templates_, "gelu"); }

@@ -143,16 +143,7 @@ TEST_F(TensorMaps, BadInputNamesTheFileLineAndColumn) {
 TEST_F(TensorMaps, EveryRuleHasItsReason) {
   const auto p = matmul();
   const auto& spec = p.variant("tma_a").tensor_maps.front();
-  auto legal = [&] {
-    TensorMapParams m;
-    m.spec = &spec;
-    m.elem_bytes = 2;
-    m.dims = {1792, 1792};
-    m.strides = {3584};
-    m.box = {64, 128};
-    m.buffer_bytes = 1792 * 1792 * 2;
-    return m;
-  };
+  auto legal = [&] { return test::legal_1792_map(spec, {64, 128}, 1792 * 1792 * 2); };
   EXPECT_EQ(tensor_map_rule_broken(legal()), "");
   struct Case {
     void (*change)(TensorMapParams&);

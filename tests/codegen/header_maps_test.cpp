@@ -21,13 +21,7 @@ namespace fs = std::filesystem;
 
 std::string nvcc() { return test::nvcc_path().string(); }
 
-class HeaderMaps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    test::copy_tma_problems(dir_.path());
-  }
-  test::TempDir dir_{"header-maps"};
-};
+using HeaderMaps = test::TmaProblemCopies;
 
 TEST_F(HeaderMaps, MatmulEncodesItsMapAtEachCallAndItsRulesSteerDispatch) {
   const auto p = load_problem(dir_.path(), "matmul");

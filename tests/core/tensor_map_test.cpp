@@ -16,12 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TensorMaps : public ::testing::Test {
+class TensorMaps : public test::TmaProblemCopies {
  protected:
-  void SetUp() override {
-    test::copy_tma_problems(dir_.path());
-  }
-
   fs::path variant_file() const { return dir_.path() / "matmul" / "tm.yaml"; }
 
   // A matmul variant (tma_a's kernel) whose tensor_maps section is `maps` and args `args`: its
@@ -48,8 +44,6 @@ class TensorMaps : public ::testing::Test {
     EXPECT_NE(msg.find(where), std::string::npos) << "expected '" << where << "' in: " << msg;
     EXPECT_NE(msg.find(phrase), std::string::npos) << "expected '" << phrase << "' in: " << msg;
   }
-
-  test::TempDir dir_{"tensor-maps"};
 };
 
 // Bindings of a matmul task with the knobs of tma_a and a device of compute capability cc.

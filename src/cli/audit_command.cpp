@@ -115,15 +115,13 @@ int audit_command(const std::vector<std::string>& args) {
       "timeout", po::value(&timeout)->default_value(900), "seconds per kernel and tool")(
       "again", "audit kernels that have a verdict already")(
       "no-wait", "fail at once when another run holds the GPU, instead of waiting for it");
-  std::vector<std::string> positional;
-  const auto vm = parse_options(desc, args, positional, "audit");
-  if (vm.count("help")) {
-    std::printf("usage: soltune audit --kb PATH [options]\n"
-                "Runs the kernels export would ship (the fastest per dtype and shape) once each under compute-sanitizer\n"
-                "and records the verdicts; export refuses a kernel that failed.\n%s",
-                to_string(desc).c_str());
-    return 0;
-  }
+  const auto parsed = parse_command(
+      desc, args, "audit",
+      "--kb PATH [options]\n"
+      "Runs the kernels export would ship (the fastest per dtype and shape) once each under compute-sanitizer\n"
+      "and records the verdicts; export refuses a kernel that failed.");
+  if (!parsed) return 0;
+  const auto& [vm, positional] = *parsed;
   if (kb_path.empty() || !positional.empty()) throw UsageError("audit needs --kb PATH\n" + to_string(desc));
   AuditOptions opt;
   opt.tools.clear();

@@ -202,12 +202,9 @@ int bench_search_command(const std::vector<std::string>& args) {
       "(default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
       "no-prior", "run every strategy without the model's prior (measurements only)")(
       "json", "print the results as JSON (with each strategy's curve: the median best-so-far per budget)");
-  std::vector<std::string> positional;
-  const auto vm = parse_options(desc, args, positional, "bench-search");
-  if (vm.count("help")) {
-    std::printf("usage: soltune bench-search --landscape FILE... --seeds N [--json]\n%s", to_string(desc).c_str());
-    return 0;
-  }
+  const auto parsed = parse_command(desc, args, "bench-search", "--landscape FILE... --seeds N [--json]");
+  if (!parsed) return 0;
+  const auto& [vm, positional] = *parsed;
   for (const auto& p : positional) files.push_back(p);
   if (files.empty()) throw UsageError("bench-search needs --landscape FILE (one or more)");
   if (seeds < 1 || batch < 1 || ahead < 1 || o.screen < 1 || o.initial_candidates < 1)

@@ -41,12 +41,9 @@ int devices_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune devices options");
   desc.add_options()("help,h", "this text")("no-measure", "skip measuring bandwidth, FP32 and tensor rates")(
       "no-wait", "fail at once when another run holds a GPU, instead of waiting for it");
-  std::vector<std::string> positional;
-  const auto vm = parse_options(desc, args, positional, "devices");
-  if (vm.count("help")) {
-    std::printf("usage: soltune devices [options]\n%s", to_string(desc).c_str());
-    return 0;
-  }
+  const auto parsed = parse_command(desc, args, "devices", "[options]");
+  if (!parsed) return 0;
+  const auto& [vm, positional] = *parsed;
   if (!positional.empty()) throw UsageError("devices takes no arguments");
   const auto list = cuda_devices();
   if (list.devices.empty()) {

@@ -187,12 +187,9 @@ int export_command(const std::vector<std::string>& args) {
       "format", po::value(&format)->default_value("cuh"), "cuh (a self-contained header) or json (for frameworks)")(
       "source-only", "leave out the timed cubins (the header's kernels then compile from its source)")(
       "allow-failed-audit", "export kernels that failed their compute-sanitizer audit (soltune audit), with a warning");
-  std::vector<std::string> positional;
-  const auto vm = parse_options(desc, args, positional, "export");
-  if (vm.count("help")) {
-    std::printf("usage: soltune export --kb PATH --problem NAME -o FILE [options]\n%s", to_string(desc).c_str());
-    return 0;
-  }
+  const auto parsed = parse_command(desc, args, "export", "--kb PATH --problem NAME -o FILE [options]");
+  if (!parsed) return 0;
+  const auto& [vm, positional] = *parsed;
   if (kb_path.empty() || problem.empty() || out.empty() || !positional.empty())
     throw UsageError("export needs --kb, --problem and -o\n" + to_string(desc));
   if (format != "cuh" && format != "json") throw UsageError("--format: expected cuh or json, got '" + format + "'");

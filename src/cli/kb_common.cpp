@@ -89,16 +89,10 @@ json result_json(const ResultRecord& r, bool with_log) {
   return j;
 }
 
-std::optional<Parsed> parse(po::options_description& desc, const std::vector<std::string>& args,
-                            const std::string& sub, const std::string& synopsis) {
+std::optional<ParsedArgs> parse(po::options_description& desc, const std::vector<std::string>& args,
+                                const std::string& sub, const std::string& synopsis) {
   desc.add_options()("help,h", "this text");
-  Parsed p;
-  p.vm = parse_options(desc, args, p.positional, "kb " + sub);
-  if (p.vm.count("help")) {
-    std::printf("usage: soltune kb %s %s\n%s", sub.c_str(), synopsis.c_str(), to_string(desc).c_str());
-    return std::nullopt;
-  }
-  return p;
+  return parse_command(desc, args, "kb " + sub, synopsis);
 }
 
 }  // namespace soltune::cli::kb_commands

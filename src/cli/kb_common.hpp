@@ -24,13 +24,8 @@ int export_json_command(const std::vector<std::string>& args);
 int import_json_command(const std::vector<std::string>& args);
 int gc_command(const std::vector<std::string>& args);
 
-struct Parsed {
-  po::variables_map vm;
-  std::vector<std::string> positional;
-};
-
 // Parses a subcommand's options; --help prints them and returns nullopt.
-std::optional<Parsed> parse(po::options_description& desc, const std::vector<std::string>& args,
+std::optional<ParsedArgs> parse(po::options_description& desc, const std::vector<std::string>& args,
                             const std::string& sub, const std::string& synopsis);
 
 // Reading commands never create or write a knowledge base: a missing file is an error naming it, and

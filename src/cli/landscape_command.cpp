@@ -62,14 +62,11 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
       "no-wait", "fail at once when another run holds the GPU, instead of waiting for it")(
       "force", "replace a landscape FILE already holds (a recording is hours of GPU time: refused otherwise)");
-  std::vector<std::string> positional;
-  const auto vm = parse_options(desc, args, positional, "landscape");
-  if (vm.count("help")) {
-    std::printf("usage: soltune landscape CONFIG -o FILE [--variant V] [--dtype D] [--shape KEY] [--resume]\n"
-                "Measures every legal configuration of one task of CONFIG on the GPU.\n%s",
-                to_string(desc).c_str());
-    return 0;
-  }
+  const auto parsed = parse_command(desc, args, "landscape",
+                                    "CONFIG -o FILE [--variant V] [--dtype D] [--shape KEY] [--resume]\n"
+                                    "Measures every legal configuration of one task of CONFIG on the GPU.");
+  if (!parsed) return 0;
+  const auto& [vm, positional] = *parsed;
   if (positional.size() != 1 || (out.empty() && !vm.count("count"))) throw UsageError("landscape takes one CONFIG and -o FILE\n" + to_string(desc));
   if (batch < 1) throw UsageError("--batch must be at least 1");
   if (backend != "cuda" && backend != "model") throw UsageError("--backend: expected cuda or model, got '" + backend + "'");

@@ -1,6 +1,7 @@
 #include "cli/options.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -25,6 +26,17 @@ po::variables_map parse_options(const po::options_description& desc, const std::
     throw UsageError(command + ": " + e.what() + "\n" + to_string(desc));
   }
   return vm;
+}
+
+std::optional<ParsedArgs> parse_command(const po::options_description& desc, const std::vector<std::string>& args,
+                                        const std::string& command, const std::string& synopsis) {
+  ParsedArgs p;
+  p.vm = parse_options(desc, args, p.positional, command);
+  if (p.vm.count("help")) {
+    std::printf("usage: soltune %s %s\n%s", command.c_str(), synopsis.c_str(), to_string(desc).c_str());
+    return std::nullopt;
+  }
+  return p;
 }
 
 WorkerOptions worker_options(int device, const DeviceInfo& d, bool wait_for_gpu) {

@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,18 @@ boost::program_options::variables_map parse_options(const boost::program_options
                                                     const std::vector<std::string>& args,
                                                     std::vector<std::string>& positional, const std::string& command);
 std::string to_string(const boost::program_options::options_description& desc);
+
+// A command's options as parsed, and its positional arguments.
+struct ParsedArgs {
+  boost::program_options::variables_map vm;
+  std::vector<std::string> positional;
+};
+
+// parse_options() for `soltune COMMAND`, whose desc holds "help": with --help, prints "usage:
+// soltune COMMAND SYNOPSIS" and the options and returns nullopt (the command then exits 0).
+std::optional<ParsedArgs> parse_command(const boost::program_options::options_description& desc,
+                                        const std::vector<std::string>& args, const std::string& command,
+                                        const std::string& synopsis);
 
 // A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
 std::string shell_quote(const std::string& word);

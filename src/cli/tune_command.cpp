@@ -130,12 +130,9 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       "no-wait", "fail at once when another run holds the GPU, instead of waiting for it")(
       "quiet,q", "print the summary only")(
       "check", "load and check the config and its templates, list the tasks, and tune nothing");
-  std::vector<std::string> positional;
-  const auto vm = parse_options(desc, args, positional, "tune");
-  if (vm.count("help")) {
-    std::printf("usage: soltune tune CONFIG [options]\n%s", to_string(desc).c_str());
-    return 0;
-  }
+  const auto parsed = parse_command(desc, args, "tune", "CONFIG [options]");
+  if (!parsed) return 0;
+  const auto& [vm, positional] = *parsed;
   if (positional.size() != 1) throw UsageError("tune takes exactly one CONFIG file\n" + to_string(desc));
 
   RunConfig cfg = load_run_config(positional[0]);

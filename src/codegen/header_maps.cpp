@@ -26,24 +26,15 @@ std::string data_type(DType t) {
   return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
 }
 
+// The driver's enumerators spell a size as the YAML does (swizzle_name): CU_TENSOR_MAP_SWIZZLE_32B.
 std::string swizzle(TensorMapSpec::Swizzle s) {
-  switch (s) {
-    case TensorMapSpec::Swizzle::none: return "CU_TENSOR_MAP_SWIZZLE_NONE";
-    case TensorMapSpec::Swizzle::b32: return "CU_TENSOR_MAP_SWIZZLE_32B";
-    case TensorMapSpec::Swizzle::b64: return "CU_TENSOR_MAP_SWIZZLE_64B";
-    case TensorMapSpec::Swizzle::b128: return "CU_TENSOR_MAP_SWIZZLE_128B";
-  }
-  return "CU_TENSOR_MAP_SWIZZLE_NONE";
+  if (s == TensorMapSpec::Swizzle::none) return "CU_TENSOR_MAP_SWIZZLE_NONE";
+  return "CU_TENSOR_MAP_SWIZZLE_" + std::string(swizzle_name(s));
 }
 
 std::string l2_promotion(TensorMapSpec::L2 l) {
-  switch (l) {
-    case TensorMapSpec::L2::none: return "CU_TENSOR_MAP_L2_PROMOTION_NONE";
-    case TensorMapSpec::L2::b64: return "CU_TENSOR_MAP_L2_PROMOTION_L2_64B";
-    case TensorMapSpec::L2::b128: return "CU_TENSOR_MAP_L2_PROMOTION_L2_128B";
-    case TensorMapSpec::L2::b256: return "CU_TENSOR_MAP_L2_PROMOTION_L2_256B";
-  }
-  return "CU_TENSOR_MAP_L2_PROMOTION_NONE";
+  if (l == TensorMapSpec::L2::none) return "CU_TENSOR_MAP_L2_PROMOTION_NONE";
+  return "CU_TENSOR_MAP_L2_PROMOTION_L2_" + std::string(l2_promotion_name(l));
 }
 
 // "{(k), (m)}": expressions over doubles, as the plan evaluates everything.

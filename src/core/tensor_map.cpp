@@ -1,8 +1,12 @@
 #include "core/tensor_map.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 #include <regex>
+#include <string_view>
+
+#include "core/problem_parse.hpp"
 
 namespace soltune {
 namespace {
@@ -29,13 +33,24 @@ int64_t bytes_of(const std::string& dtype, const Bindings& b, const SourceLoc& l
   return static_cast<int64_t>(it->second);
 }
 
-std::vector<Expr> map_exprs(const yaml::Node& n, const Names& names, const std::string& what) {
-  std::vector<Expr> out;
-  for (const auto& e : n.seq()) {
-    out.push_back(e.expr());
-    out.back().check_names(names, what);
+// Sets `out` to the one of `values` whose name (by `name`, "32B") `key` gives, where n has `key`;
+// any other word fails there, listing the names ("expected swizzle none, 32B, 64B or 128B").
+template <typename E>
+void parse_choice(const yaml::Node& n, const char* key, std::initializer_list<E> values, std::string_view (*name)(E),
+                  const std::string& what, E& out) {
+  if (!n.has(key)) return;
+  const auto s = n.at(key).str();
+  std::string expected;
+  size_t i = 0;
+  for (const E v : values) {
+    if (name(v) == s) {
+      out = v;
+      return;
+    }
+    expected += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + std::string(name(v));
+    ++i;
   }
-  return out;
+  n.at(key).fail(what + ": expected " + key + " " + expected + ", got '" + s + "'");
 }
 
 }  // namespace
@@ -105,16 +120,16 @@ TensorMapSpec parse_tensor_map(const std::string& name, const yaml::Node& n, con
   m.buffer_shape = buf->shape;
   m.written = buf->role != Role::in;
 
-  m.dims = map_exprs(n.at("dims"), names, what + " dims");
+  m.dims = parse::exprs(n.at("dims"), names, what + " dims");
   const auto rank = m.dims.size();
   if (rank < 1 || rank > static_cast<size_t>(kTensorMapMaxRank))
     n.at("dims").fail(what + " has " + std::to_string(rank) + " dims; TMA takes 1 to 5");
-  m.box = map_exprs(n.at("box"), names, what + " box");
+  m.box = parse::exprs(n.at("box"), names, what + " box");
   if (m.box.size() != rank)
     n.at("box").fail(what + ": box has " + std::to_string(m.box.size()) + " entries for " + std::to_string(rank) +
                      " dims (one per dimension, innermost first)");
   if (n.has("strides")) {
-    m.strides = map_exprs(n.at("strides"), names, what + " strides");
+    m.strides = parse::exprs(n.at("strides"), names, what + " strides");
     if (m.strides.size() != rank - 1)
       n.at("strides").fail(what + ": strides has " + std::to_string(m.strides.size()) + " entries; a map of " +
                            std::to_string(rank) + " dims takes " + std::to_string(rank - 1) +
@@ -132,34 +147,18 @@ TensorMapSpec parse_tensor_map(const std::string& name, const yaml::Node& n, con
       }
     }
   }
-  if (n.has("swizzle")) {
-    const auto s = n.at("swizzle").str();
-    if (s == "none") m.swizzle = TensorMapSpec::Swizzle::none;
-    else if (s == "32B") m.swizzle = TensorMapSpec::Swizzle::b32;
-    else if (s == "64B") m.swizzle = TensorMapSpec::Swizzle::b64;
-    else if (s == "128B") m.swizzle = TensorMapSpec::Swizzle::b128;
-    else n.at("swizzle").fail(what + ": expected swizzle none, 32B, 64B or 128B, got '" + s + "'");
-  }
-  if (n.has("l2_promotion")) {
-    const auto s = n.at("l2_promotion").str();
-    if (s == "none") m.l2 = TensorMapSpec::L2::none;
-    else if (s == "64B") m.l2 = TensorMapSpec::L2::b64;
-    else if (s == "128B") m.l2 = TensorMapSpec::L2::b128;
-    else if (s == "256B") m.l2 = TensorMapSpec::L2::b256;
-    else n.at("l2_promotion").fail(what + ": expected l2_promotion none, 64B, 128B or 256B, got '" + s + "'");
-  }
-  if (n.has("oob")) {
-    const auto s = n.at("oob").str();
-    if (s == "zero") m.oob = TensorMapSpec::Oob::zero;
-    else if (s == "nan") m.oob = TensorMapSpec::Oob::nan;
-    else n.at("oob").fail(what + ": expected oob zero or nan, got '" + s + "'");
-    // The driver fills NaN only for floating-point element types.
-    if (m.oob == TensorMapSpec::Oob::nan)
-      for (const DType t : dtypes)
-        if (!dtype_is_float(m.elem_dtype(t)))
-          n.at("oob").fail(what + ": oob nan needs a floating-point element type, and its elements are " +
-                           std::string(dtype_name(m.elem_dtype(t))) + " for dtype " + std::string(dtype_name(t)));
-  }
+  using Swizzle = TensorMapSpec::Swizzle;
+  using L2 = TensorMapSpec::L2;
+  using Oob = TensorMapSpec::Oob;
+  parse_choice(n, "swizzle", {Swizzle::none, Swizzle::b32, Swizzle::b64, Swizzle::b128}, swizzle_name, what, m.swizzle);
+  parse_choice(n, "l2_promotion", {L2::none, L2::b64, L2::b128, L2::b256}, l2_promotion_name, what, m.l2);
+  parse_choice(n, "oob", {Oob::zero, Oob::nan}, oob_name, what, m.oob);
+  // The driver fills NaN only for floating-point element types.
+  if (m.oob == Oob::nan)
+    for (const DType t : dtypes)
+      if (!dtype_is_float(m.elem_dtype(t)))
+        n.at("oob").fail(what + ": oob nan needs a floating-point element type, and its elements are " +
+                         std::string(dtype_name(m.elem_dtype(t))) + " for dtype " + std::string(dtype_name(t)));
   if (n.has("interleave") && n.at("interleave").str() != "none")
     n.at("interleave").fail(what + ": only interleave none is supported, got '" + n.at("interleave").str() +
                             "' (the interleaved layouts are for NC/8HWC8-style tensors of rank 3 and up)");

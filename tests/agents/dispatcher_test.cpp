@@ -174,6 +174,22 @@ class DispatcherTest : public ::testing::Test {
       if (!t.fallback_only) ids.push_back(t.id());
     return ids;
   }
+  // A dispatcher over gemm_config(shapes) with a fake evaluator and a recorder, and its searching
+  // tasks: where variants compete at a shape.
+  struct GemmDispatch {
+    explicit GemmDispatch(size_t shapes) : cfg(gemm_config(shapes)), d(cfg, ev, rec), ids(searching_tasks(d)) {}
+    // How many evaluations each task got in `reports`, by task id.
+    static std::map<std::string, int64_t> evaluated(const std::vector<TaskReport>& reports) {
+      std::map<std::string, int64_t> n;
+      for (const auto& r : reports) n[r.task.id()] = r.outcome.evaluated;
+      return n;
+    }
+    const RunConfig cfg;
+    FakeEvaluator ev;
+    Recorder rec;
+    Dispatcher d;
+    const std::vector<std::string> ids;
+  };
 
   RunConfig cfg_;
 };
@@ -422,33 +438,26 @@ TEST_F(DispatcherTest, ATimeBudgetHoldsWithSlowEvaluationsAndTheRetimingAtTheEnd
 // evaluations, and the budget goes to the variants that can win; at a shape where it is the only
 // fast one it gets its share.
 TEST_F(DispatcherTest, AVariantFarBehindAnotherAtItsShapeGetsLittle) {
-  const auto cfg = gemm_config(2);
-  FakeEvaluator ev;
-  Recorder rec;
-  Dispatcher d(cfg, ev, rec);
-  const auto ids = searching_tasks(d);
+  GemmDispatch g(2);
+  const auto& ids = g.ids;
   ASSERT_EQ(ids.size(), 4u);  // mma_sync at two shapes, then tiled at two
-  ev.slow_task = ids[2];      // tiled at the first shape: 500 us where mma_sync takes 50
-  std::map<std::string, int64_t> evaluated;
-  for (const auto& r : d.run(Budget{96, 0}, 3)) evaluated[r.task.id()] = r.outcome.evaluated;
+  g.ev.slow_task = ids[2];    // tiled at the first shape: 500 us where mma_sync takes 50
+  auto evaluated = g.evaluated(g.d.run(Budget{96, 0}, 3));
   EXPECT_LE(evaluated[ids[2]], 8) << "the slow variant kept its warm-up";
   EXPECT_GT(evaluated[ids[0]], 2 * evaluated[ids[2]]);
-  EXPECT_GE(evaluated[ids[3]], cfg.search.initial) << "the same variant at a shape where it keeps up";
+  EXPECT_GE(evaluated[ids[3]], g.cfg.search.initial) << "the same variant at a shape where it keeps up";
 }
 
 // The variant leading at a shape warms up before those behind it: after every task's first
 // evaluation, the fast variant listed last takes its warm-up before the slow one listed first.
 TEST_F(DispatcherTest, TheVariantLeadingAtAShapeWarmsUpFirst) {
-  const auto cfg = gemm_config(1);
-  FakeEvaluator ev;
-  Recorder rec;
-  Dispatcher d(cfg, ev, rec);
-  const auto ids = searching_tasks(d);
+  GemmDispatch g(1);
+  const auto& ids = g.ids;
   ASSERT_EQ(ids.size(), 2u);
-  ev.slow_task = ids[0];  // mma_sync, listed first, ten times slower than tiled
-  d.run(Budget{4 * cfg.search.initial, 600}, 3);  // a time budget: every task's first evaluation comes alone
+  g.ev.slow_task = ids[0];  // mma_sync, listed first, ten times slower than tiled
+  g.d.run(Budget{4 * g.cfg.search.initial, 600}, 3);  // a time budget: every task's first evaluation comes alone
   std::vector<std::string> order;  // the task of each evaluation, in order
-  for (const auto& e : rec.events)
+  for (const auto& e : g.rec.events)
     if (e.rfind("result ", 0) == 0) order.push_back(e.substr(7, e.find(' ', 7) - 7));
   auto nth = [&](const std::string& id, int n) {  // where the task's n-th evaluation came
     for (size_t i = 0; i < order.size(); ++i)
@@ -456,22 +465,18 @@ TEST_F(DispatcherTest, TheVariantLeadingAtAShapeWarmsUpFirst) {
     return order.size();
   };
   EXPECT_LT(nth(ids[1], 1), nth(ids[0], 2));
-  EXPECT_LT(nth(ids[1], cfg.search.initial), nth(ids[0], 2)) << "the leader's warm-up first";
+  EXPECT_LT(nth(ids[1], g.cfg.search.initial), nth(ids[0], 2)) << "the leader's warm-up first";
 }
 
 // The budget at a shape goes mostly to the variant leading there: one 1.5 times slower leaves its
 // warm-up after two evaluations and gets under half the leader's share.
 TEST_F(DispatcherTest, AVariantBehindTheLeaderAtItsShapeGetsLessThanTheLeader) {
-  const auto cfg = gemm_config(1);
-  FakeEvaluator ev;
-  Recorder rec;
-  Dispatcher d(cfg, ev, rec);
-  const auto ids = searching_tasks(d);
+  GemmDispatch g(1);
+  const auto& ids = g.ids;
   ASSERT_EQ(ids.size(), 2u);
-  ev.slow_task = ids[0];
-  ev.slow_times = 1.5;
-  std::map<std::string, int64_t> evaluated;
-  for (const auto& r : d.run(Budget{12 * cfg.search.initial, 0}, 3)) evaluated[r.task.id()] = r.outcome.evaluated;
+  g.ev.slow_task = ids[0];
+  g.ev.slow_times = 1.5;
+  auto evaluated = g.evaluated(g.d.run(Budget{12 * g.cfg.search.initial, 0}, 3));
   EXPECT_GE(evaluated[ids[0]], 2);
   EXPECT_GT(evaluated[ids[1]], 2 * evaluated[ids[0]]);
 }

@@ -2,17 +2,15 @@
 // specialization for tuned sizes, the nearest legal one for others, and none when nothing is legal.
 // The program built here runs without a GPU: choice and can_implement are host code.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 
 #include "../support/files.hpp"
 #include "../support/plan_variants.hpp"
+#include "host_program.hpp"
 #include "codegen/header_export.hpp"
 #include "core/device.hpp"
 #include "core/fallback.hpp"
@@ -24,22 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string nvcc() { return test::nvcc_path().string(); }
-
-std::string contents(const fs::path& f) {
-  std::ifstream in(f);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// Builds dir/main.cu (which includes the exported header) with nvcc for sm_90 and runs it: "" when
-// both succeed, else which step failed and what it printed.
-std::string build_and_run(const std::string& nv, const fs::path& dir, const std::string& flags = "") {
-  const auto cmd = nv + " -std=c++17 -arch=sm_90" + flags + " -o " + (dir / "main").string() + " " +
-                   (dir / "main.cu").string() + " > " + (dir / "log").string() + " 2>&1";
-  if (std::system(cmd.c_str()) != 0) return "nvcc failed:\n" + contents(dir / "log");
-  if (std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()) != 0)
-    return "the program failed:\n" + contents(dir / "run");
-  return "";
-}
 
 TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
   const auto nv = nvcc();
@@ -55,17 +37,8 @@ TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
        Shape{{{"n", 1 << 20}}}, {"grid-stride"}},
       {&v, DType::bf16, s.parse_key("BLOCK=128,VEC=8,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=1,CACHE_HINT=1"),
        Shape{{{"n", 1 << 28}}}, {"bf16"}}};
-  const auto dir = fs::temp_directory_path() / ("soltune-export-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "gelu.cuh") << export_header(p, specs, "test");
-  std::ofstream(dir / "main.cu") << R"SRC(
-#include "gelu.cuh"
-#include <cstdio>
-using namespace soltune_gelu;
-int main() {
-  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
-  int bad = 0;
-  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  const test::TempDir dir("header-export");
+  test::write_host_program(dir.path(), "gelu", export_header(p, specs, "test"), R"SRC(
   expect(gelu_f32_choice(1099511627776.0, sms, cc, optin, l2), 0, "tuned 2^40");
   expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2), 1, "tuned 2^20");
   expect(gelu_f32_choice(549755813888.0, sms, cc, optin, l2), 0, "2^39: nearest 2^40");
@@ -87,12 +60,8 @@ int main() {
   expect(p.source, 0, "2^20 was tuned");
   gelu_f32_choice(12345, sms, cc, optin, l2, &p);
   expect(p.source, 1, "12345: the nearest tuned one");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(build_and_run(nv, dir), "");
-  fs::remove_all(dir);
+)SRC");
+  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
 }
 
 // The fallback comes after every tuned specialization, whatever its distance: sizes no tuned kernel
@@ -111,17 +80,9 @@ TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
   Specialization last{&fb, DType::f32, *fallback_config(fb, DType::f32), Shape{{{"rows", 4096}, {"cols", 4096}}}, {"fallback"}};
   last.fallback = true;  // measured at the tuned shape too: still tried last there
   const std::vector<Specialization> specs = {{&cached, DType::f32, *cfg, t.shape, {"tuned"}}, last};
-  const auto dir = fs::temp_directory_path() / ("soltune-export-fb-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "softmax.cuh") << export_header(p, specs, "test");
-  std::ofstream(dir / "main.cu") << R"SRC(
-#include "softmax.cuh"
-#include <cstdio>
-using namespace soltune_softmax;
-int main() {
-  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560, scratch = 1e12;
-  int bad = 0;
-  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  const test::TempDir dir("header-export");
+  test::write_host_program(dir.path(), "softmax", export_header(p, specs, "test"), R"SRC(
+  const double scratch = 1e12;
   softmax_f32_plan p;
   expect(softmax_f32_choice(4096, 4096, sms, cc, optin, l2, scratch, &p), 0, "tuned");
   expect(p.source, 0, "tuned: source 0");
@@ -135,12 +96,8 @@ int main() {
   long long need = softmax_f32_scratch_bytes(1, 1048576, sms, cc, optin, l2);
   if (need != 32 * 8) { std::printf("scratch %lld, want 256\n", need); ++bad; }
   expect(softmax_f32_choice(1, 1048576, sms, cc, optin, l2, 100), -1, "too little scratch: none");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(build_and_run(nv, dir), "");
-  fs::remove_all(dir);
+)SRC");
+  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
 }
 
 // A workspace argument reaches the caller as a plain (non-const) pointer, with a note that it is
@@ -160,28 +117,17 @@ TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
   EXPECT_NE(header.find("'ws' is a workspace"), std::string::npos);
   EXPECT_NE(header.find("zero it once"), std::string::npos);
   EXPECT_NE(header.find("leaves it zeroed"), std::string::npos);
-  const auto dir = fs::temp_directory_path() / ("soltune-export-ws-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "l1norm.cuh") << header;
-  std::ofstream(dir / "main.cu") << R"SRC(
-#include "l1norm.cuh"
-#include <cstdio>
-using namespace soltune_l1norm;
-int main() {
+  const test::TempDir dir("header-export");
+  test::write_host_program(dir.path(), "l1norm", header, R"SRC(
   // The signatures: the workspace is an int* the kernel may write (and leaves zeroed).
   cudaError_t (*f32)(const float*, float*, int*, long long, cudaStream_t) = &l1norm_f32;
   cudaError_t (*bf16)(const __nv_bfloat16*, __nv_bfloat16*, int*, long long, cudaStream_t) = &l1norm_bf16;
   (void)f32; (void)bf16;
-  int bad = 0;
   const long long elems = l1norm_f32_ws_elems(1000003, 132, 90, 232448, 62914560);
   if (elems != 4 + 16 * 132) { std::printf("ws elems %lld\n", elems); ++bad; }
   if (l1norm_bf16_ws_elems(3, 78, 90, 232448, 62914560) != 4 + 16 * 78) { std::printf("bf16 ws elems\n"); ++bad; }
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(build_and_run(nv, dir), "");
-  fs::remove_all(dir);
+)SRC");
+  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
 }
 
 // An embedded binary reaches the compiled program byte for byte (NULs, quotes, backslashes, '?',
@@ -207,22 +153,20 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
   EXPECT_NE(header.find("image_1[]"), std::string::npos);
   EXPECT_EQ(header.find("image_2[]"), std::string::npos) << "one array per distinct binary";
   EXPECT_NE(header.find("if (p.cc == 90)"), std::string::npos);
-  const auto dir = fs::temp_directory_path() / ("soltune-export-bin-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "gelu.cuh") << header;
+  const test::TempDir dir("header-export");
+  test::write_file(dir.path() / "gelu.cuh", header);
   std::string expect = "{";
   for (unsigned char b : bytes) expect += std::to_string(static_cast<int>(b)) + ",";
-  std::ofstream(dir / "main.cu") << "#include \"gelu.cuh\"\n#include <cstdio>\n#include <cstring>\n"
-                                 << "static const unsigned char want[] = " << expect << "};\nint main() {\n"
-                                 << "#ifdef SOLTUNE_SOURCE_ONLY\n  return 0;\n#else\n"
-                                 << "  using namespace soltune_gelu::detail;\n"
-                                 << "  const bool a = sizeof(image_0) == sizeof(want) + 1 && std::memcmp(image_0, want, sizeof(want)) == 0;\n"
-                                 << "  const bool b = sizeof(image_1) == sizeof(want) + 2 && image_1[sizeof(want)] == 'x';\n"
-                                 << "  std::printf(\"%d %d\\n\", a, b);\n  return a && b ? 0 : 1;\n#endif\n}\n";
+  std::ofstream(dir.path() / "main.cu") << "#include \"gelu.cuh\"\n#include <cstdio>\n#include <cstring>\n"
+                                        << "static const unsigned char want[] = " << expect << "};\nint main() {\n"
+                                        << "#ifdef SOLTUNE_SOURCE_ONLY\n  return 0;\n#else\n"
+                                        << "  using namespace soltune_gelu::detail;\n"
+                                        << "  const bool a = sizeof(image_0) == sizeof(want) + 1 && std::memcmp(image_0, want, sizeof(want)) == 0;\n"
+                                        << "  const bool b = sizeof(image_1) == sizeof(want) + 2 && image_1[sizeof(want)] == 'x';\n"
+                                        << "  std::printf(\"%d %d\\n\", a, b);\n  return a && b ? 0 : 1;\n#endif\n}\n";
   for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    EXPECT_EQ(build_and_run(nv, dir, def), "") << def;
+    EXPECT_EQ(test::build_and_run(nv, dir.path(), def), "") << def;
   }
-  fs::remove_all(dir);
 }
 
 // A kernel compiled for one width (RMSNorm looped, WIDTH=1: cols is a template argument) serves that
@@ -244,27 +188,14 @@ TEST(HeaderExport, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
   const auto header = export_header(p, specs, "test");
   EXPECT_EQ(header.find("wgmma.mma_async"), std::string::npos) << "no sm_90a source in the header";
   EXPECT_NE(header.find("targets sm_90a: its kernels run from the embedded cubins only"), std::string::npos);
-  const auto dir = fs::temp_directory_path() / ("soltune-export-arch-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "matmul.cuh") << header;
-  std::ofstream(dir / "main.cu") << R"SRC(
-#include "matmul.cuh"
-#include <cstdio>
-using namespace soltune_matmul;
-int main() {
-  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
-  int bad = 0;
-  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  const test::TempDir dir("header-export");
+  test::write_host_program(dir.path(), "matmul", header, R"SRC(
   // No cubin was embedded here: the wgmma specialization never dispatches, the portable one does.
   expect(matmul_bf16_choice(4096, 4096, 4096, 0, sms, cc, optin, l2, 1e9), 1, "wgmma without its cubin: mma_sync");
   expect(matmul_bf16_choice(1024, 1024, 1024, 0, sms, cc, optin, l2, 1e9), 1, "mma_sync at its own shape");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(build_and_run(nv, dir), "");
-  EXPECT_EQ(build_and_run(nv, dir, " -DSOLTUNE_SOURCE_ONLY"), "");
-  fs::remove_all(dir);
+)SRC");
+  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
+  EXPECT_EQ(test::build_and_run(nv, dir.path(), " -DSOLTUNE_SOURCE_ONLY"), "");
 }
 
 TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
@@ -285,29 +216,16 @@ TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
   EXPECT_NE(header.find("rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>"), std::string::npos);
   // WIDTH 0 compiles no width in ("WIDTH * cols" is 0): one kernel for any width its constraints allow.
   EXPECT_NE(header.find("rmsnorm_rowreg<__nv_bfloat16, 256, 1, 8, 1, 0, 0, 1, 0, 0, 0, 0, 0>"), std::string::npos);
-  const auto dir = fs::temp_directory_path() / ("soltune-export-size-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "rmsnorm.cuh") << header;
-  std::ofstream(dir / "main.cu") << R"SRC(
-#include "rmsnorm.cuh"
-#include <cstdio>
-using namespace soltune_rmsnorm;
-int main() {
-  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
-  int bad = 0;
-  auto expect = [&](int got, int want, const char* what) { if (got != want) { std::printf("%s: %d, want %d\n", what, got, want); ++bad; } };
+  const test::TempDir dir("header-export");
+  test::write_host_program(dir.path(), "rmsnorm", header, R"SRC(
   expect(rmsnorm_f32_choice(8192, 4096, sms, cc, optin, l2), 0, "the width it was compiled for");
   expect(rmsnorm_f32_choice(100, 4096, sms, cc, optin, l2), 0, "other rows, same width");
   expect(rmsnorm_f32_choice(8192, 4092, sms, cc, optin, l2), -1, "another width: nothing else for f32");
   expect(rmsnorm_bf16_choice(8192, 4096, sms, cc, optin, l2), 0, "bf16 at its width");
   expect(rmsnorm_bf16_choice(8192, 2048, sms, cc, optin, l2), 1, "bf16 elsewhere: the generic kernel");
   expect(rmsnorm_bf16_choice(8192, 1536, sms, cc, optin, l2), 1, "the generic kernel at a width it was not tuned for");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(build_and_run(nv, dir), "");
-  fs::remove_all(dir);
+)SRC");
+  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
 }
 
 // A cluster given at launch reaches the header: the plan carries it and refuses devices without
@@ -315,8 +233,8 @@ int main() {
 TEST(HeaderExport, ClustersGivenAtLaunchArePlannedAndLaunchedWithTheirAttribute) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto root = fs::temp_directory_path() / ("soltune-export-cluster-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  const test::TempDir tmp("header-export");
+  const fs::path root = tmp.path();
   fs::create_directories(root / "templates");
   fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", root / "templates" / "gelu", fs::copy_options::recursive);
   std::ofstream(root / "templates" / "gelu" / "clustered.cu") << R"(
@@ -335,25 +253,14 @@ __global__ void gelu_clustered(const T* x, T* y, long long n) {
   const std::vector<Specialization> specs = {{&v, DType::f32, sp.parse_key("BLOCK=256,CL=4"), Shape{{{"n", 1 << 20}}}, {}}};
   const auto header = export_header(p, specs, "test");
   EXPECT_NE(header.find("cudaLaunchKernelEx(&config"), std::string::npos);
-  std::ofstream(root / "gelu.cuh") << header;
-  std::ofstream(root / "main.cu") << R"SRC(
-#include "gelu.cuh"
-#include <cstdio>
-using namespace soltune_gelu;
-int main() {
-  int bad = 0;
-  auto expect = [&](long long got, long long want, const char* what) { if (got != want) { std::printf("%s: %lld, want %lld\n", what, got, want); ++bad; } };
+  test::write_host_program(root, "gelu", header, R"SRC(
   gelu_f32_plan p;
   expect(gelu_f32_choice(1000003, 132, 90, 232448, 62914560, &p), 0, "sm_90 takes the clustered kernel");
   expect(p.cluster.x * p.cluster.y * p.cluster.z, 4, "its cluster");
   expect(p.grid.x % 4, 0, "a grid of whole clusters");
   expect(gelu_f32_choice(1000003, 108, 80, 166912, 41943040), -1, "an A100 has no clusters");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(build_and_run(nv, root), "");
-  fs::remove_all(root);
+)SRC");
+  EXPECT_EQ(test::build_and_run(nv, root), "");
 }
 
 // The opt-in for dynamic shared memory counts the kernel's static part: 48 KiB of rows beside a
@@ -388,7 +295,8 @@ TEST(HeaderExport, TwoDifferentExportsOfOneProblemLinkIntoOneProgram) {
   const std::vector<Specialization> b = {{&v, DType::f32, one_pass, Shape{{{"n", 1 << 20}}}, {}}};
   const auto ha = export_header(p, a, "a"), hb = export_header(p, b, "b");
   EXPECT_EQ(ha, export_header(p, a, "a")) << "an export is reproducible";
-  const auto dir = fs::temp_directory_path() / ("soltune-export-two-" + std::to_string(getpid()));
+  const test::TempDir tmp("header-export");
+  const fs::path dir = tmp.path();
   fs::create_directories(dir / "a");
   fs::create_directories(dir / "b");
   std::ofstream(dir / "a" / "gelu.cuh") << ha;
@@ -412,8 +320,7 @@ int main() {
   return bad;
 }
 )SRC";
-  EXPECT_EQ(build_and_run(nv, dir, " -I" + dir.string() + " " + (dir / "a.cu").string() + " " + (dir / "b.cu").string()), "");
-  fs::remove_all(dir);
+  EXPECT_EQ(test::build_and_run(nv, dir, " -I" + dir.string() + " " + (dir / "a.cu").string() + " " + (dir / "b.cu").string()), "");
 }
 
 TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
@@ -444,17 +351,9 @@ TEST(HeaderExport, PlansOfSeveralLaunchesTakeTheirScratchFromTheCaller) {
   const auto header = export_header(p, specs, "test");
   EXPECT_NE(header.find("gelu_f32_launch_0_main"), std::string::npos);
   EXPECT_NE(header.find("gelu_f32_launch_0_0"), std::string::npos);
-  std::ofstream(tmp.path() / "gelu.cuh") << header;
-  std::ofstream(tmp.path() / "main.cu") << R"SRC(
-#include "gelu.cuh"
-#include <cstdio>
-using namespace soltune_gelu;
-int main() {
+  test::write_host_program(tmp.path(), "gelu", header, R"SRC(
   cudaError_t (*f32)(const float*, float*, long long, void*, size_t, cudaStream_t) = &gelu_f32;
   (void)f32;
-  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
-  int bad = 0;
-  auto expect = [&](long long got, long long want, const char* what) { if (got != want) { std::printf("%s: %lld, want %lld\n", what, got, want); ++bad; } };
   expect(gelu_f32_scratch_bytes(1 << 20, sms, cc, optin, l2), 4194304, "f32 scratch at 2^20");
   expect(gelu_f32_scratch_bytes(1 << 28, sms, cc, optin, l2), 0, "one step: none");
   expect(gelu_bf16_scratch_bytes(1000, sms, cc, optin, l2), 4096, "bf16 scratch, 256-byte multiple");
@@ -468,11 +367,8 @@ int main() {
   expect(p.scratch_elems[0], 1000, "scratch elements");
   gelu_f32_choice(1 << 28, sms, cc, optin, l2, 1e9, &p);
   expect(p.steps[0].run, 0, "one step: the second launch is left out");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(build_and_run(nv, tmp.path()), "");
+)SRC");
+  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
 }
 
 // A launch marked programmatic goes through cudaLaunchKernelEx with programmatic stream
@@ -503,7 +399,7 @@ int main() {
   return 0;
 }
 )SRC";
-  EXPECT_EQ(build_and_run(nv, tmp.path()), "");
+  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
 }
 
 // An in-place buffer (role inout) reaches the caller as a plain pointer, with a note that the call
@@ -550,7 +446,7 @@ int main() {
   return bad;
 }
 )SRC";
-  EXPECT_EQ(build_and_run(nv, tmp.path()), "");
+  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
 }
 
 }  // namespace

@@ -4,14 +4,13 @@
 // sizes would break, and the header compiles with nvcc alone. The programs built here run without a
 // GPU: plans and dispatch are host code.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "../support/files.hpp"
 #include "../support/tma_variants.hpp"
+#include "host_program.hpp"
 #include "codegen/header_export.hpp"
 #include "core/space.hpp"
 
@@ -22,24 +21,7 @@ namespace fs = std::filesystem;
 
 std::string nvcc() { return test::nvcc_path().string(); }
 
-// Builds dir/main.cu with nvcc for sm_90 (the tensor-map kernels need 9.0) and runs it: "" when both
-// succeed, else which step failed and what it printed.
-std::string build_and_run(const std::string& nv, const fs::path& dir) {
-  const auto cmd = nv + " -std=c++17 -arch=sm_90 -o " + (dir / "main").string() + " " + (dir / "main.cu").string() +
-                   " > " + (dir / "log").string() + " 2>&1";
-  if (std::system(cmd.c_str()) != 0) return "nvcc failed:\n" + test::read_file(dir / "log");
-  if (std::system(((dir / "main").string() + " > " + (dir / "run").string() + " 2>&1").c_str()) != 0)
-    return "the program failed:\n" + test::read_file(dir / "run");
-  return "";
-}
-
-class HeaderMaps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    test::copy_tma_problems(dir_.path());
-  }
-  test::TempDir dir_{"header-maps"};
-};
+using HeaderMaps = test::TmaProblemCopies;
 
 TEST_F(HeaderMaps, MatmulEncodesItsMapAtEachCallAndItsRulesSteerDispatch) {
   const auto p = load_problem(dir_.path(), "matmul");
@@ -65,17 +47,7 @@ TEST_F(HeaderMaps, MatmulEncodesItsMapAtEachCallAndItsRulesSteerDispatch) {
             std::string::npos);
   EXPECT_NE(header.find("returns cudaErrorInvalidValue without launching"), std::string::npos);
 
-  test::write_file(dir_.path() / "matmul.cuh", header);
-  test::write_file(dir_.path() / "main.cu", R"SRC(
-#include "matmul.cuh"
-#include <cstdio>
-using namespace soltune_matmul;
-int main() {
-  const double sms = 132, cc = 90, optin = 232448, l2 = 62914560;
-  int bad = 0;
-  auto expect = [&](long long got, long long want, const char* what) {
-    if (got != want) { std::printf("%s: %lld, want %lld\n", what, got, want); ++bad; }
-  };
+  test::write_host_program(dir_.path(), "matmul", header, R"SRC(
   expect(matmul_bf16_choice(4096, 4096, 4096, 0, sms, cc, optin, l2), 0, "tuned");
   expect(matmul_bf16_choice(4096, 3000, 2040, 0, sms, cc, optin, l2), 0, "16-byte rows at other sizes");
   expect(matmul_bf16_choice(4096, 4096, 1793, 0, sms, cc, optin, l2), 1, "k = 1793: A's rows are 3586 bytes");
@@ -98,13 +70,10 @@ int main() {
   arg.bytes[15] = 42;
   const v_tma_a::TmaMap m = arg;
   expect(static_cast<long long>(m.opaque[15]), 42, "conversion to the kernel's type");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
 )SRC");
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  EXPECT_EQ(build_and_run(nv, dir_.path()), "");
+  EXPECT_EQ(test::build_and_run(nv, dir_.path()), "");
 }
 
 // Maps over an input and over an output, one dimension each: the plan computes both from the sizes.
@@ -118,16 +87,7 @@ TEST_F(HeaderMaps, GeluMapsItsInputAndItsOutput) {
   EXPECT_NE(header.find("!detail::encode_tensor_map(tensor_map_tx_, p.maps[0], x) ||\n      "
                         "!detail::encode_tensor_map(tensor_map_ty_, p.maps[1], y))"),
             std::string::npos);
-  test::write_file(dir_.path() / "gelu.cuh", header);
-  test::write_file(dir_.path() / "main.cu", R"SRC(
-#include "gelu.cuh"
-#include <cstdio>
-using namespace soltune_gelu;
-int main() {
-  int bad = 0;
-  auto expect = [&](long long got, long long want, const char* what) {
-    if (got != want) { std::printf("%s: %lld, want %lld\n", what, got, want); ++bad; }
-  };
+  test::write_host_program(dir_.path(), "gelu", header, R"SRC(
   gelu_bf16_plan p;
   expect(gelu_bf16_choice(1000008, 132, 90, 232448, 62914560, &p), 0, "an untuned size");
   expect(static_cast<long long>(p.maps[0].dims[0]), 1000008, "x's map");
@@ -138,13 +98,10 @@ int main() {
   // y's innermost dimension must be whole 16-byte units: a TMA store writes them whole.
   expect(gelu_bf16_choice(1000003, 132, 90, 232448, 62914560), -1, "an odd size");
   expect(gelu_f32_choice(1, 132, 90, 232448, 62914560), -1, "one element");
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
 )SRC");
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  EXPECT_EQ(build_and_run(nv, dir_.path()), "");
+  EXPECT_EQ(test::build_and_run(nv, dir_.path()), "");
 }
 
 }  // namespace

@@ -52,16 +52,10 @@ class BadInput : public ::testing::Test {
   fs::path problem_yaml() const { return templates_ / "gelu" / "problem.yaml"; }
   fs::path variant_yaml() const { return templates_ / "gelu" / "vectorized.yaml"; }
 
-  // Replaces the first occurrence of `from` in the file (which must hold it) and returns the
-  // 1-based line where the replacement starts.
+  // Replaces the first occurrence of `from` in the file (which must hold it: else this throws) and
+  // returns the 1-based line where the replacement starts.
   int edit(const fs::path& file, const std::string& from, const std::string& to) {
-    auto text = read(file);
-    const auto pos = text.find(from);
-    EXPECT_NE(pos, std::string::npos) << "'" << from << "' not in " << file;
-    if (pos == std::string::npos) return -1;
-    text.replace(pos, from.size(), to);
-    write(file, text);
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+    return test::replace_in_file(file, from, to);
   }
 
   ProblemSpec load() const { return load_problem(templates_, "gelu"); }
@@ -96,6 +90,33 @@ class BadInput : public ::testing::Test {
     EXPECT_NE(msg.find(file.parent_path().filename().string() + "/" + file.filename().string()), std::string::npos)
         << msg;
     for (const auto& p : phrases) EXPECT_NE(msg.find(p), std::string::npos) << "expected '" << p << "' in: " << msg;
+  }
+
+  enum File { problem, variant, config };
+  // One broken edit of the copy: `from` in `file` becomes `to`; loading must then fail at the edit's
+  // line (plus `below`, for a `to` of several lines whose later one is broken), at column `col` (0:
+  // unchecked), saying each phrase.
+  struct BrokenEdit {
+    std::string what;
+    File file;
+    std::string from, to;
+    int below, col;
+    std::vector<std::string> phrases;
+  };
+
+  // Each edit made alone: the file is put back after its error is checked.
+  void expect_each_refused(const std::vector<BrokenEdit>& edits) {
+    for (const auto& e : edits) {
+      SCOPED_TRACE(e.what);
+      const fs::path file = e.file == problem ? problem_yaml() : e.file == variant ? variant_yaml() : config_;
+      const auto original = read(file);
+      const int line = edit(file, e.from, e.to) + e.below;
+      if (e.file == config)
+        expect_error([&] { load_run_config(config_); }, file, line, e.col, e.phrases);
+      else
+        expect_error([&] { load(); }, file, line, e.col, e.phrases);
+      write(file, original);
+    }
   }
 
   fs::path root_, templates_, config_;
@@ -145,98 +166,48 @@ TEST_F(BadInput, UnknownKeyInProblem) {
   expect_error([&] { load_run_config(config_); }, problem_yaml(), line, 1, {"unknown key 'flopz'"});
 }
 
-TEST_F(BadInput, UnknownKeyInProblemArg) {
-  const int line = edit(problem_yaml(), "role: out}", "role: out, int: normal(0, 1)}");
-  expect_error([&] { load(); }, problem_yaml(), line, 62, {"unknown key 'int'", "init"});
+TEST_F(BadInput, UnknownKeysNameWhatWasExpected) {
+  expect_each_refused({
+      {"in a problem's arg", problem, "role: out}", "role: out, int: normal(0, 1)}", 0, 62, {"unknown key 'int'", "init"}},
+      {"in a variant", variant, "constraints:", "constraint:", 0, 1, {"unknown key 'constraint'", "constraints"}},
+      // "  BLOCK: {vals": the key starts at column 11.
+      {"in a knob", variant, "BLOCK: {values:", "BLOCK: {vals:", 0, 11, {"unknown key 'vals'", "values"}},
+      {"in a config", config, "seed: 1", "sed: 1", 0, 1, {"unknown key 'sed'", "seed"}},
+      {"in a config's budget", config, "{evals: 16}", "{evlas: 16}", 0, 10, {"unknown key 'evlas'", "evals"}},
+  });
 }
 
-TEST_F(BadInput, UnknownKeyInVariant) {
-  const int line = edit(variant_yaml(), "constraints:", "constraint:");
-  expect_error([&] { load(); }, variant_yaml(), line, 1, {"unknown key 'constraint'", "constraints"});
+TEST_F(BadInput, UnknownProblemsDtypesAndVariants) {
+  expect_each_refused({
+      {"problem in a config", config, "problem: gelu", "problem: gelux", 0, 10, {"unknown problem 'gelux'", "gelu"}},
+      {"dtype in a problem", problem, "dtypes: [f32, bf16]", "dtypes: [f32, f128]", 0, 15, {"unknown dtype 'f128'", "bf16"}},
+      {"dtype in an arg", problem, "kind: scalar, dtype: i64", "kind: scalar, dtype: int64", 0, 0, {"unknown dtype 'int64'"}},
+      {"dtype in a config", config, "dtypes: [f32, bf16]", "dtypes: [f32, bf61]", 0, 15, {"unknown dtype 'bf61'"}},
+      {"dtype the problem does not support", config, "dtypes: [f32, bf16]", "dtypes: [f64]", 0, 10,
+       {"does not support dtype f64"}},
+      {"variant in a config", config, "seed: 1", "variants: [vectorised]\nseed: 1", 0, 12,
+       {"no variant 'vectorised'", "variants: vectorized"}},
+  });
 }
 
-TEST_F(BadInput, UnknownKeyInKnob) {
-  const int line = edit(variant_yaml(), "BLOCK: {values:", "BLOCK: {vals:");
-  // "  BLOCK: {vals": the key starts at column 11.
-  expect_error([&] { load(); }, variant_yaml(), line, 11, {"unknown key 'vals'", "values"});
-}
-
-TEST_F(BadInput, UnknownKeyInConfig) {
-  const int line = edit(config_, "seed: 1", "sed: 1");
-  expect_error([&] { load_run_config(config_); }, config_, line, 1, {"unknown key 'sed'", "seed"});
-}
-
-TEST_F(BadInput, UnknownKeyInConfigBudget) {
-  const int line = edit(config_, "{evals: 16}", "{evlas: 16}");
-  expect_error([&] { load_run_config(config_); }, config_, line, 10, {"unknown key 'evlas'", "evals"});
-}
-
-TEST_F(BadInput, UnknownProblemInConfig) {
-  const int line = edit(config_, "problem: gelu", "problem: gelux");
-  expect_error([&] { load_run_config(config_); }, config_, line, 10, {"unknown problem 'gelux'", "gelu"});
-}
-
-TEST_F(BadInput, UnknownDtypeInProblem) {
-  const int line = edit(problem_yaml(), "dtypes: [f32, bf16]", "dtypes: [f32, f128]");
-  expect_error([&] { load(); }, problem_yaml(), line, 15, {"unknown dtype 'f128'", "bf16"});
-}
-
-TEST_F(BadInput, UnknownDtypeInArg) {
-  const int line = edit(problem_yaml(), "kind: scalar, dtype: i64", "kind: scalar, dtype: int64");
-  expect_error([&] { load(); }, problem_yaml(), line, 0, {"unknown dtype 'int64'"});
-}
-
-TEST_F(BadInput, UnknownDtypeInConfig) {
-  const int line = edit(config_, "dtypes: [f32, bf16]", "dtypes: [f32, bf61]");
-  expect_error([&] { load_run_config(config_); }, config_, line, 15, {"unknown dtype 'bf61'"});
-}
-
-TEST_F(BadInput, UnsupportedDtypeInConfig) {
-  const int line = edit(config_, "dtypes: [f32, bf16]", "dtypes: [f64]");
-  expect_error([&] { load_run_config(config_); }, config_, line, 10, {"does not support dtype f64"});
-}
-
-TEST_F(BadInput, UnknownVariantInConfig) {
-  const int line = edit(config_, "seed: 1", "variants: [vectorised]\nseed: 1");
-  expect_error([&] { load_run_config(config_); }, config_, line, 12,
-               {"no variant 'vectorised'", "variants: vectorized"});
-}
-
-TEST_F(BadInput, ConstraintThatDoesNotParse) {
-  const int line = edit(variant_yaml(), "  - VEC * dtype_bytes <= 16", "  - VEC * * dtype_bytes <= 16");
-  // The scalar starts at column 5; the second '*' is the expression's 7th character.
-  expect_error([&] { load(); }, variant_yaml(), line, 5, {"VEC * * dtype_bytes <= 16", "at column 7"});
-}
-
-TEST_F(BadInput, ConstraintWithUnknownName) {
-  const int line = edit(variant_yaml(), "FAST_TANH == 0 || dtype_bytes == 2", "FAST_TANH == 0 || dtype_byte == 2");
-  expect_error([&] { load(); }, variant_yaml(), line, 5, {"constraint", "unknown name 'dtype_byte'", "dtype_bytes"});
-}
-
-TEST_F(BadInput, GeometryWithUnknownName) {
-  const int line = edit(variant_yaml(), "block: BLOCK", "block: BLOCKS");
-  expect_error([&] { load(); }, variant_yaml(), line, 10, {"block", "unknown name 'BLOCKS'"});
-}
-
-TEST_F(BadInput, ModelHintWithUnknownName) {
-  const int line = edit(variant_yaml(), "  bytes_in_flight_per_thread: VEC * EPT * dtype_bytes",
-                        "  bytes_in_flight_per_thread: VEC * EPT * dtype_bytes\n  registers_per_thread: 16 + VEC * EPTS");
-  expect_error([&] { load(); }, variant_yaml(), line + 1, 25, {"registers_per_thread", "unknown name 'EPTS'"});
-}
-
-TEST_F(BadInput, TemplateArgNamingUnknownKnob) {
-  const int line = edit(variant_yaml(), "FAST_TANH, CACHE_HINT]", "FAST_TANH, CACHE_HNT]");
-  expect_error([&] { load(); }, variant_yaml(), line, 0, {"template argument 'CACHE_HNT'", "knob"});
-}
-
-TEST_F(BadInput, TemplateArgThatIsNotAnExpression) {
-  const int line = edit(variant_yaml(), "FAST_TANH, CACHE_HINT]", "FAST_TANH, (CACHE_HINT]");
-  expect_error([&] { load(); }, variant_yaml(), line, 0, {"(CACHE_HINT"});
-}
-
-TEST_F(BadInput, KernelArgumentNotDeclared) {
-  const int line = edit(variant_yaml(), "kernel: gelu_tanh", "kernel: gelu_tanh\nargs: [x, y, m]");
-  expect_error([&] { load(); }, variant_yaml(), line + 1, 0, {"kernel argument 'm'"});
+TEST_F(BadInput, BrokenExpressionsAndNamesInAVariant) {
+  expect_each_refused({
+      // The scalar starts at column 5; the second '*' is the expression's 7th character.
+      {"a constraint that does not parse", variant, "  - VEC * dtype_bytes <= 16", "  - VEC * * dtype_bytes <= 16", 0, 5,
+       {"VEC * * dtype_bytes <= 16", "at column 7"}},
+      {"a constraint with an unknown name", variant, "FAST_TANH == 0 || dtype_bytes == 2",
+       "FAST_TANH == 0 || dtype_byte == 2", 0, 5, {"constraint", "unknown name 'dtype_byte'", "dtype_bytes"}},
+      {"geometry with an unknown name", variant, "block: BLOCK", "block: BLOCKS", 0, 10, {"block", "unknown name 'BLOCKS'"}},
+      {"a model hint with an unknown name", variant, "  bytes_in_flight_per_thread: VEC * EPT * dtype_bytes",
+       "  bytes_in_flight_per_thread: VEC * EPT * dtype_bytes\n  registers_per_thread: 16 + VEC * EPTS", 1, 25,
+       {"registers_per_thread", "unknown name 'EPTS'"}},
+      {"a template argument naming no knob", variant, "FAST_TANH, CACHE_HINT]", "FAST_TANH, CACHE_HNT]", 0, 0,
+       {"template argument 'CACHE_HNT'", "knob"}},
+      {"a template argument that is no expression", variant, "FAST_TANH, CACHE_HINT]", "FAST_TANH, (CACHE_HINT]", 0, 0,
+       {"(CACHE_HINT"}},
+      {"a kernel argument not declared", variant, "kernel: gelu_tanh", "kernel: gelu_tanh\nargs: [x, y, m]", 1, 0,
+       {"kernel argument 'm'"}},
+  });
 }
 
 TEST_F(BadInput, ShapeMissingASize) {

@@ -3,12 +3,12 @@
 #include "core/fallback.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 
 #include "../support/files.hpp"
+#include "refused.hpp"
 #include "core/device.hpp"
 #include "core/run_config.hpp"
 
@@ -91,53 +91,34 @@ TEST(Fallback, AFallbackIsMeasuredInEveryLayoutItCompilesIn) {
   EXPECT_EQ(std::count_if(both.begin(), both.end(), [](const std::string& t) { return t.find(" fallback ") != std::string::npos; }), 0);
 }
 
+// Copies templates/gelu into `root` with `from` replaced by `to` in its problem.yaml; returns the
+// line `from` stood on.
+int copy_gelu_replacing(const fs::path& root, const std::string& from, const std::string& to) {
+  fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
+  return test::replace_in_file(root / "gelu" / "problem.yaml", from, to);
+}
+
 // Where a fallback breaks a constraint at some shape, the gap names the shape and the constraint.
 TEST(Fallback, AGapNamesTheShapeAndTheConstraint) {
-  const auto root = fs::temp_directory_path() / ("soltune-fallback-" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);
-  fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
-  const auto yaml = root / "gelu" / "problem.yaml";
-  auto text = test::read_file(yaml);
+  const test::TempDir root("fallback");
   // One pass (no grid stride): a grid of cdiv(n, 256) blocks is legal at every probe shape, but 16
   // bytes per vector at VEC 8 is not for f32.
-  const auto at = text.find("VEC: 16 / dtype_bytes, EPT: 1, GRID_STRIDE: 1");
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, std::string("VEC: 16 / dtype_bytes").size(), "VEC: 8");
-  ASSERT_TRUE(test::write_file(yaml, text));
-  const auto p = load_problem(root, "gelu");
+  copy_gelu_replacing(root.path(), "VEC: 16 / dtype_bytes, EPT: 1, GRID_STRIDE: 1", "VEC: 8, EPT: 1, GRID_STRIDE: 1");
+  const auto p = load_problem(root.path(), "gelu");
   const auto dev = *find_known_gpu("H200");
   EXPECT_EQ(fallback_gap(p, DType::bf16, dev), "");
   const auto gap = fallback_gap(p, DType::f32, dev);
   EXPECT_NE(gap.find("n=1: "), std::string::npos) << gap;
   EXPECT_NE(gap.find("VEC * dtype_bytes <= 16"), std::string::npos) << gap;
-  fs::remove_all(root);
 }
 
 // Loads a copy of gelu whose problem.yaml has `from` replaced by `to`: refused naming problem.yaml,
 // the line and `phrase`.
 void expect_refused(const std::string& from, const std::string& to, const std::string& phrase) {
   SCOPED_TRACE(to);
-  const auto root = fs::temp_directory_path() / ("soltune-fallback-bad-" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);
-  fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
-  const auto yaml = root / "gelu" / "problem.yaml";
-  auto text = test::read_file(yaml);
-  const auto pos = text.find(from);
-  ASSERT_NE(pos, std::string::npos) << from;
-  text.replace(pos, from.size(), to);
-  ASSERT_TRUE(test::write_file(yaml, text));
-  const std::string where = "problem.yaml:" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n')) + ":";
-  try {
-    load_problem(root, "gelu");
-    ADD_FAILURE() << "not refused";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find(where), std::string::npos) << msg;
-    EXPECT_NE(msg.find(phrase), std::string::npos) << msg;
-  }
-  fs::remove_all(root);
+  const test::TempDir root("fallback-bad");
+  const int line = copy_gelu_replacing(root.path(), from, to);
+  test::expect_load_refused(root.path(), "gelu", {"problem.yaml:" + std::to_string(line) + ":", phrase});
 }
 
 TEST(Fallback, MistakesAreRefusedWithFileAndLine) {

@@ -14,6 +14,7 @@
 #include "core/space.hpp"
 #include "core/task.hpp"
 #include "../support/files.hpp"
+#include "refused.hpp"
 
 namespace soltune {
 namespace {
@@ -233,9 +234,6 @@ TEST(Problem, WorkspaceArgument) {
 
 // A copy of templates/l1norm with one line of problem.yaml changed must be refused at that line.
 TEST(Problem, WorkspaceMistakesAreRefusedWithFileAndLine) {
-  const auto root = fs::temp_directory_path() / ("soltune-workspace-" + std::to_string(::getpid()));
-  const auto yaml = root / "l1norm" / "problem.yaml";
-  const auto original = test::read_file(kTemplates / "l1norm" / "problem.yaml");
   struct Case {
     std::string from, to, phrase;
   };
@@ -247,25 +245,11 @@ TEST(Problem, WorkspaceMistakesAreRefusedWithFileAndLine) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.to);
-    fs::remove_all(root);
-    fs::create_directories(root);
-    fs::copy(kTemplates / "l1norm", root / "l1norm", fs::copy_options::recursive);
-    auto text = original;
-    const auto pos = text.find(c.from);
-    ASSERT_NE(pos, std::string::npos) << c.from;
-    text.replace(pos, c.from.size(), c.to);
-    ASSERT_TRUE(test::write_file(yaml, text));
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
-    try {
-      load_problem(root, "l1norm");
-      ADD_FAILURE() << "not refused";
-    } catch (const Error& e) {
-      const std::string msg = e.what();
-      EXPECT_NE(msg.find("problem.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
-      EXPECT_NE(msg.find(c.phrase), std::string::npos) << msg;
-    }
+    const test::TempDir root("workspace");
+    fs::copy(kTemplates / "l1norm", root.path() / "l1norm", fs::copy_options::recursive);
+    const int line = test::replace_in_file(root.path() / "l1norm" / "problem.yaml", c.from, c.to);
+    test::expect_load_refused(root.path(), "l1norm", {"problem.yaml:" + std::to_string(line) + ":", c.phrase});
   }
-  fs::remove_all(root);
 }
 
 }  // namespace
@@ -302,20 +286,10 @@ namespace {
 // Loads a copy of the gelu templates whose vectorized.yaml reads `text`: it must be refused with an
 // error naming vectorized.yaml, `line` and `phrase`.
 void expect_refused(const std::string& text, int line, const std::string& phrase) {
-  const auto root = fs::temp_directory_path() / ("soltune-refused-" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);
-  fs::copy(kTemplates / "gelu", root / "gelu", fs::copy_options::recursive);
-  ASSERT_TRUE(test::write_file(root / "gelu" / "vectorized.yaml", text));
-  try {
-    load_problem(root, "gelu");
-    ADD_FAILURE() << "not refused";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("vectorized.yaml:" + std::to_string(line) + ":"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(phrase), std::string::npos) << msg;
-  }
-  fs::remove_all(root);
+  const test::TempDir root("refused");
+  fs::copy(kTemplates / "gelu", root.path() / "gelu", fs::copy_options::recursive);
+  ASSERT_TRUE(test::write_file(root.path() / "gelu" / "vectorized.yaml", text));
+  test::expect_load_refused(root.path(), "gelu", {"vectorized.yaml:" + std::to_string(line) + ":", phrase});
 }
 
 // A preset must give every knob a value and name only knobs; the error names the file and line.

@@ -16,12 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TensorMaps : public ::testing::Test {
+class TensorMaps : public test::TmaProblemCopies {
  protected:
-  void SetUp() override {
-    test::copy_tma_problems(dir_.path());
-  }
-
   fs::path variant_file() const { return dir_.path() / "matmul" / "tm.yaml"; }
 
   // A matmul variant (tma_a's kernel) whose tensor_maps section is `maps` and args `args`: its
@@ -48,8 +44,6 @@ class TensorMaps : public ::testing::Test {
     EXPECT_NE(msg.find(where), std::string::npos) << "expected '" << where << "' in: " << msg;
     EXPECT_NE(msg.find(phrase), std::string::npos) << "expected '" << phrase << "' in: " << msg;
   }
-
-  test::TempDir dir_{"tensor-maps"};
 };
 
 // Bindings of a matmul task with the knobs of tma_a and a device of compute capability cc.
@@ -143,16 +137,7 @@ TEST_F(TensorMaps, BadInputNamesTheFileLineAndColumn) {
 TEST_F(TensorMaps, EveryRuleHasItsReason) {
   const auto p = matmul();
   const auto& spec = p.variant("tma_a").tensor_maps.front();
-  auto legal = [&] {
-    TensorMapParams m;
-    m.spec = &spec;
-    m.elem_bytes = 2;
-    m.dims = {1792, 1792};
-    m.strides = {3584};
-    m.box = {64, 128};
-    m.buffer_bytes = 1792 * 1792 * 2;
-    return m;
-  };
+  auto legal = [&] { return test::legal_1792_map(spec, {64, 128}, 1792 * 1792 * 2); };
   EXPECT_EQ(tensor_map_rule_broken(legal()), "");
   struct Case {
     void (*change)(TensorMapParams&);

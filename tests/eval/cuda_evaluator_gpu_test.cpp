@@ -224,22 +224,18 @@ std::filesystem::path bad_problem() {
   const std::string from = "f32: {atol: 1.0e-6, rtol: 2.0e-6,";
   text.replace(text.find(from), from.size(), "f32: {atol: 1.0e-2, rtol: 1.0e-2,");
   test::write_file(yaml, text);
-  for (const auto& b : kBadKernels) {
-    test::write_file(root / "gelu" / (std::string(b.name) + ".cu"),
-                     std::string("#include <cuda_bf16.h>\n__device__ const void* slots[2];\n__device__ unsigned calls;\n"
-                                 "__device__ float stash[1 << 20];\n__device__ float seen[1 << 16];\n"
-                                 "__device__ inline float gelu(float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); }\n"
-                                 "template <typename T, int BLOCK>\n__global__ void bad_kernel(const T* x, T* y, long long n) {\n"
-                                 "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n  ") +
-                         b.body + "\n}\n");
-    test::write_file(root / "gelu" / (std::string(b.name) + ".yaml"),
-                     "kernel: bad_kernel\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
-                     "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
-  }
-  test::write_file(root / "gelu" / "bigsmem.cu", "template <typename T, int BLOCK>\n__global__ void big(const T* x, T* y, long long n) {}\n");
-  test::write_file(root / "gelu" / "bigsmem.yaml",
-                   "kernel: big\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
-                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK, smem: 300000}\n");
+  for (const auto& b : kBadKernels)
+    test::add_gelu_variant(root / "gelu", b.name,
+                           std::string("#include <cuda_bf16.h>\n__device__ const void* slots[2];\n__device__ unsigned calls;\n"
+                                       "__device__ float stash[1 << 20];\n__device__ float seen[1 << 16];\n"
+                                       "__device__ inline float gelu(float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); }\n"
+                                       "template <typename T, int BLOCK>\n__global__ void bad_kernel(const T* x, T* y, long long n) {\n"
+                                       "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n  ") +
+                               b.body + "\n}\n",
+                           "bad_kernel");
+  test::add_gelu_variant(root / "gelu", "bigsmem",
+                         "template <typename T, int BLOCK>\n__global__ void big(const T* x, T* y, long long n) {}\n", "big",
+                         ", smem: 300000");
   return root;
 }
 
@@ -279,28 +275,22 @@ TEST_F(CudaEvaluatorGpu, BadKernelsAreCaughtWithTheRightStatus) {
 
 // Broken kernels that must each cost one candidate, never the run: two faults and a hang.
 void add_broken_variants(const std::filesystem::path& root) {
-  test::write_file(root / "gelu" / "oob.cu", R"(
+  test::add_gelu_variant(root / "gelu", "oob", R"(
 template <typename T, int BLOCK>
 __global__ void gelu_oob(const T* x, T* y, long long n) {
   const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;
   if (i < n) y[i + (1LL << 40)] = x[i];  // far out of bounds: an illegal address
 }
-)");
-  test::write_file(root / "gelu" / "oob.yaml",
-                   "kernel: gelu_oob\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
-                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
-  test::write_file(root / "gelu" / "trap.cu", R"(
+)", "gelu_oob");
+  test::add_gelu_variant(root / "gelu", "trap", R"(
 template <typename T, int BLOCK>
 __global__ void gelu_trap(const T* x, T* y, long long n) {
   const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;
   if (i == n / 2) __trap();  // the context is lost, as after an illegal address
   if (i < n) y[i] = x[i];
 }
-)");
-  test::write_file(root / "gelu" / "trap.yaml",
-                   "kernel: gelu_trap\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
-                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
-  test::write_file(root / "gelu" / "hang.cu", R"(
+)", "gelu_trap");
+  test::add_gelu_variant(root / "gelu", "hang", R"(
 template <typename T, int BLOCK>
 __global__ void gelu_hang(const T* x, T* y, long long n) {
   // Spins on the SM clock: the compiler cannot prove this ends (a loop on a volatile local was
@@ -308,10 +298,7 @@ __global__ void gelu_hang(const T* x, T* y, long long n) {
   const long long t0 = clock64();
   while (clock64() - t0 >= 0) {}
 }
-)");
-  test::write_file(root / "gelu" / "hang.yaml",
-                   "kernel: gelu_hang\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
-                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
+)", "gelu_hang");
 }
 
 TEST_F(CudaEvaluatorGpu, FaultAndHangCostOneCandidateEach) {

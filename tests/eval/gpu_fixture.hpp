@@ -66,4 +66,13 @@ inline std::filesystem::path copy_problem(const std::string& problem, const std:
   return root;
 }
 
+// Adds variant `name` to a copy of gelu at `gelu_dir`: `source`, whose kernel `kernel`<T, BLOCK> takes
+// an element a thread in blocks of 256 (`launch_extra` adds to its launch, e.g. ", smem: 300000").
+inline void add_gelu_variant(const std::filesystem::path& gelu_dir, const std::string& name, const std::string& source,
+                             const std::string& kernel, const std::string& launch_extra = "") {
+  write_file(gelu_dir / (name + ".cu"), source);
+  write_file(gelu_dir / (name + ".yaml"), "kernel: " + kernel + "\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
+                                          "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK" + launch_extra + "}\n");
+}
+
 }  // namespace soltune::test

@@ -43,17 +43,14 @@ std::filesystem::path smem_problem() {
   const auto root = test::copy_problem("gelu", "audit");
   std::vector<SmemKernel> all(std::begin(kRacy), std::end(kRacy));
   all.push_back(kCorrect);
-  for (const auto& k : all) {
-    test::write_file(root / "gelu" / (std::string(k.name) + ".cu"),
-                     std::string("__device__ inline float gelu(float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); }\n"
-                                 "template <typename T, int BLOCK>\n__global__ void smem_kernel(const T* x, T* y, long long n) {\n"
-                                 "  __shared__ float s[BLOCK];\n  const int t = threadIdx.x;\n"
-                                 "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + t;\n  ") +
-                         k.body + "\n}\n");
-    test::write_file(root / "gelu" / (std::string(k.name) + ".yaml"),
-                     "kernel: smem_kernel\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [256]}\n"
-                     "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
-  }
+  for (const auto& k : all)
+    test::add_gelu_variant(root / "gelu", k.name,
+                           std::string("__device__ inline float gelu(float v) { return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); }\n"
+                                       "template <typename T, int BLOCK>\n__global__ void smem_kernel(const T* x, T* y, long long n) {\n"
+                                       "  __shared__ float s[BLOCK];\n  const int t = threadIdx.x;\n"
+                                       "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + t;\n  ") +
+                               k.body + "\n}\n",
+                           "smem_kernel");
   return root;
 }
 

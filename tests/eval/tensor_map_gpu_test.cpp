@@ -99,16 +99,7 @@ TEST(TensorMapGpu, TheDriverRefusesWhatTheHostRulesRefuseAndAMisalignedAddress) 
   const size_t bytes = size_t{1800} * 1800 * 2;
   void* buf = nullptr;
   ASSERT_EQ(cudaMalloc(&buf, bytes), cudaSuccess);
-  auto legal = [&] {
-    TensorMapParams m;
-    m.spec = &spec;
-    m.elem_bytes = 2;
-    m.dims = {1792, 1792};
-    m.strides = {3584};
-    m.box = {32, 32};
-    m.buffer_bytes = static_cast<int64_t>(bytes);
-    return m;
-  };
+  auto legal = [&] { return test::legal_1792_map(spec, {32, 32}, static_cast<int64_t>(bytes)); };
   TensorMapBlob blob;
   EXPECT_EQ(encode_tensor_map(legal(), DType::bf16, buf, blob), "");
   // Rows padded to 1800 elements (3600 bytes) are fine; the probe on the H200 saw the same.

@@ -13,12 +13,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TensorMapPrune : public ::testing::Test {
+class TensorMapPrune : public test::TmaProblemCopies {
  protected:
-  void SetUp() override {
-    test::copy_tma_problems(dir_.path());
-  }
-  test::TempDir dir_{"tensor-map-prune"};
   DeviceInfo h200 = *find_known_gpu("H200");
   Compiler compiler{default_compiler_options()};
 };

@@ -51,11 +51,7 @@ bool check(const char* name, long long n, Launch launch, double atol, double rto
 }  // namespace
 
 int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("no CUDA device: the exported header compiled; nothing to run\n");
-    return 0;
-  }
+  if (check_common::no_device()) return 0;
   bool ok = true;
   // The tuned size first, then sizes no one tuned (odd tails included); or the sizes given.
   std::vector<long long> sizes = {268435456LL, 1000003LL, 12345LL, 1LL};

@@ -123,11 +123,7 @@ bool check(long long m, long long n, long long k, int tb, const Facts& f, unsign
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no CUDA device: nothing to check\n");
-    return 0;
-  }
+  if (check_common::no_device()) return 0;
   Facts f;
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, 0);

@@ -68,11 +68,7 @@ bool check(long long n, bool polygon_on_device, unsigned seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("no CUDA device: the exported header compiled; nothing to run\n");
-    return 0;
-  }
+  if (check_common::no_device()) return 0;
   std::vector<long long> sizes = {1048576LL, 1000003LL, 4099LL, 1LL};
   if (argc > 1) sizes.clear();
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoll(argv[i]));

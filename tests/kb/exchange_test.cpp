@@ -126,10 +126,7 @@ class kb_exchange : public soltune::test::KbFixture {
 
   static EvalResult result(const std::string& key, double us, Status st = Status::ok,
                            TimeKind kind = TimeKind::measured) {
-    EvalResult r;
-    r.key = key;
-    r.status = st;
-    r.kind = kind;
+    EvalResult r = untimed_result(key, st, kind);
     r.time = {us, us * 0.9, us * 0.95, us * 1.05, us * 1.5, 17};
     return r;
   }

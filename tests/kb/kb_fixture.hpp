@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../support/files.hpp"
+#include "core/measure.hpp"
 #include "core/task.hpp"
 
 namespace soltune::test {
@@ -57,6 +58,15 @@ class KbFixture : public ::testing::Test {
     t.dtype = dt;
     t.shape.dims = {{"n", n}};
     return t;
+  }
+
+  // A result of configuration `key` with no timing yet: each test fills in the times it needs.
+  static EvalResult untimed_result(const std::string& key, Status st, TimeKind kind) {
+    EvalResult r;
+    r.key = key;
+    r.status = st;
+    r.kind = kind;
+    return r;
   }
 
   std::string prefix_;

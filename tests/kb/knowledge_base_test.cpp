@@ -64,10 +64,7 @@ class kb : public soltune::test::KbFixture {
 
   static EvalResult result(const std::string& key, double us, Status st = Status::ok,
                            TimeKind kind = TimeKind::measured) {
-    EvalResult r;
-    r.key = key;
-    r.status = st;
-    r.kind = kind;
+    EvalResult r = untimed_result(key, st, kind);
     r.time.median_us = us;
     r.time.reps = us > 0 ? 10 : 0;
     return r;
@@ -309,6 +306,16 @@ TEST_F(kb, BestPicksFastestOkPerGroupAndPrefersMeasured) {
   EXPECT_TRUE(store.best("gelu", "h200", {"h-other"}).empty());
 }
 
+// What the schemas after 5 added, dropped: with user_version set back, a file as schema 5 (or, with
+// more dropped, an older one) left it.
+const std::string kSinceSchema5 =
+    "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
+    "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
+    "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
+    "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
+    "ALTER TABLE results DROP COLUMN acc_workspace_dirty; ALTER TABLE results DROP COLUMN acc_inputs_written; "
+    "ALTER TABLE results DROP COLUMN acc_written_input; ";
+
 TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   int64_t run = 0;
   const Task t = task("scalar", DType::f32, 4096);
@@ -319,14 +326,8 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   }
   // Turn the file back into a version-1 knowledge base, as an older soltune wrote it.
   raw_exec(file(), "ALTER TABLE results DROP COLUMN acc_out_of_bounds; ALTER TABLE results DROP COLUMN acc_precision_ok;"
-                   "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;"
-                   "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
-                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
-                   "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
-                   "ALTER TABLE results DROP COLUMN acc_workspace_dirty; ALTER TABLE results DROP COLUMN acc_inputs_written; "
-                   "ALTER TABLE results DROP COLUMN acc_written_input; "
-                   "PRAGMA user_version = 1;");
+                   "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;" +
+                       kSinceSchema5 + "PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
   EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
   const auto rs = store.results(run);
@@ -356,13 +357,7 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
     model.backend = "model";
     store.record(store.begin_run(model, store.gpu_id(model_, TimeKind::predicted)), t, "hash-1", result("B=32", 50, Status::ok, TimeKind::predicted), {});
   }
-  raw_exec(file(), "ALTER TABLE gpus DROP COLUMN measured_read_bw; ALTER TABLE gpus DROP COLUMN datasheet_tensor_8; ALTER TABLE gpus DROP COLUMN measured_tensor_8; "
-                   "ALTER TABLE gpus DROP COLUMN measured_tensor_16_probe; ALTER TABLE gpus DROP COLUMN measured_tensor_8_probe; "
-                   "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
-                   "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
-                   "ALTER TABLE results DROP COLUMN acc_workspace_dirty; ALTER TABLE results DROP COLUMN acc_inputs_written; "
-                   "ALTER TABLE results DROP COLUMN acc_written_input; "
-                   "PRAGMA user_version = 5;");
+  raw_exec(file(), kSinceSchema5 + "PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
   EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
   const auto runs = store.runs();

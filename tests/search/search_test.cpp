@@ -113,6 +113,14 @@ class SmallSpace : public ::testing::Test {
     const double a = b.at("A"), lb = std::log2(b.at("B")), c = b.at("C");
     return 10 + (a - 5) * (a - 5) + 2 * (lb - 3) * (lb - 3) + 3 * c;
   }
+  // tune_task over space() with a default EvolutionarySearch in batches of 8, its Rng seeded
+  // `seed`; `rec` receives every result.
+  TaskOutcome tune(FakeEvaluator& ev, const TaskBudget& budget, uint64_t seed, Recorder& rec) const {
+    const auto sp = space();
+    EvolutionarySearch s(sp, SearchOptions{});
+    Rng rng(seed);
+    return tune_task(task_, ev, s, budget, 8, rng, rec, ev.baseline(task_));
+  }
   static constexpr size_t kLegal = 114;
   const std::string kOptimum = "A=5,B=8,C=0";
 
@@ -263,14 +271,11 @@ TEST_F(SmallSpace, TuneTaskFindsTheOptimumWithinBudget) {
 }
 
 TEST_F(SmallSpace, BudgetAccounting) {
-  const auto sp = space();
   {
     // 21 evaluations in batches of 8: 8 + 8 + 5, each reported to the observer once.
     FakeEvaluator ev(bowl, 1000, 1);
-    EvolutionarySearch s(sp, SearchOptions{});
     Recorder rec;
-    Rng rng(1);
-    const auto out = tune_task(task_, ev, s, TaskBudget{21, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+    const auto out = tune(ev, TaskBudget{21, std::nullopt}, 1, rec);
     EXPECT_EQ(out.evaluated, 21);
     EXPECT_EQ(ev.evaluated.size(), 21u);
     EXPECT_EQ(ev.batches, (std::vector<size_t>{8, 8, 5}));
@@ -281,10 +286,8 @@ TEST_F(SmallSpace, BudgetAccounting) {
     // More budget than configurations: every legal one once, then the task stops as exhausted,
     // and the best is the true optimum.
     FakeEvaluator ev(bowl, 1000, 1);
-    EvolutionarySearch s(sp, SearchOptions{});
     Recorder rec;
-    Rng rng(2);
-    const auto out = tune_task(task_, ev, s, TaskBudget{500, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+    const auto out = tune(ev, TaskBudget{500, std::nullopt}, 2, rec);
     EXPECT_EQ(out.evaluated, static_cast<int64_t>(kLegal));
     EXPECT_TRUE(out.exhausted);
     EXPECT_EQ(std::set<std::string>(ev.evaluated.begin(), ev.evaluated.end()).size(), kLegal);
@@ -294,10 +297,8 @@ TEST_F(SmallSpace, BudgetAccounting) {
   {
     // Failures count against the budget and as failed, and never become the best.
     FakeEvaluator ev([](const Bindings& b) { return b.at("C") == 0 ? -1.0 : bowl(b); }, 1000, 1);
-    EvolutionarySearch s(sp, SearchOptions{});
     Recorder rec;
-    Rng rng(3);
-    const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+    const auto out = tune(ev, TaskBudget{0, std::nullopt}, 3, rec);
     EXPECT_TRUE(out.exhausted);  // no evaluation limit: runs until the space is done
     EXPECT_EQ(out.evaluated, static_cast<int64_t>(kLegal));
     EXPECT_EQ(out.failed, static_cast<int64_t>(kLegal / 3));
@@ -311,11 +312,8 @@ TEST_F(SmallSpace, BudgetAccounting) {
   {
     // A deadline already past: nothing is evaluated.
     FakeEvaluator ev(bowl, 1000, 1);
-    EvolutionarySearch s(sp, SearchOptions{});
     Recorder rec;
-    Rng rng(4);
-    const auto out = tune_task(task_, ev, s, TaskBudget{0, std::chrono::steady_clock::now()}, 8, rng, rec,
-                               ev.baseline(task_));
+    const auto out = tune(ev, TaskBudget{0, std::chrono::steady_clock::now()}, 4, rec);
     EXPECT_EQ(out.evaluated, 0);
     EXPECT_TRUE(ev.evaluated.empty());
     EXPECT_FALSE(out.best);
@@ -325,12 +323,9 @@ TEST_F(SmallSpace, BudgetAccounting) {
 TEST_F(SmallSpace, BelowSpeedOfLightIsNeverBest) {
   // T_SOL is 11 us: the optimum (10 us) is physically impossible, a measurement to distrust.
   // Exhaustive, so every configuration is seen; the best is the fastest at or above T_SOL.
-  const auto sp = space();
   FakeEvaluator ev(bowl, 1000, 11);
-  EvolutionarySearch s(sp, SearchOptions{});
   Recorder rec;
-  Rng rng(6);
-  const auto out = tune_task(task_, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(task_));
+  const auto out = tune(ev, TaskBudget{0, std::nullopt}, 6, rec);
   ASSERT_TRUE(out.best);
   EXPECT_NE(out.best->key, kOptimum);
   EXPECT_GE(out.best->time.median_us, 11);
@@ -434,16 +429,13 @@ namespace soltune {
 namespace {
 
 TEST_F(SmallSpace, StopsAtTheTargetScoreOrWhenStagnant) {
-  const auto sp = space();
   // T_ref 1000, T_SOL 10: the optimum (10 us) scores 1.0; 11 us about 0.99.
   {
     FakeEvaluator ev(bowl, 1000, 10);
-    EvolutionarySearch s(sp, SearchOptions{});
     Recorder rec;
-    Rng rng(2);
     TaskBudget b{0, std::nullopt};
     b.conditions.target_sol = 0.95;
-    const auto out = tune_task(task_, ev, s, b, 8, rng, rec, ev.baseline(task_));
+    const auto out = tune(ev, b, 2, rec);
     ASSERT_TRUE(out.best);
     EXPECT_GE(out.best_sol.score, 0.95);
     EXPECT_LT(out.evaluated, static_cast<int64_t>(kLegal)) << "stopped before exhausting the space";
@@ -453,12 +445,10 @@ TEST_F(SmallSpace, StopsAtTheTargetScoreOrWhenStagnant) {
   {
     // A flat landscape never improves after the first result: stagnation ends the task.
     FakeEvaluator ev([](const Bindings&) { return 50.0; }, 1000, 10);
-    EvolutionarySearch s(sp, SearchOptions{});
     Recorder rec;
-    Rng rng(2);
     TaskBudget b{0, std::nullopt};
     b.conditions.stagnation = 20;
-    const auto out = tune_task(task_, ev, s, b, 8, rng, rec, ev.baseline(task_));
+    const auto out = tune(ev, b, 2, rec);
     EXPECT_EQ(out.evaluated, 24);  // 1 improving + 20 without, rounded up to whole batches of 8
     EXPECT_NE(out.stopped_by.find("no better time in"), std::string::npos) << out.stopped_by;
   }

@@ -1,7 +1,8 @@
 #pragma once
-// File helpers the tests share: a whole file as bytes, and a file written whole.
+// File helpers the tests share: a whole file as bytes, a file written whole, and edits of a copy.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -30,6 +31,14 @@ inline std::string replace_once(std::string text, const std::string& from, const
   const auto at = text.find(from);
   if (at == std::string::npos) throw std::runtime_error("replace_once: '" + from + "' not found");
   return text.replace(at, from.size(), to);
+}
+
+// Replaces the first `from` in the file `p` with `to` (throwing, as replace_once does, where there is
+// none) and returns the 1-based line where `from` began: where a loader must report the edit.
+inline int replace_in_file(const std::filesystem::path& p, const std::string& from, const std::string& to) {
+  const auto text = read_file(p);
+  if (!write_file(p, replace_once(text, from, to))) throw std::runtime_error("cannot write " + p.string());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(text.find(from)), '\n'));
 }
 
 // templates/pnpoly's problem.yaml text with the polygon read from polygon.npy: the vertices' init

@@ -6,11 +6,15 @@
 // - matmul `tma_a`: the A tile by TMA (a 2-D map, [k, m] innermost first), B by plain loads, f32
 //   accumulation. A's rows are k elements: k = 1793 breaks the 16-byte stride rule in every dtype,
 //   k = 1796 in the 16-bit ones only.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "files.hpp"
 #include "gelu_device.hpp"
+#include "core/tensor_map.hpp"
 
 namespace soltune::test {
 
@@ -147,6 +151,26 @@ inline void copy_tma_problems(const std::filesystem::path& dir) {
                           std::filesystem::copy_options::recursive);
   add_tma_gelu(dir / "gelu");
   add_tma_matmul(dir / "matmul");
+}
+
+// A test's fresh folder dir_ holding copy_tma_problems(): the fixture of the tests of those variants.
+class TmaProblemCopies : public ::testing::Test {
+ protected:
+  void SetUp() override { copy_tma_problems(dir_.path()); }
+  TempDir dir_{"tma-problems"};
+};
+
+// A legal map of `spec` (matmul tma_a's A) over a bf16 matrix of 1792 x 1792 with tiles of `box`,
+// in a buffer of `buffer_bytes`: the start from which the rule tests change one parameter.
+inline TensorMapParams legal_1792_map(const TensorMapSpec& spec, std::vector<int64_t> box, int64_t buffer_bytes) {
+  TensorMapParams m;
+  m.spec = &spec;
+  m.elem_bytes = 2;
+  m.dims = {1792, 1792};
+  m.strides = {3584};
+  m.box = std::move(box);
+  m.buffer_bytes = buffer_bytes;
+  return m;
 }
 
 }  // namespace soltune::test

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/fields.hpp"
+
 namespace soltune {
 
 // The compute ceiling a problem's FLOPs are counted against (problem.yaml `compute:`, per dtype):
@@ -34,6 +36,18 @@ struct Ceilings {
   double rate(ComputeUnit u) const;
 };
 
+template <>
+inline constexpr auto kFields<Ceilings> = std::tuple{
+    Field{"mem_bw", &Ceilings::mem_bw},
+    Field{"fp32", &Ceilings::fp32},
+    Field{"tensor_16", &Ceilings::tensor_16},
+    Field{"source", &Ceilings::source},
+    Field{"read_bw", &Ceilings::read_bw},
+    Field{"tensor_8", &Ceilings::tensor_8},
+    Field{"tensor_16_probe", &Ceilings::tensor_16_probe},
+    Field{"tensor_8_probe", &Ceilings::tensor_8_probe},
+};
+
 struct DeviceInfo {
   std::string name;        // as the driver reports it, or the table's name
   std::string uuid;        // "" for a model device
@@ -53,6 +67,31 @@ struct DeviceInfo {
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
   int cc() const { return cc_major * 10 + cc_minor; }
   const Ceilings& ceilings() const { return measured ? *measured : datasheet; }
+};
+// measured, optional, is carried beside the list.
+template <>
+inline constexpr auto kFields<DeviceInfo> = std::tuple{
+    Field{"name", &DeviceInfo::name},
+    Field{"uuid", &DeviceInfo::uuid},
+    Field{"cc_major", &DeviceInfo::cc_major},
+    Field{"cc_minor", &DeviceInfo::cc_minor},
+    Field{"sms", &DeviceInfo::sms},
+    Field{"l2_bytes", &DeviceInfo::l2_bytes},
+    Field{"mem_bytes", &DeviceInfo::mem_bytes},
+    Field{"smem_per_sm", &DeviceInfo::smem_per_sm},
+    Field{"smem_per_block", &DeviceInfo::smem_per_block},
+    Field{"smem_per_block_optin", &DeviceInfo::smem_per_block_optin},
+    Field{"regs_per_sm", &DeviceInfo::regs_per_sm},
+    Field{"regs_per_block", &DeviceInfo::regs_per_block},
+    Field{"max_threads_per_sm", &DeviceInfo::max_threads_per_sm},
+    Field{"max_threads_per_block", &DeviceInfo::max_threads_per_block},
+    Field{"max_blocks_per_sm", &DeviceInfo::max_blocks_per_sm},
+    Field{"warp_size", &DeviceInfo::warp_size},
+    Field{"clock_khz", &DeviceInfo::clock_khz},
+    Field{"driver_version", &DeviceInfo::driver_version},
+    Field{"runtime_version", &DeviceInfo::runtime_version},
+    Field{"nvrtc_version", &DeviceInfo::nvrtc_version},
+    Field{"datasheet", &DeviceInfo::datasheet},
 };
 
 // Datasheet figures of GPUs the model backend can predict for (dense rates, SXM parts where both).

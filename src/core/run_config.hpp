@@ -8,6 +8,7 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "core/task.hpp"
 
 namespace soltune {
@@ -68,6 +69,13 @@ struct TimingOptions {
   // knowledge base keeps those apart by this prefix).
   std::string backend_name() const { return is_default() ? "cuda" : kOtherTimingPrefix + describe() + ")"; }
   static constexpr const char* kOtherTimingPrefix = "cuda (timing: ";
+};
+template <>
+inline constexpr auto kFields<TimingOptions> = std::tuple{
+    Field{"gate", &TimingOptions::gate},
+    Field{"settle_us", &TimingOptions::settle_us},
+    Field{"input_sets", &TimingOptions::input_sets},
+    Field{"flush_mib", &TimingOptions::flush_mib},
 };
 
 struct RunConfig {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <type_traits>
 
 #include "eval/gpu_lock.hpp"
 #include "eval/wire.hpp"
@@ -236,6 +237,49 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   EXPECT_THROW(wire::parse("[not, a, map]"), Error);
 }
 
+// A value of its own for every field of S's list (core/fields.hpp), nested lists included.
+template <typename S>
+S distinct(int& i) {
+  S s{};
+  for_each_field(kFields<S>, [&](const auto& f) {
+    using V = typename std::remove_cvref_t<decltype(f)>::Value;
+    ++i;
+    if constexpr (kHasFields<V>) s.*(f.member) = distinct<V>(i);
+    else if constexpr (std::is_same_v<V, bool>) s.*(f.member) = !(s.*(f.member));
+    else if constexpr (std::is_same_v<V, std::string>) s.*(f.member) = "value " + std::to_string(i);
+    else if constexpr (std::is_floating_point_v<V>) s.*(f.member) = i + 0.25;
+    else s.*(f.member) = static_cast<V>(i);
+  });
+  return s;
+}
+template <typename S>
+void expect_fields_equal(const S& a, const S& b, const std::string& where) {
+  for_each_field(kFields<S>, [&](const auto& f) {
+    using V = typename std::remove_cvref_t<decltype(f)>::Value;
+    if constexpr (kHasFields<V>) expect_fields_equal(a.*(f.member), b.*(f.member), where + "." + f.name);
+    else EXPECT_EQ(a.*(f.member), b.*(f.member)) << where << "." << f.name;
+  });
+}
+
+// Every field the wire's structs list crosses it: each set to a value of its own, all come back.
+TEST(Wire, EveryListedFieldRoundTrips) {
+  int i = 0;
+  const auto round = [](const YAML::Node& n) { return wire::parse(wire::emit(n)); };
+  const auto d = distinct<DeviceInfo>(i);
+  expect_fields_equal(wire::decode_device(round(wire::encode(d))), d, "device");
+  const auto b = distinct<TaskBaseline>(i);
+  expect_fields_equal(wire::decode_baseline(round(wire::encode(b))), b, "baseline");
+  const auto o = distinct<CudaEvalOptions>(i);
+  expect_fields_equal(wire::decode_eval_options(round(wire::encode(o))), o, "options");
+  EvalResult e;
+  e.time = distinct<Timing>(i);
+  e.acc = distinct<Accuracy>(i);
+  EvalResult f;
+  wire::decode_outcome(round(wire::encode_outcome(e)), f);
+  expect_fields_equal(f.time, e.time, "time");
+  expect_fields_equal(f.acc, e.acc, "acc");
+}
+
 // Every evaluation option reaches the worker: each set away from its default, all come back.
 TEST(Wire, EvaluationOptionsRoundTripWhole) {
   CudaEvalOptions o;
@@ -258,7 +302,7 @@ TEST(Wire, EvaluationOptionsRoundTripWhole) {
   EXPECT_TRUE(back == o);
   EXPECT_FALSE(back == CudaEvalOptions{});
   auto n = wire::encode(o);
-  n["reps"] = std::vector<int>{12};
+  n["min_reps"] = std::vector<int>{12};
   EXPECT_THROW(wire::decode_eval_options(n), Error);
   n = wire::encode(o);
   n.remove("target_cv");

@@ -36,17 +36,7 @@ struct Ceilings {
   double rate(ComputeUnit u) const;
 };
 
-template <>
-inline constexpr auto kFields<Ceilings> = std::tuple{
-    Field{"mem_bw", &Ceilings::mem_bw},
-    Field{"fp32", &Ceilings::fp32},
-    Field{"tensor_16", &Ceilings::tensor_16},
-    Field{"source", &Ceilings::source},
-    Field{"read_bw", &Ceilings::read_bw},
-    Field{"tensor_8", &Ceilings::tensor_8},
-    Field{"tensor_16_probe", &Ceilings::tensor_16_probe},
-    Field{"tensor_8_probe", &Ceilings::tensor_8_probe},
-};
+SOLTUNE_FIELDS(Ceilings, mem_bw, fp32, tensor_16, source, read_bw, tensor_8, tensor_16_probe, tensor_8_probe);
 
 struct DeviceInfo {
   std::string name;        // as the driver reports it, or the table's name
@@ -69,30 +59,9 @@ struct DeviceInfo {
   const Ceilings& ceilings() const { return measured ? *measured : datasheet; }
 };
 // measured, optional, is carried beside the list.
-template <>
-inline constexpr auto kFields<DeviceInfo> = std::tuple{
-    Field{"name", &DeviceInfo::name},
-    Field{"uuid", &DeviceInfo::uuid},
-    Field{"cc_major", &DeviceInfo::cc_major},
-    Field{"cc_minor", &DeviceInfo::cc_minor},
-    Field{"sms", &DeviceInfo::sms},
-    Field{"l2_bytes", &DeviceInfo::l2_bytes},
-    Field{"mem_bytes", &DeviceInfo::mem_bytes},
-    Field{"smem_per_sm", &DeviceInfo::smem_per_sm},
-    Field{"smem_per_block", &DeviceInfo::smem_per_block},
-    Field{"smem_per_block_optin", &DeviceInfo::smem_per_block_optin},
-    Field{"regs_per_sm", &DeviceInfo::regs_per_sm},
-    Field{"regs_per_block", &DeviceInfo::regs_per_block},
-    Field{"max_threads_per_sm", &DeviceInfo::max_threads_per_sm},
-    Field{"max_threads_per_block", &DeviceInfo::max_threads_per_block},
-    Field{"max_blocks_per_sm", &DeviceInfo::max_blocks_per_sm},
-    Field{"warp_size", &DeviceInfo::warp_size},
-    Field{"clock_khz", &DeviceInfo::clock_khz},
-    Field{"driver_version", &DeviceInfo::driver_version},
-    Field{"runtime_version", &DeviceInfo::runtime_version},
-    Field{"nvrtc_version", &DeviceInfo::nvrtc_version},
-    Field{"datasheet", &DeviceInfo::datasheet},
-};
+SOLTUNE_FIELDS(DeviceInfo, name, uuid, cc_major, cc_minor, sms, l2_bytes, mem_bytes, smem_per_sm, smem_per_block,
+               smem_per_block_optin, regs_per_sm, regs_per_block, max_threads_per_sm, max_threads_per_block,
+               max_blocks_per_sm, warp_size, clock_khz, driver_version, runtime_version, nvrtc_version, datasheet);
 
 // Datasheet figures of GPUs the model backend can predict for (dense rates, SXM parts where both).
 const std::vector<DeviceInfo>& known_gpus();

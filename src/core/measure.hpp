@@ -57,15 +57,7 @@ struct Timing {
   int reps = 0;
   double cv() const;  // robust spread: IQR / median
 };
-template <>
-inline constexpr auto kFields<Timing> = std::tuple{
-    Field{"median_us", &Timing::median_us},
-    Field{"min_us", &Timing::min_us},
-    Field{"q1_us", &Timing::q1_us},
-    Field{"q3_us", &Timing::q3_us},
-    Field{"max_us", &Timing::max_us},
-    Field{"reps", &Timing::reps},
-};
+SOLTUNE_FIELDS(Timing, median_us, min_us, q1_us, q3_us, max_us, reps);
 // Median and quartiles of samples (microseconds). Empty input gives an empty Timing.
 Timing summarize(std::vector<double> samples_us);
 // Spearman's rank correlation of two equally long series (ties share their mean rank); 0 when either
@@ -98,24 +90,8 @@ struct Accuracy {
   // workspace or written into an input.
   void settle(bool band_ok);
 };
-template <>
-inline constexpr auto kFields<Accuracy> = std::tuple{
-    Field{"checked", &Accuracy::checked},
-    Field{"mismatches", &Accuracy::mismatches},
-    Field{"nonfinite", &Accuracy::nonfinite},
-    Field{"unwritten", &Accuracy::unwritten},
-    Field{"out_of_bounds", &Accuracy::out_of_bounds},
-    Field{"workspace_dirty", &Accuracy::workspace_dirty},
-    Field{"inputs_written", &Accuracy::inputs_written},
-    Field{"written_input", &Accuracy::written_input},
-    Field{"max_abs_err", &Accuracy::max_abs_err},
-    Field{"max_rel_err", &Accuracy::max_rel_err},
-    Field{"rel_l2", &Accuracy::rel_l2},
-    Field{"rounds", &Accuracy::rounds},
-    Field{"precision_ok", &Accuracy::precision_ok},
-    Field{"pass", &Accuracy::pass},
-    Field{"detail", &Accuracy::detail},
-};
+SOLTUNE_FIELDS(Accuracy, checked, mismatches, nonfinite, unwritten, out_of_bounds, workspace_dirty, inputs_written,
+               written_input, max_abs_err, max_rel_err, rel_l2, rounds, precision_ok, pass, detail);
 
 struct Geometry {
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};

@@ -70,13 +70,7 @@ struct TimingOptions {
   std::string backend_name() const { return is_default() ? "cuda" : kOtherTimingPrefix + describe() + ")"; }
   static constexpr const char* kOtherTimingPrefix = "cuda (timing: ";
 };
-template <>
-inline constexpr auto kFields<TimingOptions> = std::tuple{
-    Field{"gate", &TimingOptions::gate},
-    Field{"settle_us", &TimingOptions::settle_us},
-    Field{"input_sets", &TimingOptions::input_sets},
-    Field{"flush_mib", &TimingOptions::flush_mib},
-};
+SOLTUNE_FIELDS(TimingOptions, gate, settle_us, input_sets, flush_mib);
 
 struct RunConfig {
   std::filesystem::path path;

@@ -80,17 +80,7 @@ struct TaskBaseline {
   std::string skipped;     // non-empty: not timed, since its timing would outlast the limit given (why)
 };
 // What a worker measures of a baseline (kind and replayed are the parent's to set).
-template <>
-inline constexpr auto kFields<TaskBaseline> = std::tuple{
-    Field{"t_ref_us", &TaskBaseline::t_ref_us},
-    Field{"source", &TaskBaseline::source},
-    Field{"t_sol_us", &TaskBaseline::t_sol_us},
-    Field{"flops", &TaskBaseline::flops},
-    Field{"bytes", &TaskBaseline::bytes},
-    Field{"ref_timing", &TaskBaseline::ref_timing},
-    Field{"note", &TaskBaseline::note},
-    Field{"skipped", &TaskBaseline::skipped},
-};
+SOLTUNE_FIELDS(TaskBaseline, t_ref_us, source, t_sol_us, flops, bytes, ref_timing, note, skipped);
 
 // Medians from an interleaved re-timing: the baseline's and each configuration's, one per round.
 struct Retimed {

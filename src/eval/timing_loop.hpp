@@ -30,21 +30,8 @@ struct CudaEvalOptions {
   double gate_timeout_ms = 1000;  // a gate opens by itself after this long (the host stalled)
   bool operator==(const CudaEvalOptions&) const = default;
 };
-template <>
-inline constexpr auto kFields<CudaEvalOptions> = std::tuple{
-    Field{"check_rounds", &CudaEvalOptions::check_rounds},
-    Field{"slow_factor", &CudaEvalOptions::slow_factor},
-    Field{"target_cv", &CudaEvalOptions::target_cv},
-    Field{"extra_batches", &CudaEvalOptions::extra_batches},
-    Field{"target_ms", &CudaEvalOptions::target_ms},
-    Field{"min_reps", &CudaEvalOptions::min_reps},
-    Field{"max_reps", &CudaEvalOptions::max_reps},
-    Field{"warmup", &CudaEvalOptions::warmup},
-    Field{"seed", &CudaEvalOptions::seed},
-    Field{"measure_ceilings", &CudaEvalOptions::measure_ceilings},
-    Field{"timing", &CudaEvalOptions::timing},
-    Field{"gate_timeout_ms", &CudaEvalOptions::gate_timeout_ms},
-};
+SOLTUNE_FIELDS(CudaEvalOptions, check_rounds, slow_factor, target_cv, extra_batches, target_ms, min_reps, max_reps,
+               warmup, seed, measure_ceilings, timing, gate_timeout_ms);
 
 // Repetitions of the probe that sizes a run (never checked, never an admitted time).
 inline constexpr int kProbeReps = 3;

@@ -4,6 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <string_view>
+#include <variant>
+
+#include "kb/result_columns.hpp"
 
 namespace soltune::cli::kb_commands {
 
@@ -53,39 +57,10 @@ KnowledgeBase open_existing(const std::string& path, const std::string& sub) {
 
 json result_json(const ResultRecord& r, bool with_log) {
   json j;
-  j["id"] = r.id;
-  j["run_id"] = r.run_id;
-  j["gpu_id"] = r.gpu_id;
-  j["gpu"] = r.gpu_name;
-  j["problem"] = r.problem;
-  j["variant"] = r.variant;
-  j["dtype"] = r.dtype;
-  j["shape"] = r.shape_key;
-  j["config_key"] = r.config_key;
-  j["status"] = r.status;
-  j["kind"] = r.time_kind;
-  j["time_us"] = r.time_us;  // NaN prints as null
-  j["min_us"] = r.min_us;
-  j["q1_us"] = r.q1_us;
-  j["q3_us"] = r.q3_us;
-  j["max_us"] = r.max_us;
-  j["reps"] = r.reps;
-  j["t_ref_us"] = r.t_ref_us;
-  j["t_sol_us"] = r.t_sol_us;
-  j["sol_score"] = r.sol_score;
-  j["sol_execbench"] = r.sol_execbench;
-  j["sol_valid"] = r.sol_valid;
-  j["below_sol"] = r.below_sol;
-  j["accuracy"] = r.accuracy;
-  j["registers"] = r.res.registers;
-  j["spill_stores"] = r.res.spill_stores;
-  j["spill_loads"] = r.res.spill_loads;
-  j["occupancy_blocks"] = r.occupancy_blocks;
-  j["compile_ms"] = r.compile_ms;
-  j["cache_hit"] = r.cache_hit;
-  j["source_hash"] = r.source_hash;
-  j["created_at"] = r.created_at;
-  if (with_log) j["log"] = r.log;
+  for (const auto& c : kb::result_columns()) {
+    if (!with_log && std::string_view(c.name) == "log") continue;
+    std::visit([&](const auto& v) { j[c.json] = v; }, c.value(r));  // NaN prints as null
+  }
   return j;
 }
 

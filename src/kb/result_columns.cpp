@@ -11,21 +11,31 @@ void get(const sqlite::Stmt& st, const char* n, int64_t& v) { v = st.i64(n); }
 void get(const sqlite::Stmt& st, const char* n, bool& v) { v = st.i64(n) != 0; }
 void get(const sqlite::Stmt& st, const char* n, std::string& v) { v = st.text(n); }
 
-// A member of the record, a member of one of its members, or an element of such a member's array.
+ColumnValue value_of(int v) { return int64_t{v}; }
+ColumnValue value_of(int64_t v) { return v; }
+ColumnValue value_of(double v) { return v; }
+ColumnValue value_of(bool v) { return v; }
+ColumnValue value_of(const std::string& v) { return v; }
+
+// A member of the record, a member of one of its members, or an element of such a member's array;
+// `json` names it in a result's JSON where that name is not the column's.
 template <auto M>
-ResultColumn col(const char* name, bool written = true) {
+ResultColumn col(const char* name, bool written = true, const char* json = nullptr) {
   return {name, written, [](sqlite::Stmt& st, const char* n, const ResultRecord& r) { st.bind(n, r.*M); },
-          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, r.*M); }};
+          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, r.*M); },
+          [](const ResultRecord& r) { return value_of(r.*M); }, json ? json : name};
 }
 template <auto S, auto M>
 ResultColumn col(const char* name) {
   return {name, true, [](sqlite::Stmt& st, const char* n, const ResultRecord& r) { st.bind(n, (r.*S).*M); },
-          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, (r.*S).*M); }};
+          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, (r.*S).*M); },
+          [](const ResultRecord& r) { return value_of((r.*S).*M); }, name};
 }
 template <auto S, auto A, int I>
 ResultColumn col(const char* name) {
   return {name, true, [](sqlite::Stmt& st, const char* n, const ResultRecord& r) { st.bind(n, ((r.*S).*A)[I]); },
-          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, ((r.*S).*A)[I]); }};
+          [](const sqlite::Stmt& st, const char* n, ResultRecord& r) { get(st, n, ((r.*S).*A)[I]); },
+          [](const ResultRecord& r) { return value_of(((r.*S).*A)[I]); }, name};
 }
 
 using R = ResultRecord;
@@ -35,10 +45,10 @@ using R = ResultRecord;
 const std::vector<ResultColumn>& result_columns() {
   static const std::vector<ResultColumn> c = {
       col<&R::id>("id", false), col<&R::run_id>("run_id", false), col<&R::gpu_id>("gpu_id", false),
-      col<&R::gpu_name>("gpu_name", false), col<&R::created_at>("created_at", false),
-      col<&R::problem>("problem"), col<&R::variant>("variant"), col<&R::dtype>("dtype"), col<&R::shape_key>("shape_key"),
+      col<&R::gpu_name>("gpu_name", false, "gpu"), col<&R::created_at>("created_at", false),
+      col<&R::problem>("problem"), col<&R::variant>("variant"), col<&R::dtype>("dtype"), col<&R::shape_key>("shape_key", true, "shape"),
       col<&R::config_key>("config_key"), col<&R::source_hash>("source_hash"), col<&R::status>("status"),
-      col<&R::time_kind>("time_kind"), col<&R::time_us>("time_us"), col<&R::min_us>("min_us"), col<&R::q1_us>("q1_us"),
+      col<&R::time_kind>("time_kind", true, "kind"), col<&R::time_us>("time_us"), col<&R::min_us>("min_us"), col<&R::q1_us>("q1_us"),
       col<&R::q3_us>("q3_us"), col<&R::max_us>("max_us"), col<&R::reps>("reps"), col<&R::t_ref_us>("t_ref_us"),
       col<&R::t_sol_us>("t_sol_us"), col<&R::sol_score>("sol_score"), col<&R::sol_execbench>("sol_execbench"),
       col<&R::sol_valid>("sol_valid"), col<&R::below_sol>("below_sol"),

@@ -24,6 +24,7 @@
 
 #include "cli_fixture.hpp"
 #include "kb/knowledge_base.hpp"
+#include "kb/result_columns.hpp"
 
 namespace soltune {
 namespace {
@@ -365,6 +366,9 @@ TEST_F(Cli, KbListBestShowAsJson) {
     EXPECT_EQ(j["best"][i]["gpu"], "NVIDIA H200");
     EXPECT_DOUBLE_EQ(j["best"][i]["time_us"].get<double>(), best[i].time_us);
     EXPECT_TRUE(j["best"][i]["sol_score"].is_number());
+    // A result's JSON carries its whole row (the log only where asked for): one list of columns.
+    for (const auto& c : kb::result_columns())
+      EXPECT_EQ(j["best"][i].contains(c.json), std::string_view(c.name) != "log") << c.json;
   }
   r = soltune("kb best --kb " + q(kb_) + " --problem gelu --gpu a100 --json");
   ASSERT_EQ(r.code, 0) << r;

@@ -6,7 +6,9 @@
 namespace soltune {
 
 const std::string& builtin_kernels_source() {
-  static const std::string src = std::string(band_rule_text()) + R"CUDA(
+  static const std::string src = std::string(band_rule_text()) + "constexpr int kExactRowsPerBlock = " +
+                                 std::to_string(kExactRowsPerBlock) +
+                                 ", kExactRowsKTile = " + std::to_string(kExactRowsKTile) + ";\n" + R"CUDA(
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -350,12 +352,12 @@ __global__ void soltune_proj_c(const T* c, long long m, long long n, long long k
 // fill the device; its partial sums go to ref and mag (r x n each, zeroed before) by atomicAdd.
 // A's and B's values (16-bit or f32) and their products are exact in double; tiles are converted
 // once, into shared memory, and the inner loop is FMAs only.
-constexpr int kExactRowsPerBlock = 16, kExactRowsKTile = 16;
 template <typename T>
 __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b, long long n, long long k, int trans_b,
                                                          const long long* rows, int r, long long k_chunk, double* ref,
                                                          double* mag) {
   constexpr int R = kExactRowsPerBlock, KT = kExactRowsKTile;
+  static_assert(R * KT == 256, "a thread loads one element of A's tile");
   __shared__ double as[R][KT];
   __shared__ double bs[KT][257];  // a column of 16 k apart by 2056 bytes: the stores along k meet no bank twice
   const int t = threadIdx.x;

@@ -17,6 +17,10 @@ struct CompareStats {
   double max_abs, max_rel, sq_err, sq_ref;
 };
 
+// The GEMM check's exact rows (soltune_gemm_rows): rows of C a block takes, and the k of a step.
+// The kernel source is given these values.
+inline constexpr int kExactRowsPerBlock = 16, kExactRowsKTile = 16;
+
 const std::string& builtin_kernels_source();
 // The dtypes the GEMM check's kernels are built for (problem.yaml's `check: {routine: gemm_projection}`).
 std::vector<DType> gemm_check_dtypes();

@@ -15,8 +15,6 @@ namespace {
 // One row in this many is computed exactly (at least one): the exact rows cost about this share of
 // the GEMM's multiply-adds, at the FP64 rate.
 constexpr int64_t kRowShare = 64;
-// soltune_gemm_rows' tile: rows a block, and the k of a step (builtin_kernels.cpp).
-constexpr int64_t kExactRowsPerBlock = 16, kExactRowsKTile = 16;
 
 unsigned cdiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 }  // namespace

@@ -182,12 +182,17 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   check_kernel_signatures(cfg, compiler, ev->device());
   TuneRequest req;
   req.kb = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
-  req.info = RunInfo{std::filesystem::weakly_canonical(cfg.path).string(), cfg.problem, cfg.seed, ev->backend_name(),
-                     "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
-                     SOLTUNE_VERSION, command_line, toolchain(ev->device())};
-  req.info.settings = settings_text(cfg);
-  req.info.pid = static_cast<int64_t>(::getpid());
-  req.info.host = this_host();
+  req.info = RunInfo{.config_path = std::filesystem::weakly_canonical(cfg.path).string(),
+                     .problem = cfg.problem,
+                     .seed = cfg.seed,
+                     .backend = ev->backend_name(),
+                     .budget_text = "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
+                     .soltune_version = SOLTUNE_VERSION,
+                     .command_line = command_line,
+                     .toolchain = toolchain(ev->device()),
+                     .settings = settings_text(cfg),
+                     .pid = static_cast<int64_t>(::getpid()),
+                     .host = this_host()};
   req.resume = vm.count("resume") > 0;
   req.resume_hint = resume_command(program, args);
   if (backend == "replay") req.only_tasks = replay_tasks(cfg, landscapes);

@@ -1,6 +1,10 @@
 #include "kb/result_columns.hpp"
 
+#include <tuple>
+#include <utility>
+
 #include "core/error.hpp"
+#include "core/fields.hpp"
 
 namespace soltune::kb {
 namespace {
@@ -39,6 +43,11 @@ ResultColumn col(const char* name) {
 }
 
 using R = ResultRecord;
+
+// A row's timing columns beside the Timing fields they hold: to_record and to_eval_result walk it.
+constexpr std::tuple kTimingColumns{std::pair{&R::time_us, &Timing::median_us}, std::pair{&R::min_us, &Timing::min_us},
+                                    std::pair{&R::q1_us, &Timing::q1_us},       std::pair{&R::q3_us, &Timing::q3_us},
+                                    std::pair{&R::max_us, &Timing::max_us},     std::pair{&R::reps, &Timing::reps}};
 
 }  // namespace
 
@@ -86,12 +95,7 @@ ResultRecord to_record(const Task& t, const std::string& source_hash, const Eval
   rec.source_hash = source_hash;
   rec.status = status_name(r.status);
   rec.time_kind = time_kind_name(r.kind);
-  rec.time_us = r.time.median_us;
-  rec.min_us = r.time.min_us;
-  rec.q1_us = r.time.q1_us;
-  rec.q3_us = r.time.q3_us;
-  rec.max_us = r.time.max_us;
-  rec.reps = r.time.reps;
+  for_each_field(kTimingColumns, [&](const auto& c) { rec.*c.first = r.time.*c.second; });
   rec.t_ref_us = s.t_ref_us;
   rec.t_sol_us = s.t_sol_us;
   rec.sol_score = s.score;
@@ -122,12 +126,7 @@ EvalResult to_eval_result(const ResultRecord& r) {
   e.log = r.log;
   e.res = r.res;
   e.geo = r.geo;
-  e.time.median_us = r.time_us;
-  e.time.min_us = r.min_us;
-  e.time.q1_us = r.q1_us;
-  e.time.q3_us = r.q3_us;
-  e.time.max_us = r.max_us;
-  e.time.reps = r.reps;
+  for_each_field(kTimingColumns, [&](const auto& c) { e.time.*c.second = r.*c.first; });
   e.acc = r.acc;
   e.compile_ms = r.compile_ms;
   e.cache_hit = r.cache_hit;

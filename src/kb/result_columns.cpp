@@ -44,10 +44,20 @@ ResultColumn col(const char* name) {
 
 using R = ResultRecord;
 
-// A row's timing columns beside the Timing fields they hold: to_record and to_eval_result walk it.
+// What a row and a result hold alike, paired once: to_record and to_eval_result walk the pairs in
+// their two directions. The row's timing columns, beside the Timing fields they hold:
 constexpr std::tuple kTimingColumns{std::pair{&R::time_us, &Timing::median_us}, std::pair{&R::min_us, &Timing::min_us},
                                     std::pair{&R::q1_us, &Timing::q1_us},       std::pair{&R::q3_us, &Timing::q3_us},
                                     std::pair{&R::max_us, &Timing::max_us},     std::pair{&R::reps, &Timing::reps}};
+// and the members both have:
+constexpr std::tuple kCarried{std::pair{&R::res, &EvalResult::res},
+                              std::pair{&R::geo, &EvalResult::geo},
+                              std::pair{&R::acc, &EvalResult::acc},
+                              std::pair{&R::compile_ms, &EvalResult::compile_ms},
+                              std::pair{&R::cache_hit, &EvalResult::cache_hit},
+                              std::pair{&R::occupancy_blocks, &EvalResult::occupancy_blocks},
+                              std::pair{&R::log, &EvalResult::log},
+                              std::pair{&R::proposer, &EvalResult::proposer}};
 
 }  // namespace
 
@@ -102,16 +112,9 @@ ResultRecord to_record(const Task& t, const std::string& source_hash, const Eval
   rec.sol_execbench = s.execbench;
   rec.sol_valid = s.valid;
   rec.below_sol = s.below_sol;
-  rec.res = r.res;
-  rec.geo = r.geo;
-  rec.acc = r.acc;
+  for_each_field(kCarried, [&](const auto& c) { rec.*c.first = r.*c.second; });
   // A summary of a check that never ran would read "FAIL: 0 checked"; an empty text says so instead.
   rec.accuracy = r.acc.rounds > 0 || r.acc.checked > 0 ? r.acc.summary() : std::string();
-  rec.compile_ms = r.compile_ms;
-  rec.cache_hit = r.cache_hit;
-  rec.occupancy_blocks = r.occupancy_blocks;
-  rec.log = r.log;
-  rec.proposer = r.proposer;
   return rec;
 }
 
@@ -123,15 +126,8 @@ EvalResult to_eval_result(const ResultRecord& r) {
   for (const auto& [name, v] : *parts) e.config.values.push_back(v);
   e.status = parse_status(r.status);
   e.kind = r.time_kind == "predicted" ? TimeKind::predicted : TimeKind::measured;
-  e.log = r.log;
-  e.res = r.res;
-  e.geo = r.geo;
   for_each_field(kTimingColumns, [&](const auto& c) { e.time.*c.second = r.*c.first; });
-  e.acc = r.acc;
-  e.compile_ms = r.compile_ms;
-  e.cache_hit = r.cache_hit;
-  e.occupancy_blocks = r.occupancy_blocks;
-  e.proposer = r.proposer;
+  for_each_field(kCarried, [&](const auto& c) { e.*c.second = r.*c.first; });
   return e;
 }
 

@@ -10,7 +10,7 @@
 // DMMA m8n8k4 products; older devices take the same tiles with FMAs. Tiles of A and B are converted
 // to double once, into shared memory, while the previous tile is multiplied.
 //
-// Operands: element types A and B, pointers a and b, trans_b, and
+// Operands: element types A and B, pointers a and b, trans_b (GemmOperandsOf below), and
 //   __device__ double a_value(A v, long long row, long long kk) const;  // A(row, kk) as the product reads it
 //   __device__ double b_value(B v, long long col, long long kk) const;  // B(kk, col)
 #pragma once
@@ -36,6 +36,17 @@ __device__ inline void mma_8x8x4(double (&d)[2], double a, double b) {
 }
 
 }  // namespace gemm_ref
+
+// What every Operands type holds: A and B of one element type, and B's layout. A problem's
+// reference derives from it, adding a_value and b_value.
+template <typename T>
+struct GemmOperandsOf {
+  using A = T;
+  using B = T;
+  const T* a;
+  const T* b;
+  bool trans_b;
+};
 
 // The block's 64 x 64 tile of C at (blockIdx.y, blockIdx.x); launch with gemm_ref::THREADS threads.
 template <typename Operands>

@@ -12,12 +12,7 @@ __device__ inline double to_double(__half v) { return static_cast<double>(__half
 
 // The operands as they are stored: every 16- and 32-bit value is exact in double.
 template <typename T>
-struct PlainOperands {
-  using A = T;
-  using B = T;
-  const T* a;
-  const T* b;
-  bool trans_b;
+struct PlainOperands : GemmOperandsOf<T> {
   __device__ double a_value(T v, long long, long long) const { return to_double(v); }
   __device__ double b_value(T v, long long, long long) const { return to_double(v); }
 };
@@ -26,5 +21,5 @@ template <typename T>
 __global__ void __launch_bounds__(gemm_ref::THREADS, 2) matmul_reference(const T* __restrict__ a, const T* __restrict__ b,
                                                                       double* __restrict__ c, double* __restrict__ c_mag,
                                                                       long long m, long long n, long long k, long long trans_b) {
-  gemm_reference(PlainOperands<T>{a, b, trans_b != 0}, c, c_mag, m, n, k);
+  gemm_reference(PlainOperands<T>{{a, b, trans_b != 0}}, c, c_mag, m, n, k);
 }

@@ -6,12 +6,7 @@
 #include "../common/gemm_reference.cuh"
 
 template <typename T>
-struct ScaledOperands {
-  using A = T;
-  using B = T;
-  const T* a;
-  const T* b;
-  bool trans_b;  // B is n x k: always
+struct ScaledOperands : GemmOperandsOf<T> {  // trans_b: B is n x k, always
   const float* sa;
   const float* sb;
   long long scale, kblocks;  // the scales' granularity (problem.yaml), cdiv(k, 128)
@@ -30,5 +25,5 @@ __global__ void __launch_bounds__(gemm_ref::THREADS, 2)
     matmul_fp8_reference(const T* __restrict__ a, const T* __restrict__ b, const float* __restrict__ sa,
                          const float* __restrict__ sb, double* __restrict__ c, double* __restrict__ c_mag, long long m,
                          long long n, long long k, long long scale) {
-  gemm_reference(ScaledOperands<T>{a, b, true, sa, sb, scale, (k + 127) / 128}, c, c_mag, m, n, k);
+  gemm_reference(ScaledOperands<T>{{a, b, true}, sa, sb, scale, (k + 127) / 128}, c, c_mag, m, n, k);
 }

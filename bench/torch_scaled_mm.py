@@ -29,11 +29,13 @@ MODES = {0: "per tensor", 1: "rowwise", 2: "per block"}
 
 
 def scales(m, n, k, mode, gen):
-    """sa and sb as templates/matmul_fp8 lays them out, drawn from uniform(0.25, 4)."""
+    """sa and sb as templates/matmul_fp8 lays them out, drawn from uniform(0.25, 4), as torch takes them:
+    per block, sa is m x cdiv(k, 128) with the rows innermost (a transposed view) and sb row-major."""
     kb, nb = -(-k // 128), -(-n // 128)
-    shape_a, shape_b = {0: ((1,), (1,)), 1: ((m, 1), (1, n)), 2: ((m, kb), (nb, kb))}[mode]
+    shape_a, shape_b = {0: ((1,), (1,)), 1: ((m, 1), (1, n)), 2: ((kb, m), (nb, kb))}[mode]
     draw = lambda s: 0.25 + 3.75 * torch.rand(s, generator=gen, device="cuda")  # noqa: E731
-    return draw(shape_a), draw(shape_b)
+    sa, sb = draw(shape_a), draw(shape_b)
+    return (sa.t() if mode == 2 else sa), sb
 
 
 def dequantized(x, s, mode, rows_per_block):

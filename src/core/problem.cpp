@@ -59,7 +59,14 @@ const std::vector<LibraryRoutine>& library_routines() {
   static const std::vector<LibraryRoutine> r = {
       {"cublaslt_gemm", {"a", "b"}, {"c"}, {"m", "n", "k"}, {"trans_b"},
        "C = A B with f32 accumulation: A m x k and C m x n row-major, B k x n row-major or, with trans_b 1, n x k "
-       "row-major; cuBLASLt's heuristic's first algorithm with a 32 MiB workspace, as torch.matmul"},
+       "row-major; cuBLASLt's heuristic's first algorithm with a 32 MiB workspace, as torch.matmul",
+       {}},
+      {"cublaslt_scaled_gemm", {"a", "b", "sa", "sb"}, {"c"}, {"m", "n", "k"}, {"scale"},
+       "C = (sa A)(sb B)^T with 8-bit float A (m x k) and B (n x k) row-major, f32 scales, bf16 C m x n row-major, "
+       "f32 accumulation: scale 0 one scale per tensor, 1 one per row of A and of B, 2 one per 1 x 128 block of A "
+       "(sa[(kk / 128) * m + i]) and per 128 x 128 block of B (sb[(j / 128) * cdiv(k, 128) + kk / 128]); "
+       "cuBLASLt's heuristic's first algorithm with a 32 MiB workspace, as torch._scaled_mm",
+       {{"sa", "f32"}, {"sb", "f32"}, {"c", "bf16"}}},
   };
   return r;
 }
@@ -69,7 +76,8 @@ const std::vector<LibraryRoutine>& check_routines() {
       {"gemm_projection", {"a", "b"}, {"c"}, {"m", "n", "k"}, {"trans_b"},
        "C = A B checked by a random projection (C x against A (B x), x of random signs) and by exactly computed "
        "rows drawn at random, in double precision: A m x k and C m x n row-major, B k x n row-major or, with "
-       "trans_b 1, n x k row-major (docs/MEASUREMENT.md)"},
+       "trans_b 1, n x k row-major (docs/MEASUREMENT.md)",
+       {}},
   };
   return r;
 }

@@ -234,10 +234,11 @@ using LibraryBaseline = RoutineCall;
 // A routine soltune can call: the operands and sizes it is given.
 struct LibraryRoutine {
   std::string name;
-  std::vector<std::string> inputs, outputs;  // operand names: buffers of the task's dtype
+  std::vector<std::string> inputs, outputs;  // operand names: buffers of the task's dtype unless below
   std::vector<std::string> sizes;            // required
   std::vector<std::string> optional_sizes;   // 0 where not given
   std::string doc;
+  std::map<std::string, std::string> operand_dtypes;  // operands of a dtype of their own ("sa" -> "f32")
 };
 const std::vector<LibraryRoutine>& library_routines();
 // Checks of timed repetitions that cost a fraction of the reference (`check:` in problem.yaml).

@@ -325,8 +325,11 @@ RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names
     if (in || out) {
       const auto name = v.str();
       const ArgSpec* a = p.find_arg(name);
-      if (!a || !a->is_buffer || a->dtype != "T" || a->lanes != 1)
-        v.fail("'" + name + "' is not a buffer of the task's dtype among the problem's args (" + key + " of " + lib.routine + ")");
+      const auto own = r->operand_dtypes.find(key);
+      const std::string dtype = own == r->operand_dtypes.end() ? "T" : own->second;
+      if (!a || !a->is_buffer || a->dtype != dtype || a->lanes != 1)
+        v.fail("'" + name + "' is not a buffer of " + (dtype == "T" ? std::string("the task's dtype") : dtype) +
+               " among the problem's args (" + key + " of " + lib.routine + ")");
       if (in ? a->role != Role::in : a->role != Role::out)
         v.fail("'" + name + "' must be an " + (in ? "input" : "output") + " for " + lib.routine + "'s " + key);
       lib.operands[key] = name;

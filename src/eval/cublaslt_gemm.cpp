@@ -110,47 +110,104 @@ struct LtGemm::Impl {
 
 LtGemm::~LtGemm() = default;
 
-std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why) {
+namespace {
+
+// What the library is asked for: cuBLASLt's operands are column-major, so row-major C = A B is
+// C^T = B^T A^T: its first operand is B, its second A, its C n x m.
+struct LtCase {
+  cudaDataType_t ab, c;
+  cublasOperation_t op_first;           // op of the first operand (B)
+  uint64_t first_rows, first_cols;      // B as stored, column-major
+  // Scale modes of the first (B) and second (A) operand; scaled only.
+  cublasLtMatmulMatrixScale_t first_scale = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+                              second_scale = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+};
+
+// The case for a shape, or "" and why not.
+std::string lt_case(const GemmShape& s, LtCase& lc) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0) return "cuBLASLt takes no empty matrix";
+  if (!s.scale) {
+    switch (s.dtype) {
+      case DType::f32: lc.ab = CUDA_R_32F; break;  // CUBLAS_COMPUTE_32F: no TF32, as torch.matmul by default
+      case DType::bf16: lc.ab = CUDA_R_16BF; break;
+      case DType::f16: lc.ab = CUDA_R_16F; break;
+      default: return "cuBLASLt's matmul is called here for f32, bf16 and f16, not " + std::string(dtype_name(s.dtype));
+    }
+    // NN: B stored n x k column-major; NT: k x n, transposed.
+    lc.c = lc.ab;
+    lc.op_first = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    lc.first_rows = s.trans_b ? s.k : s.n;
+    lc.first_cols = s.trans_b ? s.n : s.k;
+    return "";
+  }
+  switch (s.dtype) {
+    case DType::e4m3: lc.ab = CUDA_R_8F_E4M3; break;
+    case DType::e5m2: lc.ab = CUDA_R_8F_E5M2; break;
+    default: return "cuBLASLt's scaled matmul is called here for e4m3 and e5m2, not " + std::string(dtype_name(s.dtype));
+  }
+  // 8-bit operands are read k-major only ("TN"): B n x k row-major is k x n column-major, transposed.
+  lc.c = CUDA_R_16BF;
+  lc.op_first = CUBLAS_OP_T;
+  lc.first_rows = s.k;
+  lc.first_cols = s.n;
+  switch (*s.scale) {
+    case 0: break;
+    case 1: lc.first_scale = lc.second_scale = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F; break;
+    case 2:
+      // A's 1 x 128 blocks with the rows innermost, and B's 128 x 128 ones row-major, as torch._scaled_mm
+      // hands them over; it pads B's rows of scales to 4 blocks and A's to 4 rows (16 bytes), and
+      // these layouts are not padded: other sizes are left to the kernels.
+      if ((s.k + 127) / 128 % 4 != 0 || s.m % 4 != 0)
+        return "cuBLASLt's block scales come in rows of 16 bytes, and cdiv(k, 128) = " + std::to_string((s.k + 127) / 128) +
+               ", m = " + std::to_string(s.m) + " are not both multiples of 4";
+      lc.first_scale = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+      lc.second_scale = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+      break;
+    default: return "unknown scale mode " + std::to_string(*s.scale);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why, const void* sa, const void* sb) {
   const auto& l = lt();
   if (!l.why.empty()) {
     why = l.why;
     return nullptr;
   }
-  cudaDataType_t type;
-  switch (s.dtype) {
-    case DType::f32: type = CUDA_R_32F; break;  // CUBLAS_COMPUTE_32F: no TF32, as torch.matmul by default
-    case DType::bf16: type = CUDA_R_16BF; break;
-    case DType::f16: type = CUDA_R_16F; break;
-    default:
-      why = "cuBLASLt's matmul is called here for f32, bf16 and f16, not " + std::string(dtype_name(s.dtype));
-      return nullptr;
-  }
-  if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
-    why = "cuBLASLt takes no empty matrix";
-    return nullptr;
-  }
+  LtCase lc{};
+  if (why = lt_case(s, lc); !why.empty()) return nullptr;
   std::unique_ptr<LtGemm> g(new LtGemm);
   g->impl_ = std::make_unique<Impl>();
+  g->scaled_ = s.scale.has_value();
   auto& im = *g->impl_;
   std::string failed;
   auto ok = [&](cublasStatus_t st, const char* what) {
     if (st != CUBLAS_STATUS_SUCCESS && failed.empty()) failed = std::string(what) + ": " + status_text(st);
     return failed.empty();
   };
-  // Row-major C = A B is column-major C^T = B^T A^T: cuBLASLt's first operand is B (n x k after its
-  // op: stored n x k column-major for NN, k x n for NT and transposed), its second A (k x m), C n x m.
-  const cublasOperation_t ta = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
-  const uint64_t b_rows = s.trans_b ? s.k : s.n, b_cols = s.trans_b ? s.n : s.k;
+  auto set = [&](cublasLtMatmulDescAttributes_t attr, const auto& v, const char* what) {
+    return ok(l.cublasLtMatmulDescSetAttribute(im.op, attr, &v, sizeof v), what);
+  };
+  const cublasOperation_t op_second = CUBLAS_OP_N;
   const size_t ws = kWorkspaceBytes;
   cublasLtMatmulPreference_t pref = nullptr;
   int found = 0;
   if (ok(l.cublasLtCreate(&im.handle), "cublasLtCreate") &&
       ok(l.cublasLtMatmulDescCreate(&im.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate") &&
-      ok(l.cublasLtMatmulDescSetAttribute(im.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA") &&
-      ok(l.cublasLtMatmulDescSetAttribute(im.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB") &&
-      ok(l.cublasLtMatrixLayoutCreate(&im.la, type, b_rows, b_cols, static_cast<int64_t>(b_rows)), "layout of B") &&
-      ok(l.cublasLtMatrixLayoutCreate(&im.lb, type, s.k, s.m, s.k), "layout of A") &&
-      ok(l.cublasLtMatrixLayoutCreate(&im.lc, type, s.n, s.m, s.n), "layout of C") &&
+      set(CUBLASLT_MATMUL_DESC_TRANSA, lc.op_first, "TRANSA") && set(CUBLASLT_MATMUL_DESC_TRANSB, op_second, "TRANSB") &&
+      (!g->scaled_ ||
+       // The scales as the heuristic plans with them (run() points at each input set's); A's are the
+       // library's second operand's, B's its first's.
+       (set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, static_cast<int32_t>(lc.first_scale), "A_SCALE_MODE") &&
+        set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, static_cast<int32_t>(lc.second_scale), "B_SCALE_MODE") &&
+        set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sb, "A_SCALE_POINTER") &&
+        set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sa, "B_SCALE_POINTER"))) &&
+      ok(l.cublasLtMatrixLayoutCreate(&im.la, lc.ab, lc.first_rows, lc.first_cols, static_cast<int64_t>(lc.first_rows)),
+         "layout of B") &&
+      ok(l.cublasLtMatrixLayoutCreate(&im.lb, lc.ab, s.k, s.m, s.k), "layout of A") &&
+      ok(l.cublasLtMatrixLayoutCreate(&im.lc, lc.c, s.n, s.m, s.n), "layout of C") &&
       ok(l.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
       ok(l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
          "workspace preference"))
@@ -174,9 +231,18 @@ std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why) {
   return g;
 }
 
-cudaError_t LtGemm::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream) {
+cudaError_t LtGemm::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream, const float* sa,
+                        const float* sb) {
   const float one = 1.0f, zero = 0.0f;
   auto& im = *impl_;
+  if (scaled_) {
+    const auto& l = lt();
+    for (auto [attr, p] : {std::pair{CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sb}, std::pair{CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sa}})
+      if (const auto st = l.cublasLtMatmulDescSetAttribute(im.op, attr, &p, sizeof p); st != CUBLAS_STATUS_SUCCESS) {
+        last_error_ = "cublasLtMatmulDescSetAttribute (scale pointers): " + status_text(st);
+        return cudaErrorUnknown;
+      }
+  }
   const auto st = lt().cublasLtMatmul(im.handle, im.op, &one, b, im.la, a, im.lb, &zero, c, im.lc, c, im.lc,
                                       &im.algo.algo, workspace, kWorkspaceBytes, stream);
   if (st == CUBLAS_STATUS_SUCCESS) return cudaGetLastError();

@@ -605,15 +605,21 @@ int64_t TaskState::guard_damage(const ArgSlot& s) {
 }
 
 void TaskState::plan_library(const LibraryBaseline& lib) {
-  // library_routines() has one routine so far: cublaslt_gemm.
+  // library_routines(): cublaslt_gemm, and cublaslt_scaled_gemm with its scales.
   GemmShape s;
   s.dtype = task_.dtype;
   s.m = lib.sizes.at("m").eval_int(bind_);
   s.n = lib.sizes.at("n").eval_int(bind_);
   s.k = lib.sizes.at("k").eval_int(bind_);
   s.trans_b = lib.sizes.count("trans_b") && lib.sizes.at("trans_b").eval_int(bind_) != 0;
+  const void *sa = nullptr, *sb = nullptr;
+  if (lib.routine == "cublaslt_scaled_gemm") {
+    s.scale = lib.sizes.count("scale") ? lib.sizes.at("scale").eval_int(bind_) : 0;
+    sa = slot(lib.operands.at("sa")).at(0);
+    sb = slot(lib.operands.at("sb")).at(0);
+  }
   std::string why;
-  library_ = LtGemm::plan(s, why);
+  library_ = LtGemm::plan(s, why, sa, sb);
   if (!library_) {
     library_note_ = "T_ref: the " + task_.problem->baseline_label + " (" + lib.label + " not used: " + why + ")";
     return;
@@ -629,8 +635,9 @@ const std::string& TaskState::baseline_source() const {
 cudaError_t TaskState::run_baseline(int set) {
   if (library_) {
     const auto& ops = task_.problem->baseline_library->operands;
-    auto e = library_->run(slot(ops.at("a")).at(static_cast<size_t>(set)), slot(ops.at("b")).at(static_cast<size_t>(set)),
-                           slot(ops.at("c")).data(), library_ws_.get(), stream());
+    const auto in = [&](const char* o) { return ops.count(o) ? slot(ops.at(o)).at(static_cast<size_t>(set)) : nullptr; };
+    auto e = library_->run(in("a"), in("b"), slot(ops.at("c")).data(), library_ws_.get(), stream(),
+                           static_cast<const float*>(in("sa")), static_cast<const float*>(in("sb")));
     if (e == cudaErrorUnknown) throw Error(task_.problem->baseline_library->label + " for " + id_ + ": " + library_->last_error());
     return e;
   }

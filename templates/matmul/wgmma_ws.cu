@@ -19,35 +19,7 @@
 namespace wgmma_ws_detail {
 
 #include "../common/wgmma.cuh"
-
-template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
-template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
-
-// All threads of both blocks of a cluster; orders the barriers' initialisation before their use.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// One arrival on the barrier at the same shared-memory offset in block `rank` of the cluster, with
-// the default (CTA-scope) release: the wgmmas it follows only read shared memory, and a
-// cluster-scope release would wait for the thread's earlier stores of C.
-__device__ __forceinline__ void arrive_remote(cuda::std::uint64_t* bar, unsigned rank) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
-  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-               "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}" ::"r"(a), "r"(rank) : "memory");
-}
-
-// A consumer warp's release of a stage: to its own block's producer, and with CM 2 to the pair's.
-template <int CM> __device__ __forceinline__ void release_stage(cuda::std::uint64_t* bar, unsigned rank) {
-  cuda::ptx::mbarrier_arrive(bar);
-  if constexpr (CM == 2) arrive_remote(bar, rank ^ 1u);
-}
-
-__device__ __forceinline__ void wait_parity(cuda::std::uint64_t* bar, unsigned parity) {
-  namespace ptx = cuda::ptx;
-  while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, bar, parity)) {
-  }
-}
+#include "../common/hopper_pipe.cuh"
 
 // Slice k0.. of tile (m0, n0) into a stage: A's BM rows of 64 k values, then B's (NT: BN rows of 64
 // k values; NN: BN / 64 chunks of 64 columns x 64 k rows), all completing on the stage's `full`.
@@ -83,9 +55,6 @@ __device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, 
   }
 }
 
-// The 128 threads of consumer warpgroup `cw` (named barrier 1 + cw; 0 is __syncthreads').
-__device__ __forceinline__ void consumer_sync(int cw) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory"); }
-
 // EPI 1: a consumer's rows x BN accumulators into its shared-memory staging of C, as BN / 64 boxes
 // of rows x 64 columns in TMA's 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)), which
 // keeps each store of 8 rows x 16 bytes free of bank conflicts.
@@ -100,16 +69,6 @@ __device__ __forceinline__ void stage_acc(unsigned char* sc, const float (&d)[BN
     store2(reinterpret_cast<T*>(box + r * 128 + ((chunk ^ (r % 8)) * 16) + byte), d[4 * j], d[4 * j + 1]);
     store2(reinterpret_cast<T*>(box + (r + 8) * 128 + ((chunk ^ ((r + 8) % 8)) * 16) + byte), d[4 * j + 2], d[4 * j + 3]);
   }
-}
-
-// Tile u of the walk: GROUP rows of cluster tiles along m at a time, their columns in order.
-struct TileAt {
-  int tm, tn;
-};
-template <int GROUP> __device__ __forceinline__ TileAt tile_at(int u, int rows_of_units, int tiles_n) {
-  const int per_group = GROUP * tiles_n, g = u / per_group, first = g * GROUP;
-  const int height = min(rows_of_units - first, GROUP), local = u - g * per_group;
-  return TileAt{first + local % height, local / height};
 }
 
 }  // namespace wgmma_ws_detail

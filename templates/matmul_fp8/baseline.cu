@@ -13,7 +13,7 @@ __global__ void matmul_fp8_naive(const T* a, const T* b, const float* sa, const 
   const long long kb = (k + 127) / 128;
   float acc = 0.0f;
   for (long long i = 0; i < k; ++i) {
-    const float x = scale == 0 ? sa[0] : scale == 1 ? sa[row] : sa[row * kb + i / 128];
+    const float x = scale == 0 ? sa[0] : scale == 1 ? sa[row] : sa[(i / 128) * m + row];
     const float y = scale == 0 ? sb[0] : scale == 1 ? sb[col] : sb[(col / 128) * kb + i / 128];
     acc += (static_cast<float>(a[row * k + i]) * x) * (static_cast<float>(b[col * k + i]) * y);
   }

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   const long long n0 = static_cast<long long>(blockIdx.x) * BN, kb = (k + 127) / 128;
   auto a_at = [&](long long row, long long kk) -> float {
     if (row >= m || kk >= k) return 0.0f;
-    const float s = scale == 0 ? sa[0] : scale == 1 ? sa[row] : sa[row * kb + kk / 128];
+    const float s = scale == 0 ? sa[0] : scale == 1 ? sa[row] : sa[(kk / 128) * m + row];
     return static_cast<float>(a[row * k + kk]) * s;
   };
   auto b_at = [&](long long col, long long kk) -> float {

@@ -471,8 +471,8 @@ TEST_F(BadInput, InoutBuffersNameTheirResultInTheReference) {
   expect_error([&] { load(); }, problem_yaml(), out, 0, {"it takes no init (role inout"});
 }
 
-// baseline.library: a routine soltune knows, each of its operands a buffer of the task's dtype in the
-// right role, each of its sizes an expression over the problem's sizes; the matmul problem's loads.
+// baseline.library: a routine soltune knows, each of its operands a buffer of the task's dtype (or the
+// routine's own, for the scales) in the right role, each of its sizes an expression over the problem's sizes; the matmul problem's loads.
 TEST_F(BadInput, LibraryBaselines) {
   const std::string good = "  library: {routine: cublaslt_gemm, label: cuBLAS, a: x, b: x, c: y, m: n, n: 1, k: 1}\n";
   const int line = edit(problem_yaml(), "baseline:\n", "baseline:\n" + good) + 1;
@@ -484,7 +484,7 @@ TEST_F(BadInput, LibraryBaselines) {
   auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
     expect_broken_line(good, line, from, to, col, phrase);
   };
-  broken("routine: cublaslt_gemm", "routine: cublas_gemm", 22, "unknown library routine 'cublas_gemm' (known: cublaslt_gemm)");
+  broken("routine: cublaslt_gemm", "routine: cublas_gemm", 22, "unknown library routine 'cublas_gemm' (known: cublaslt_gemm, cublaslt_scaled_gemm)");
   broken("a: x,", "a: y,", 55, "'y' must be an input for cublaslt_gemm's a");
   broken("c: y,", "c: x,", 67, "'x' must be an output for cublaslt_gemm's c");
   broken("c: y,", "c: t0,", 67, "'t0' is not a buffer of the task's dtype among the problem's args (c of cublaslt_gemm)");
@@ -493,7 +493,14 @@ TEST_F(BadInput, LibraryBaselines) {
   broken("n: 1,", "n: rows,", 0, "rows");
   broken("k: 1}", "k: 1, lda: 4}", 0, "'lda' is no operand or size of cublaslt_gemm");
   broken("label: cuBLAS, ", "", 12, "label");
+  // An operand of a dtype of its own (the scales are f32 whatever the task's dtype).
+  broken("routine: cublaslt_gemm, label: cuBLAS, a: x, b: x,", "routine: cublaslt_scaled_gemm, label: cuBLAS, a: x, b: x, sa: x, sb: x,",
+         0, "'x' is not a buffer of f32 among the problem's args (sa of cublaslt_scaled_gemm)");
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").baseline_library);
+  const auto fp8 = load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul_fp8");
+  ASSERT_TRUE(fp8.baseline_library);
+  EXPECT_EQ(fp8.baseline_library->routine, "cublaslt_scaled_gemm");
+  EXPECT_EQ(fp8.baseline_library->operands.at("sb"), "sb");
 }
 
 // check: a check routine soltune knows, over buffers and sizes as a library baseline's, without a label.

@@ -1,0 +1,47 @@
+// The warp-specialised pipeline's parts shared by the Hopper GEMM templates (sm_90a): register
+// hand-over between producer and consumers, mbarrier waits and arrivals (a cluster's pair
+// included), the consumers' named barrier, and the persistent walk over the tiles. Included
+// inside the template's namespace; the including file has <cuda/ptx> and <cuda/std/cstdint>.
+
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
+
+// All threads of both blocks of a cluster; orders the barriers' initialisation before their use.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// One arrival on the barrier at the same shared-memory offset in block `rank` of the cluster, with
+// the default (CTA-scope) release: the wgmmas it follows only read shared memory, and a
+// cluster-scope release would wait for the thread's earlier stores of C.
+__device__ __forceinline__ void arrive_remote(cuda::std::uint64_t* bar, unsigned rank) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+               "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}" ::"r"(a), "r"(rank) : "memory");
+}
+
+// A consumer warp's release of a stage: to its own block's producer, and with CM 2 to the pair's.
+template <int CM> __device__ __forceinline__ void release_stage(cuda::std::uint64_t* bar, unsigned rank) {
+  cuda::ptx::mbarrier_arrive(bar);
+  if constexpr (CM == 2) arrive_remote(bar, rank ^ 1u);
+}
+
+__device__ __forceinline__ void wait_parity(cuda::std::uint64_t* bar, unsigned parity) {
+  namespace ptx = cuda::ptx;
+  while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, bar, parity)) {
+  }
+}
+
+// The 128 threads of consumer warpgroup `cw` (named barrier 1 + cw; 0 is __syncthreads').
+__device__ __forceinline__ void consumer_sync(int cw) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory"); }
+
+// Tile u of the walk: GROUP rows of (cluster) tiles along m at a time, their columns in order, so
+// that the blocks running at once share their slices of A and B in L2.
+struct TileAt {
+  int tm, tn;
+};
+template <int GROUP> __device__ __forceinline__ TileAt tile_at(int u, int rows_of_units, int tiles_n) {
+  const int per_group = GROUP * tiles_n, g = u / per_group, first = g * GROUP;
+  const int height = min(rows_of_units - first, GROUP), local = u - g * per_group;
+  return TileAt{first + local % height, local / height};
+}

@@ -1,0 +1,182 @@
+// C = (sa A)(sb B)^T on Hopper's FP8 tensor cores with warp specialisation (sm_90a): a producer
+// warpgroup feeds a STAGES-deep ring of shared-memory slices by TMA, each 128 k values of A's BM
+// rows and B's BN rows (one 128-byte swizzle span a row, and one block of the per-block scales),
+// while one (BM 64) or two consumer warpgroups multiply them with wgmma m64nBNk32.
+//
+// Hopper's FP8 wgmma adds into an accumulator of about 14 significant bits, so each slice is
+// multiplied into registers of its own and then promoted: added into the f32 accumulators, times
+// the slice's scales of A's rows and B's column block with scale 2. Scales 0 and 1 are applied
+// once, as C is stored. A consumer loads a slice's scales before it waits for the slice, so their
+// latency hides behind the wait. The grid is persistent and walks the tiles in groups of GROUP rows
+// along m. TMA zero-fills past m, n and k and every store of C is guarded; rows of A and B must be
+// 16-byte aligned (k a multiple of 16) and C is stored in pairs (n even).
+#include <cuda/ptx>
+#include <cuda/std/cstdint>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+namespace wgmma_fp8_detail {
+
+#include "../common/wgmma.cuh"
+#include "../common/wgmma_fp8.cuh"
+#include "../common/hopper_pipe.cuh"
+
+constexpr int BK = 128;  // k values (bytes) of a slice: one swizzle span, one scale block
+
+// Slice k0.. of tile (m0, n0) into a stage: A's BM rows of BK bytes, then B's BN rows, completing on
+// the stage's `full`.
+template <int BM, int BN>
+__device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, unsigned char* sa, cuda::std::uint64_t* full,
+                                            int m0, int n0, int k0) {
+  namespace ptx = cuda::ptx;
+  ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, full, (BM + BN) * BK);
+  const int ca[2] = {k0, m0}, cb[2] = {k0, n0};
+  ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa, ta, ca, full);
+  ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa + BM * BK, tb, cb, full);
+}
+
+// A thread's rows of an m64 accumulator block whose first row is row0: r and r + 8 (wgmma's layout,
+// see store_acc).
+__device__ __forceinline__ long long acc_row(long long row0) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  return row0 + warp * 16 + lane / 4;
+}
+
+}  // namespace wgmma_fp8_detail
+
+// T: e4m3 or e5m2; BM: rows of C per block (64: one consumer; 128, 256: two, BM / 2 rows each); BN:
+// columns (the wgmma's N: 64, 128 or 192); STAGES: slices in the ring; GROUP: rows of tiles per
+// group of the walk; SCALE: the problem's scale mode, compiled in (the argument is not read).
+template <typename T, int BM, int BN, int STAGES, int GROUP, int SCALE>
+__global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
+    matmul_fp8_wgmma_ws(const __grid_constant__ wgmma_fp8_detail::TmaMap ta, const __grid_constant__ wgmma_fp8_detail::TmaMap tb,
+                        const float* __restrict__ sa, const float* __restrict__ sb, __nv_bfloat16* __restrict__ c, long long m,
+                        long long n, long long k, long long scale) {
+  using namespace wgmma_fp8_detail;
+  namespace ptx = cuda::ptx;
+  static_assert(BM == 64 || BM == 128 || BM == 256, "BM: 64, 128 or 256");
+  static_assert(BN == 64 || BN == 128 || BN == 192, "BN: 64, 128 or 192");
+  constexpr int NC = BM == 64 ? 1 : 2, ROWS = BM / NC, MI = ROWS / 64;  // consumers, their rows, m64 blocks each
+  static_assert(MI * BN <= 192, "a slice's and the promoted accumulators: at most 192 registers each");
+  constexpr unsigned STAGE_BYTES = (BM + BN) * BK;
+  extern __shared__ unsigned char wgmma_fp8_smem[];
+  __shared__ cuda::std::uint64_t full[STAGES], empty[STAGES];
+  // 128-byte swizzled tiles start on 1024-byte boundaries (the pattern repeats every 8 rows of 128 B).
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(wgmma_fp8_smem));
+  unsigned char* const base = wgmma_fp8_smem + ((1024 - (raw & 1023)) & 1023);
+  const unsigned sbase = raw + ((1024 - (raw & 1023)) & 1023);
+
+  const int tid = threadIdx.x, wg = tid / 128;
+  const int tiles_m = static_cast<int>((m + BM - 1) / BM), tiles_n = static_cast<int>((n + BN - 1) / BN);
+  const int kt_count = static_cast<int>((k + BK - 1) / BK);
+  const long long kb = kt_count, nb = (n + 127) / 128;  // scale blocks along k and along B's rows
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      ptx::mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&empty[s], 4 * NC);  // every consumer warp
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to the copy engine
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (tid < 32) {
+      int it = 0;  // slices issued over all of this block's tiles: the ring's position and phase
+      for (int u = blockIdx.x; u < tiles_m * tiles_n; u += gridDim.x) {
+        const TileAt t = tile_at<GROUP>(u, tiles_m, tiles_n);
+        for (int kt = 0; kt < kt_count; ++kt, ++it) {
+          const int s = it % STAGES;
+          if (it >= STAGES) wait_parity(&empty[s], static_cast<unsigned>((it / STAGES - 1) & 1));
+          if (tid == 0) issue_slice<BM, BN>(&ta, &tb, base + s * STAGE_BYTES, &full[s], t.tm * BM, t.tn * BN, kt * BK);
+          __syncwarp();
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    const int cw = wg - 1;  // this consumer's rows: cw * ROWS ..
+    const int lane = tid % 32;
+    const bool signals = lane == 0;
+    float acc[MI][BN / 2], part[MI][BN / 2];
+    int it = 0;
+    for (int u = blockIdx.x; u < tiles_m * tiles_n; u += gridDim.x) {
+      const TileAt t = tile_at<GROUP>(u, tiles_m, tiles_n);
+      const long long m0 = static_cast<long long>(t.tm) * BM + cw * ROWS, n0 = static_cast<long long>(t.tn) * BN;
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
+      for (int kt = 0; kt < kt_count; ++kt, ++it) {
+        const int s = it % STAGES;
+        // SCALE 2: the slice's scales of the thread's rows, and of the (at most two) column blocks of B
+        // the tile spans.
+        float rs[MI][2], cs[2];
+        if constexpr (SCALE == 2) {
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const long long row = acc_row(m0 + mi * 64) + 8 * h;
+              rs[mi][h] = row < m ? __ldg(sa + kt * m + row) : 0.0f;
+            }
+          const long long jb = n0 / 128;
+          cs[0] = __ldg(sb + jb * kb + kt);
+          cs[1] = jb + 1 < nb ? __ldg(sb + (jb + 1) * kb + kt) : 0.0f;
+        }
+        wait_parity(&full[s], static_cast<unsigned>((it / STAGES) & 1));
+        const unsigned sa_s = sbase + s * STAGE_BYTES + cw * ROWS * BK, sb_s = sbase + s * STAGE_BYTES + BM * BK;
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 32; ++ks)
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi)
+            mma_fp8<T, BN>(part[mi], smem_desc(sa_s + mi * 64 * BK + ks * 32, 16, 1024), smem_desc(sb_s + ks * 32, 16, 1024), ks);
+        wgmma_commit();
+        wgmma_wait<0>();
+        if (signals) cuda::ptx::mbarrier_arrive(&empty[s]);  // the slice has been read
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            if constexpr (SCALE == 2) {
+              // 8-column blocks never straddle a 128-column block of B's scales.
+              const float bs = ((n0 + 8 * j) / 128 == n0 / 128) ? cs[0] : cs[1];
+              const float s0 = rs[mi][0] * bs, s1 = rs[mi][1] * bs;
+              acc[mi][4 * j] = fmaf(part[mi][4 * j], s0, acc[mi][4 * j]);
+              acc[mi][4 * j + 1] = fmaf(part[mi][4 * j + 1], s0, acc[mi][4 * j + 1]);
+              acc[mi][4 * j + 2] = fmaf(part[mi][4 * j + 2], s1, acc[mi][4 * j + 2]);
+              acc[mi][4 * j + 3] = fmaf(part[mi][4 * j + 3], s1, acc[mi][4 * j + 3]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[mi][4 * j + e] += part[mi][4 * j + e];
+            }
+          }
+      }
+      if constexpr (SCALE != 2) {
+        // Per tensor: one factor; per row: A's rows' and B's columns' (past m or n: never stored).
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          const long long row = acc_row(m0 + mi * 64);
+          const float r0 = SCALE == 0 ? __ldg(sa) * __ldg(sb) : (row < m ? __ldg(sa + row) : 0.0f);
+          const float r1 = SCALE == 0 ? r0 : (row + 8 < m ? __ldg(sa + row + 8) : 0.0f);
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const long long col = n0 + 8 * j + 2 * (lane % 4);
+            const float c0 = SCALE == 0 ? 1.0f : (col < n ? __ldg(sb + col) : 0.0f);
+            const float c1 = SCALE == 0 ? 1.0f : (col + 1 < n ? __ldg(sb + col + 1) : 0.0f);
+            acc[mi][4 * j] *= r0 * c0;
+            acc[mi][4 * j + 1] *= r0 * c1;
+            acc[mi][4 * j + 2] *= r1 * c0;
+            acc[mi][4 * j + 3] *= r1 * c1;
+          }
+        }
+      }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, acc[mi], m0 + mi * 64, n0, m, n);
+    }
+  }
+  (void)scale;
+}

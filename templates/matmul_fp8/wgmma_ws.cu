@@ -3,10 +3,11 @@
 // rows and B's BN rows (one 128-byte swizzle span a row, and one block of the per-block scales),
 // while one (BM 64) or two consumer warpgroups multiply them with wgmma m64nBNk32.
 //
-// Hopper's FP8 wgmma adds into an accumulator of about 14 significant bits, so each slice is
-// multiplied into registers of its own and then promoted: added into the f32 accumulators, times
-// the slice's scales of A's rows and B's column block with scale 2. Scales 0 and 1 are applied
-// once, as C is stored. A consumer loads a slice's scales before it waits for the slice, so their
+// Hopper's FP8 wgmma adds into an accumulator of about 14 significant bits, so a group of PROMOTE
+// slices is multiplied into registers of their own and then promoted: added into the f32
+// accumulators, times the slice's scales of A's rows and B's column block with scale 2 (a group of
+// one slice). Scales 0 and 1 are applied once, as C is stored. Within a group the wgmmas of one
+// slice overlap the wait for the next; the group's end waits for all of them. A consumer loads a slice's scales before it waits for the slice, so their
 // latency hides behind the wait. The grid is persistent and walks the tiles in groups of GROUP rows
 // along m. TMA zero-fills past m, n and k and every store of C is guarded; rows of A and B must be
 // 16-byte aligned (k a multiple of 16) and C is stored in pairs (n even).
@@ -47,8 +48,9 @@ __device__ __forceinline__ long long acc_row(long long row0) {
 
 // T: e4m3 or e5m2; BM: rows of C per block (64: one consumer; 128, 256: two, BM / 2 rows each); BN:
 // columns (the wgmma's N: 64, 128 or 192); STAGES: slices in the ring; GROUP: rows of tiles per
-// group of the walk; SCALE: the problem's scale mode, compiled in (the argument is not read).
-template <typename T, int BM, int BN, int STAGES, int GROUP, int SCALE>
+// group of the walk; PROMOTE: slices of 128 k the tensor cores add up before their sum is promoted into
+// f32 (0: all of k, once); SCALE: the problem's scale mode, compiled in (the argument is not read).
+template <typename T, int BM, int BN, int STAGES, int GROUP, int PROMOTE, int SCALE>
 __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
     matmul_fp8_wgmma_ws(const __grid_constant__ wgmma_fp8_detail::TmaMap ta, const __grid_constant__ wgmma_fp8_detail::TmaMap tb,
                         const float* __restrict__ sa, const float* __restrict__ sb, __nv_bfloat16* __restrict__ c, long long m,
@@ -109,6 +111,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
+      int prev = -1;  // a slice of the group whose wgmmas may still be running
       for (int kt = 0; kt < kt_count; ++kt, ++it) {
         const int s = it % STAGES;
         // SCALE 2: the slice's scales of the thread's rows, and of the (at most two) column blocks of B
@@ -128,15 +131,30 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
         }
         wait_parity(&full[s], static_cast<unsigned>((it / STAGES) & 1));
         const unsigned sa_s = sbase + s * STAGE_BYTES + cw * ROWS * BK, sb_s = sbase + s * STAGE_BYTES + BM * BK;
+        // A group of PROMOTE slices (all of k with 0) adds into `part`, its first slice clearing it.
+        const bool first = PROMOTE == 0 ? kt == 0 : kt % PROMOTE == 0;
+        const bool last = kt == kt_count - 1 || (PROMOTE != 0 && kt % PROMOTE == PROMOTE - 1);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < BK / 32; ++ks)
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi)
-            mma_fp8<T, BN>(part[mi], smem_desc(sa_s + mi * 64 * BK + ks * 32, 16, 1024), smem_desc(sb_s + ks * 32, 16, 1024), ks);
+            mma_fp8<T, BN>(part[mi], smem_desc(sa_s + mi * 64 * BK + ks * 32, 16, 1024), smem_desc(sb_s + ks * 32, 16, 1024),
+                           ks > 0 || !first);
         wgmma_commit();
+        if (!last) {
+          // Within a group the tensor cores run on: the slice before this one has been read.
+          wgmma_wait<1>();
+          if (prev >= 0 && signals) cuda::ptx::mbarrier_arrive(&empty[prev]);
+          prev = s;
+          continue;
+        }
         wgmma_wait<0>();
-        if (signals) cuda::ptx::mbarrier_arrive(&empty[s]);  // the slice has been read
+        if (signals) {  // the group's slices have been read
+          if (prev >= 0) cuda::ptx::mbarrier_arrive(&empty[prev]);
+          cuda::ptx::mbarrier_arrive(&empty[s]);
+        }
+        prev = -1;
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll

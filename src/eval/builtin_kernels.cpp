@@ -204,6 +204,12 @@ struct Tally {
       if (all_ones(o) && !(fabs(v - r) <= width)) { ++unwr; ++mism; return; }
     } else {
       if (all_ones(o)) { ++unwr; ++mism; return; }
+      // NaN in, NaN out: where given data (a NaN input or scale) makes the reference NaN, NaN is the
+      // right answer and nothing else is. Random draws never make one.
+      if (isnan(r)) {
+        if (!isnan(v)) ++mism;
+        return;
+      }
       if (isinf(v) && fabs(r) + width > max_finite<T>() && signbit(v) == signbit(r)) return;
       if (!isfinite(v)) { ++nonfin; ++mism; return; }
     }

@@ -1,7 +1,8 @@
 // The warp-specialised pipeline's parts shared by the Hopper GEMM templates (sm_90a): register
 // hand-over between producer and consumers, mbarrier waits and arrivals (a cluster's pair
-// included), the consumers' named barrier, and the persistent walk over the tiles. Included
-// inside the template's namespace; the including file has <cuda/ptx> and <cuda/std/cstdint>.
+// included), the consumers' named barrier, C's store by TMA, and the persistent walk over the
+// tiles. Included inside the template's namespace after wgmma.cuh; the including file has <cuda/ptx>
+// and <cuda/std/cstdint>.
 
 template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
@@ -34,6 +35,30 @@ __device__ __forceinline__ void wait_parity(cuda::std::uint64_t* bar, unsigned p
 
 // The 128 threads of consumer warpgroup `cw` (named barrier 1 + cw; 0 is __syncthreads').
 __device__ __forceinline__ void consumer_sync(int cw) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory"); }
+
+// A consumer's ROWS x BN tile of C at (row0, col0), MI blocks of m64 accumulators, stored by TMA
+// (tensor map tc, boxes of ROWS x 64 two-byte columns) through its shared-memory staging `sc`: the
+// staging is free once the previous tile's store has read it, and TMA clips the store at m and n.
+// The consumer goes on to its next tile while the copy engine writes this one. Needs wgmma.cuh.
+template <int BN, int ROWS, int MI, typename T>
+__device__ __forceinline__ void store_tile_tma(const TmaMap* tc, unsigned char* sc, const float (&d)[MI][BN / 2], int row0,
+                                               int col0, int cw) {
+  namespace ptx = cuda::ptx;
+  if (threadIdx.x % 128 == 0) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
+  consumer_sync(cw);
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) stage_acc<BN, ROWS, T>(sc, d[mi], mi * 64);
+  ptx::fence_proxy_async(ptx::space_shared);  // the writes above, seen by the copy engine
+  consumer_sync(cw);
+  if (threadIdx.x % 128 == 0) {
+#pragma unroll
+    for (int j = 0; j < BN / 64; ++j) {
+      const int cc[2] = {col0 + 64 * j, row0};
+      ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, tc, cc, sc + j * ROWS * 128);
+    }
+    ptx::cp_async_bulk_commit_group();
+  }
+}
 
 // Tile u of the walk: GROUP rows of (cluster) tiles along m at a time, their columns in order, so
 // that the blocks running at once share their slices of A and B in L2.

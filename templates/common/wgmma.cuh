@@ -1,7 +1,8 @@
 // Hopper wgmma building blocks shared by the matmul templates (sm_90a): the tensor map's layout,
 // shared-memory matrix descriptors, the warpgroup fences, m64nNk16 for N = 128 and 256, and the
-// store of a warpgroup's accumulators into C. Included inside the template's namespace; the
-// including file has <cuda_bf16.h> and <cuda_fp16.h> at its top.
+// store of a warpgroup's accumulators into C or into a shared-memory staging of it for TMA.
+// Included inside the template's namespace; the including file has <cuda_bf16.h> and <cuda_fp16.h>
+// at its top.
 
 // CUtensorMap's layout (cuda.h does not compile under NVRTC); TMA wants it 64-byte aligned.
 struct alignas(64) TmaMap {
@@ -124,5 +125,21 @@ __device__ __forceinline__ void store_acc(T* __restrict__ c, const float (&d)[BN
       if (row < m) store2(c + row * n + col, d[4 * j], d[4 * j + 1]);
       if (row + 8 < m) store2(c + (row + 8) * n + col, d[4 * j + 2], d[4 * j + 3]);
     }
+  }
+}
+
+// A consumer's rows x BN accumulators into its shared-memory staging of C, as BN / 64 boxes
+// of rows x 64 columns in TMA's 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)), which
+// keeps each store of 8 rows x 16 bytes free of bank conflicts.
+template <int BN, int ROWS, typename T>
+__device__ __forceinline__ void stage_acc(unsigned char* sc, const float (&d)[BN / 2], int r0) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int r = r0 + warp * 16 + lane / 4;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    unsigned char* const box = sc + (j / 8) * ROWS * 128;
+    const int chunk = j % 8, byte = 4 * (lane % 4);
+    store2(reinterpret_cast<T*>(box + r * 128 + ((chunk ^ (r % 8)) * 16) + byte), d[4 * j], d[4 * j + 1]);
+    store2(reinterpret_cast<T*>(box + (r + 8) * 128 + ((chunk ^ ((r + 8) % 8)) * 16) + byte), d[4 * j + 2], d[4 * j + 3]);
   }
 }

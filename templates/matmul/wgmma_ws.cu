@@ -55,22 +55,6 @@ __device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, 
   }
 }
 
-// EPI 1: a consumer's rows x BN accumulators into its shared-memory staging of C, as BN / 64 boxes
-// of rows x 64 columns in TMA's 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)), which
-// keeps each store of 8 rows x 16 bytes free of bank conflicts.
-template <int BN, int ROWS, typename T>
-__device__ __forceinline__ void stage_acc(unsigned char* sc, const float (&d)[BN / 2], int r0) {
-  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-  const int r = r0 + warp * 16 + lane / 4;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-    unsigned char* const box = sc + (j / 8) * ROWS * 128;
-    const int chunk = j % 8, byte = 4 * (lane % 4);
-    store2(reinterpret_cast<T*>(box + r * 128 + ((chunk ^ (r % 8)) * 16) + byte), d[4 * j], d[4 * j + 1]);
-    store2(reinterpret_cast<T*>(box + (r + 8) * 128 + ((chunk ^ ((r + 8) % 8)) * 16) + byte), d[4 * j + 2], d[4 * j + 3]);
-  }
-}
-
 }  // namespace wgmma_ws_detail
 
 // BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128
@@ -174,24 +158,9 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
       } else {
-        // The staging is free once the previous tile's TMA store has read it; TMA clips the store
-        // at m and n.
         constexpr int ROWS = BM / 2;
-        unsigned char* const sc = base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2;
-        if (tid % 128 == 0) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
-        consumer_sync(cw);
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi) stage_acc<BN, ROWS, T>(sc, d[mi], mi * 64);
-        ptx::fence_proxy_async(ptx::space_shared);  // the writes above, seen by the copy engine
-        consumer_sync(cw);
-        if (tid % 128 == 0) {
-#pragma unroll
-          for (int j = 0; j < BN / 64; ++j) {
-            const int cc[2] = {static_cast<int>(n0) + 64 * j, static_cast<int>(m0) + cw * ROWS};
-            ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &tc, cc, sc + j * ROWS * 128);
-          }
-          ptx::cp_async_bulk_commit_group();
-        }
+        store_tile_tma<BN, ROWS, MI, T>(&tc, base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2, d,
+                                        static_cast<int>(m0) + cw * ROWS, static_cast<int>(n0), cw);
       }
     }
     if (EPI == 1 && tid % 128 == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());

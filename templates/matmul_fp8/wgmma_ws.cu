@@ -9,8 +9,8 @@
 // one slice). Scales 0 and 1 are applied once, as C is stored. Within a group the wgmmas of one
 // slice overlap the wait for the next; the group's end waits for all of them. A consumer loads a slice's scales before it waits for the slice, so their
 // latency hides behind the wait. The grid is persistent and walks the tiles in groups of GROUP rows
-// along m. TMA zero-fills past m, n and k and every store of C is guarded; rows of A and B must be
-// 16-byte aligned (k a multiple of 16) and C is stored in pairs (n even).
+// along m. TMA zero-fills past m, n and k and every store of C is guarded or clipped; rows must be
+// 16-byte aligned (k a multiple of 16, n of 8).
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
 #include <cuda_bf16.h>
@@ -49,11 +49,12 @@ __device__ __forceinline__ long long acc_row(long long row0) {
 // T: e4m3 or e5m2; BM: rows of C per block (64: one consumer; 128, 256: two, BM / 2 rows each); BN:
 // columns (the wgmma's N: 64, 128 or 192); STAGES: slices in the ring; GROUP: rows of tiles per
 // group of the walk; PROMOTE: slices of 128 k the tensor cores add up before their sum is promoted into
-// f32 (0: all of k, once); SCALE: the problem's scale mode, compiled in (the argument is not read).
-template <typename T, int BM, int BN, int STAGES, int GROUP, int PROMOTE, int SCALE>
+// f32 (0: all of k, once); EPI: C stored from registers (0) or staged in shared memory and written by
+// TMA (1) while the consumers go on to the next tile; SCALE: the problem's scale mode, compiled in (the argument is not read).
+template <typename T, int BM, int BN, int STAGES, int GROUP, int PROMOTE, int EPI, int SCALE>
 __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
     matmul_fp8_wgmma_ws(const __grid_constant__ wgmma_fp8_detail::TmaMap ta, const __grid_constant__ wgmma_fp8_detail::TmaMap tb,
-                        const float* __restrict__ sa, const float* __restrict__ sb, __nv_bfloat16* __restrict__ c, long long m,
+                        const __grid_constant__ wgmma_fp8_detail::TmaMap tc, const float* __restrict__ sa, const float* __restrict__ sb, __nv_bfloat16* __restrict__ c, long long m,
                         long long n, long long k, long long scale) {
   using namespace wgmma_fp8_detail;
   namespace ptx = cuda::ptx;
@@ -192,9 +193,16 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
           }
         }
       }
+      if constexpr (EPI == 0) {
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, acc[mi], m0 + mi * 64, n0, m, n);
+        for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, acc[mi], m0 + mi * 64, n0, m, n);
+      } else {
+        store_tile_tma<BN, ROWS, MI, __nv_bfloat16>(&tc, base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2, acc,
+                                                    static_cast<int>(m0), static_cast<int>(n0), cw);
+      }
     }
+    if (EPI == 1 && tid % 128 == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
   }
+  (void)c;
   (void)scale;
 }

@@ -15,7 +15,7 @@ namespace {
 
 // wgmma_ws's configuration with these knobs, the rest at a preset's values.
 Config wgmma_config(const VariantSpec& v, int64_t promote) {
-  const std::map<std::string, int64_t> knobs{{"BM", 128}, {"BN", 128}, {"STAGES", 4}, {"PROMOTE", promote}, {"GROUP", 8}, {"SPARE", 0}};
+  const std::map<std::string, int64_t> knobs{{"BM", 128}, {"BN", 128}, {"STAGES", 4}, {"PROMOTE", promote}, {"EPI", 0}, {"GROUP", 8}, {"SPARE", 0}};
   Config c;
   for (const auto& k : v.knobs) c.values.push_back(knobs.at(k.name));
   return c;

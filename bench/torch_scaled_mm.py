@@ -76,7 +76,9 @@ def main():
             a = torch.randn(m, k, generator=gen, device="cuda").to(dt)
             b = torch.randn(n, k, generator=gen, device="cuda").to(dt)
             sa, sb = scales(m, n, k, mode, gen)
-            fn, how = (lambda x, y: torch._scaled_mm(x, y.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16),
+            # torch reads B's scales against y.t() (k x n): per block, the n x k blocks' transpose.
+            sb_mm = sb.t() if mode == 2 else sb
+            fn, how = (lambda x, y: torch._scaled_mm(x, y.t(), scale_a=sa, scale_b=sb_mm, out_dtype=torch.bfloat16),
                        "torch._scaled_mm")
             want = dequantized(a, sa, mode, 1) @ dequantized(b, sb.t() if mode == 1 else sb, mode, 128).t()
             try:

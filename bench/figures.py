@@ -6,6 +6,8 @@
     python3 bench/figures.py gemm --set S --date D --tune-command C --cublas-command C \\
                                   --best BEST.json --cublas CUBLAS.json
     python3 bench/figures.py tuned --set S --date D --command C --best BEST.json
+    python3 bench/figures.py fp8 --set S --date D --tune-command C --torch-command C \\
+                                 --best BEST.json --torch SCALED_MM.json
     python3 bench/figures.py merge FIGURES.json NEW.json... [--device DEVICE.json]
 
 library: per (problem, shape, dtype) the fastest variant's row of each `soltune tune` log's summary
@@ -13,7 +15,8 @@ library: per (problem, shape, dtype) the fastest variant's row of each `soltune 
 scores, configuration), and the medians of bench/torch_reference.py --json (eager, torch.compile,
 soltune's exported kernels, the copy; soltune paired with torch.compile). gemm: `soltune kb best
 --json` of a matmul knowledge base and bench/torch_matmul.py --json (cuBLAS). tuned: `soltune kb
-best --json` of any other problem. Each prints a JSON list of records; {problem} in a command is
+best --json` of any other problem. fp8: `soltune kb best --json` of a matmul_fp8 knowledge base and
+bench/torch_scaled_mm.py --json (torch._scaled_mm, or torch ops where it refuses a case). Each prints a JSON list of records; {problem} in a command is
 replaced by the record's problem.
 
 merge prints FIGURES.json with the new records in place of the old ones they measure again: a set
@@ -120,6 +123,19 @@ def tuned(a):
     return [tuned_record(a, r, a.command) for r in kb_best(a.best)]
 
 
+def fp8(a):
+    out = [tuned_record(a, r, a.tune_command) for r in kb_best(a.best)]
+    for r in json.load(open(a.torch)):
+        if "refused" in r:
+            continue
+        shape = ",".join(f"{k}={r['shape'][k]}" for k in ("m", "n", "k", "scale"))
+        rec = base(a, "scaled_mm", "matmul_fp8", shape, r["dtype"], a.torch_command)
+        rec.update(us=r["median_us"], q1_us=r["q1_us"], q3_us=r["q3_us"], how=r["how"],
+                   kernel=" + ".join(k for k in r["kernels"] if not k.startswith("Memset")))
+        out.append(rec)
+    return out
+
+
 def key(r):
     """What a record measures. cuBLAS's figures belong to their set: they stand beside its rows only."""
     variant = r.get("variant") if r["source"] == "tune" and r["problem"] == "matmul" else None
@@ -141,7 +157,7 @@ def merge(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
-    for name in ("library", "gemm", "tuned"):
+    for name in ("library", "gemm", "tuned", "fp8"):
         p = sub.add_parser(name)
         p.add_argument("--set", required=True, help="the measurement's name, one legend entry per table")
         p.add_argument("--date", required=True, help="when it was measured, e.g. '2026-12-04 21:30 UTC'")
@@ -157,12 +173,17 @@ def main():
     gem.add_argument("--cublas-command", required=True)
     tun.add_argument("--best", required=True)
     tun.add_argument("--command", required=True)
+    f8 = sub.choices["fp8"]
+    f8.add_argument("--best", required=True)
+    f8.add_argument("--torch", required=True)
+    f8.add_argument("--tune-command", required=True)
+    f8.add_argument("--torch-command", required=True)
     mer = sub.add_parser("merge")
     mer.add_argument("figures")
     mer.add_argument("new", nargs="+")
     mer.add_argument("--device", help="the card's JSON (name, arch, sms, driver, cuda, torch, triton)")
     a = ap.parse_args()
-    doc = {"library": library, "gemm": gemm, "tuned": tuned, "merge": merge}[a.what](a)
+    doc = {"library": library, "gemm": gemm, "tuned": tuned, "fp8": fp8, "merge": merge}[a.what](a)
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

@@ -16,7 +16,8 @@ MEMORY_BOUND = [("gelu", "GELU (tanh form)"), ("softmax", "Softmax"), ("layernor
                 ("rmsnorm", "RMSNorm"), ("l1norm", "L1 norm")]
 DTYPE_ORDER = {"f32": 0, "bf16": 1, "f16": 2}
 SOURCES = {"harness": "PyTorch's harness", "tune": "tuning runs, soltune's timing", "cublas": "cuBLAS",
-           "sweep": "the exported header's sweep", "baseline": "baselines"}
+           "sweep": "the exported header's sweep", "baseline": "baselines",
+           "scaled_mm": "PyTorch's harness (torch._scaled_mm)"}
 CONDITIONS = {"cold": "cold", "flushed": "L2 flushed only"}
 
 
@@ -236,6 +237,49 @@ def on_card(records):
     return t.render(columns, sort)
 
 
+SCALE_MODES = {0: "per tensor", 1: "per row", 2: "per block"}
+
+
+def fp8(records):
+    """matmul_fp8: soltune's best per shape beside T_ref (cuBLASLt in the same run) and
+    torch._scaled_mm in PyTorch's harness."""
+    t, shapes = Table(), []
+    for r in records:
+        if r["problem"] == "matmul_fp8" and r["source"] == "tune":
+            t.add((r["shape"], r["dtype"]), r)
+            shapes += [r["shape"]] if r["shape"] not in shapes else []
+    torch = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["source"] == "scaled_mm"}
+    for (s, shape, dtype), row in t.rows.items():
+        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
+        if (s, shape, dtype) in torch:
+            row["records"].append(torch[(s, shape, dtype)])
+            row["torch"] = torch[(s, shape, dtype)]
+    if not t.rows:
+        return []
+
+    def label(row):
+        d = dims(row["shape"])
+        return f"{d['m']}^3" if d["m"] == d["n"] == d["k"] else f"{d['m']}x{d['n']}x{d['k']}"
+
+    def tflops(row):
+        d = dims(row["shape"])
+        return num(2 * d["m"] * d["n"] * d["k"] / row["tune"]["us"] / 1e6, 0)
+
+    def torch_time(row):
+        r = row.get("torch")
+        return spread(r) + ("" if r is None or r["how"] == "torch._scaled_mm" else " (torch ops)")
+
+    tu = lambda row, f, d=3: num(row["tune"].get(f), d)  # noqa: E731
+    columns = [("shape", False, label), ("scales", False, lambda row: SCALE_MODES[dims(row["shape"])["scale"]]),
+               ("dtype", False, lambda row: row["dtype"]), ("soltune", True, lambda row: spread(row["tune"])),
+               ("T_ref (cuBLASLt)", True, lambda row: tu(row, "t_ref_us", 1)),
+               ("of T_ref", True, lambda row: pct(ratio(row["tune"].get("t_ref_us"), row["tune"]["us"]), 1)),
+               ("torch._scaled_mm", True, torch_time), ("TFLOP/s", True, tflops),
+               ("SOL", True, lambda row: tu(row, "sol")), ("SOL-EB", True, lambda row: tu(row, "sol_eb")),
+               ("configuration", False, lambda row: row["tune"].get("config") or "-")]
+    return t.render(columns, by_shape(shapes))
+
+
 def budgets(records):
     """Whole tuning runs under a time budget: the command's wall time against it, what the run reached."""
     rows = [r for r in records if r["set"] == "budget"]
@@ -355,6 +399,13 @@ def render(doc):
           "is T_ref over soltune's time, SOL 0.5 is cuBLAS's time. torch.matmul is PyTorch's harness on the",
           "same card minutes later. Each row names its card."],
          on_card(recs)),
+        ("FP8 GEMM (matmul_fp8)",
+         ["C = (sa A)(sb B)^T in e4m3 with bf16 out, at torch._scaled_mm's per-tensor and per-row scales and",
+          "DeepGEMM's per-block ones (1 x 128 of A, 128 x 128 of B) at its shapes. T_ref is cuBLASLt's FP8",
+          "matmul as torch._scaled_mm plans it, timed by soltune in the same run; of T_ref is its time over",
+          "soltune's. torch._scaled_mm is PyTorch's harness on the same card (torch ops where it refuses a",
+          "case). SOL counts against the 8-bit tensor ceiling."],
+         fp8(recs)),
         ("Time budgets",
          ["The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",
           "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end."],

@@ -112,11 +112,15 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
-      int prev = -1;  // a slice of the group whose wgmmas may still be running
-      for (int kt = 0; kt < kt_count; ++kt, ++it) {
-        const int s = it % STAGES;
-        // SCALE 2: the slice's scales of the thread's rows, and of the (at most two) column blocks of B
-        // the tile spans.
+      // Groups of PROMOTE slices (all of k with 0): the tensor cores add a group up in `part`, its
+      // first slice clearing it, and the group's sum is then promoted. Nothing reads `part` inside a
+      // group, so one slice's wgmmas overlap the wait for the next.
+      constexpr int kNone = 1 << 30;
+      const int group = PROMOTE == 0 ? kNone : PROMOTE;
+      for (int g0 = 0; g0 < kt_count; g0 += group) {
+        const int g1 = min(kt_count, g0 + min(group, kt_count));
+        // SCALE 2 (a group of one slice): the slice's scales of the thread's rows, and of the (at most
+        // two) column blocks of B the tile spans, loaded before the slice is waited for.
         float rs[MI][2], cs[2];
         if constexpr (SCALE == 2) {
 #pragma unroll
@@ -124,38 +128,32 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const long long row = acc_row(m0 + mi * 64) + 8 * h;
-              rs[mi][h] = row < m ? __ldg(sa + kt * m + row) : 0.0f;
+              rs[mi][h] = row < m ? __ldg(sa + g0 * m + row) : 0.0f;
             }
           const long long jb = n0 / 128;
-          cs[0] = __ldg(sb + jb * kb + kt);
-          cs[1] = jb + 1 < nb ? __ldg(sb + (jb + 1) * kb + kt) : 0.0f;
+          cs[0] = __ldg(sb + jb * kb + g0);
+          cs[1] = jb + 1 < nb ? __ldg(sb + (jb + 1) * kb + g0) : 0.0f;
         }
-        wait_parity(&full[s], static_cast<unsigned>((it / STAGES) & 1));
-        const unsigned sa_s = sbase + s * STAGE_BYTES + cw * ROWS * BK, sb_s = sbase + s * STAGE_BYTES + BM * BK;
-        // A group of PROMOTE slices (all of k with 0) adds into `part`, its first slice clearing it.
-        const bool first = PROMOTE == 0 ? kt == 0 : kt % PROMOTE == 0;
-        const bool last = kt == kt_count - 1 || (PROMOTE != 0 && kt % PROMOTE == PROMOTE - 1);
-        wgmma_fence();
+        int prev = -1;  // the slice whose wgmmas may still be running
+        for (int kt = g0; kt < g1; ++kt, ++it) {
+          const int s = it % STAGES;
+          wait_parity(&full[s], static_cast<unsigned>((it / STAGES) & 1));
+          const unsigned sa_s = sbase + s * STAGE_BYTES + cw * ROWS * BK, sb_s = sbase + s * STAGE_BYTES + BM * BK;
+          wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < BK / 32; ++ks)
+          for (int ks = 0; ks < BK / 32; ++ks)
 #pragma unroll
-          for (int mi = 0; mi < MI; ++mi)
-            mma_fp8<T, BN>(part[mi], smem_desc(sa_s + mi * 64 * BK + ks * 32, 16, 1024), smem_desc(sb_s + ks * 32, 16, 1024),
-                           ks > 0 || !first);
-        wgmma_commit();
-        if (!last) {
-          // Within a group the tensor cores run on: the slice before this one has been read.
+            for (int mi = 0; mi < MI; ++mi)
+              mma_fp8<T, BN>(part[mi], smem_desc(sa_s + mi * 64 * BK + ks * 32, 16, 1024),
+                             smem_desc(sb_s + ks * 32, 16, 1024), ks > 0 || kt > g0);
+          wgmma_commit();
+          // The slice before this one has been read: its stage goes back to the producer.
           wgmma_wait<1>();
           if (prev >= 0 && signals) cuda::ptx::mbarrier_arrive(&empty[prev]);
           prev = s;
-          continue;
         }
         wgmma_wait<0>();
-        if (signals) {  // the group's slices have been read
-          if (prev >= 0) cuda::ptx::mbarrier_arrive(&empty[prev]);
-          cuda::ptx::mbarrier_arrive(&empty[s]);
-        }
-        prev = -1;
+        if (signals) cuda::ptx::mbarrier_arrive(&empty[prev]);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll

@@ -276,7 +276,8 @@ def fp8(records):
                ("of T_ref", True, lambda row: pct(ratio(row["tune"].get("t_ref_us"), row["tune"]["us"]), 1)),
                ("torch._scaled_mm", True, torch_time), ("TFLOP/s", True, tflops),
                ("SOL", True, lambda row: tu(row, "sol")), ("SOL-EB", True, lambda row: tu(row, "sol_eb")),
-               ("configuration", False, lambda row: row["tune"].get("config") or "-")]
+               ("configuration", False, lambda row: row["tune"].get("config") or "-"),
+               ("card", False, lambda row: row["tune"].get("card", "-"))]
     return t.render(columns, by_shape(shapes))
 
 
@@ -404,7 +405,11 @@ def render(doc):
           "DeepGEMM's per-block ones (1 x 128 of A, 128 x 128 of B) at its shapes. T_ref is cuBLASLt's FP8",
           "matmul as torch._scaled_mm plans it, timed by soltune in the same run; of T_ref is its time over",
           "soltune's. torch._scaled_mm is PyTorch's harness on the same card (torch ops where it refuses a",
-          "case). SOL counts against the 8-bit tensor ceiling."],
+          "case). SOL counts against the 8-bit tensor ceiling. At 8192^3 the H100 ran under power: its SM clock",
+          "fell from 1980 to about 1450 MHz while soltune timed candidates and T_ref back to back (re-timed",
+          "interleaved: 851.1 against 853.7 us per tensor), and torch._scaled_mm, timed alone minutes later, ran",
+          "at a higher clock: compare soltune with T_ref. 4096x32768x512 has no row: every wgmma_ws candidate",
+          "there failed the check's band (1 to 20 elements of 5e8, docs/FINDINGS.md)."],
          fp8(recs)),
         ("Time budgets",
          ["The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",

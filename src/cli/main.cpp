@@ -11,6 +11,7 @@
 
 #include "cli/audit_command.hpp"
 #include "cli/landscape_command.hpp"
+#include "cli/report_command.hpp"
 #include "cli/tune_command.hpp"
 #include "codegen/compiler.hpp"
 #include "codegen/nvrtc_worker.hpp"
@@ -29,6 +30,8 @@ commands:
                   --kb PATH --problem NAME -o FILE [--format cuh|json] [--gpu NAME] [--templates DIR]
   audit           run the kernels export would ship once each under compute-sanitizer; record the verdicts
                   --kb PATH [--problem NAME] [--tools LIST] [--again] [--device I] [--templates DIR] [--no-wait]
+  report          a knowledge base as one self-contained HTML file: kernels, rooflines, each search's progress, failures
+                  --kb PATH -o FILE [--problem NAME] [--gpu NAME] [--templates DIR]
   devices         list CUDA devices with their limits and ceilings [--no-measure] [--no-wait]
   landscape CONFIG  measure every legal configuration of one task (exhaustive) -> a landscape file
                   -o FILE [--variant V] [--dtype D] [--shape KEY] [--resume | --force] [--count] [--no-wait]
@@ -75,6 +78,7 @@ int main(int argc, char** argv) {
     if (cmd == "tune") return soltune::cli::tune_command(args, line, argv[0]);
     if (cmd == "export") return soltune::cli::export_command(args);
     if (cmd == "audit") return soltune::cli::audit_command(args);
+    if (cmd == "report") return soltune::cli::report_command(args);
     if (cmd == "devices") return soltune::cli::devices_command(args);
     if (cmd == "landscape") return soltune::cli::landscape_command(args, line);
     if (cmd == "bench-search") return soltune::cli::bench_search_command(args);

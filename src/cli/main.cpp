@@ -25,7 +25,7 @@ const char* kUsage = R"(usage: soltune <command> [options]
 commands:
   tune CONFIG     tune the kernels a config names (configs/*.yaml) and record every result
                   [--backend auto|cuda|model|replay] [--landscape FILE...] [--evals N] [--seconds S] [--seed N] [--kb PATH]
-                  [--strategy NAME] [--device I] [--timeout-cap S] [--resume] [--no-wait] [--quiet]
+                  [--strategy NAME] [--device I] [--timeout-cap S] [--resume] [--no-wait] [--quiet] [--report FILE]
   export          write the tuned kernels of a problem as a self-contained CUDA header (or JSON)
                   --kb PATH --problem NAME -o FILE [--format cuh|json] [--gpu NAME] [--templates DIR]
   audit           run the kernels export would ship once each under compute-sanitizer; record the verdicts

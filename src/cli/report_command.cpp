@@ -26,6 +26,16 @@ std::string utc_now() {
 
 }  // namespace
 
+void write_report(const std::filesystem::path& kb_path, const report::ReportOptions& o, const std::string& out) {
+  const auto kb = KnowledgeBase::open_read_only(kb_path);
+  const auto data = report::collect(kb, kb_path, o);
+  const auto html = report::render_html(data, utc_now());
+  write_output_file(out, html);
+  std::fprintf(report_stream(out), "report: %zu task(s) on %zu GPU(s)%s -> %s (%.1f MB)\n", data.tasks.size(),
+               data.gpus.size(), data.any_predicted ? ", predicted times marked" : "", out.c_str(),
+               static_cast<double>(html.size()) / 1e6);
+}
+
 int report_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune report options");
   std::string kb_path, problem, gpu, out, templates;
@@ -39,16 +49,11 @@ int report_command(const std::vector<std::string>& args) {
   if (kb_path.empty() || out.empty() || !parsed->positional.empty())
     throw UsageError("report needs --kb and -o\n" + to_string(desc));
   if (!std::filesystem::exists(kb_path)) throw Error("knowledge base '" + kb_path + "' does not exist");
-  const auto kb = KnowledgeBase::open_read_only(kb_path);
   report::ReportOptions o;
   o.problem = problem;
   o.gpu = gpu;
   o.templates = templates.empty() ? default_templates() : std::filesystem::path(templates);
-  const auto data = report::collect(kb, kb_path, o);
-  const auto html = report::render_html(data, utc_now());
-  write_output_file(out, html);
-  std::fprintf(report_stream(out), "report: %zu task(s) on %zu GPU(s)%s -> %s (%.1f MB)\n", data.tasks.size(),
-               data.gpus.size(), data.any_predicted ? ", predicted times marked" : "", out.c_str(), static_cast<double>(html.size()) / 1e6);
+  write_report(kb_path, o, out);
   return 0;
 }
 

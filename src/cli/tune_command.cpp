@@ -19,6 +19,7 @@
 #include "cli/backends.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
+#include "cli/report_command.hpp"
 #include "core/error.hpp"
 #include "core/task.hpp"
 #include "eval/cost_estimate.hpp"
@@ -109,7 +110,7 @@ void print_estimate(const RunConfig& cfg, const DeviceInfo& device) {
 int tune_command(const std::vector<std::string>& args, const std::string& command_line, const std::string& program) {
   const auto began = std::chrono::steady_clock::now();  // a time budget counts from here
   po::options_description desc("soltune tune CONFIG options");
-  std::string backend, kb_override, strategy;
+  std::string backend, kb_override, strategy, report_path;
   std::vector<std::string> landscape_files;
   int64_t evals = -1;
   double seconds = -1;
@@ -128,7 +129,8 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
       "timeout-cap", po::value(&timeout_cap)->default_value(60), "most seconds one candidate may take on the GPU")(
       "resume", "continue the last unfinished run of this config (same seed and budget)")(
       "no-wait", "fail at once when another run holds the GPU, instead of waiting for it")(
-      "quiet,q", "print the summary only")(
+      "quiet,q", "print the summary only")("report", po::value(&report_path),
+                                             "write the run's knowledge base as an HTML report here at the end (soltune report)")(
       "check", "load and check the config and its templates, list the tasks, and tune nothing");
   const auto parsed = parse_command(desc, args, "tune", "CONFIG [options]");
   if (!parsed) return 0;
@@ -226,6 +228,14 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     std::printf("resume: %d of %zu recorded task checkpoint(s) matched the replayed search exactly\n",
                 out.checkpoints_matched, out.checkpoints_recorded);
   progress.summary(out.reports);
+  if (!report_path.empty() && out.end != TuneOutcome::End::interrupted) {
+    // What the run found and what failed, this problem on this GPU, whatever the run's outcome.
+    report::ReportOptions o;
+    o.problem = cfg.problem;
+    o.gpu = ev->device().name;
+    o.templates = cfg.templates_dir;
+    write_report(run.kb_path(), o, report_path);
+  }
   if (out.end == TuneOutcome::End::interrupted) {
     const int sig = signal_seen.load();
     if (sig != SIGINT) std::fprintf(stderr, "soltune: %s\n", strsignal(sig));

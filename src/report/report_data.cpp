@@ -59,6 +59,7 @@ void add(TaskView& t, const ResultRecord& r) {
   e.index = ++t.evaluations;
   e.status = r.status;
   e.proposer = r.proposer;
+  e.config = r.config_key;
   const bool ok = r.status == "ok";
   e.time_us = ok ? r.time_us : kNaN;
   e.sol = ok ? r.sol_score : kNaN;

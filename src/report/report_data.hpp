@@ -19,6 +19,7 @@ struct Evaluation {
   int index = 0;            // 1-based, over the task's whole history in the knowledge base
   std::string status;       // status_name
   std::string proposer;     // what proposed it ("" in files older than the proposer column)
+  std::string config;       // the canonical configuration key, "BLOCK=256,VEC=4"
   double time_us = 0;       // NaN unless ok
   double sol = 0;           // SOL score, NaN unless ok
 };

@@ -27,7 +27,8 @@ json task_json(const TaskView& t) {
          {"flops", num(t.flops)}, {"bytes", num(t.bytes)}, {"audited", t.audited_clean}};
   json pts = json::array();
   for (const auto& p : t.points)
-    pts.push_back({{"i", p.index}, {"s", p.status}, {"p", p.proposer}, {"t", num(p.time_us)}, {"sol", num(p.sol)}});
+    pts.push_back({{"i", p.index}, {"s", p.status}, {"p", p.proposer}, {"c", p.config}, {"t", num(p.time_us)},
+                   {"sol", num(p.sol)}});
   j["points"] = std::move(pts);
   json best = json::array();
   for (const auto& [i, s] : t.best_sol) best.push_back({i, num(s)});
@@ -117,6 +118,37 @@ for (const [g, gpu] of D.gpus.entries()) {
                y: {type: 'logarithmic', title: {display: true, text: 'FLOP/s'}}}}}));
 }
 
+// Time and SOL against size, for each problem and dtype measured at several shapes on a GPU: one
+// line per variant (its best at each shape). Size is the task's FLOPs, or its bytes where the
+// problem counts no FLOPs.
+const groups = {};
+for (const t of D.tasks) if (t.best && (t.flops > 0 || t.bytes > 0))
+  (groups[t.gpu + ' ' + t.problem + ' ' + t.dtype] ||= []).push(t);
+for (const [name, ts] of Object.entries(groups)) {
+  if (new Set(ts.map(t => t.shape)).size < 2) continue;
+  const byFlops = ts.every(t => t.flops > 0);
+  const variants = [...new Set(ts.map(t => t.variant))];
+  for (const [what, y, log] of [['time us', t => t.best.time_us, true], ['SOL', t => t.best.sol, false]]) {
+    const div = document.createElement('div'); div.className = 'chart';
+    const canvas = document.createElement('canvas'); div.appendChild(canvas);
+    document.getElementById('sizes').appendChild(div);
+    charts.push(new Chart(canvas, {type: 'scatter', data: {datasets: variants.map((v, k) => ({label: v, showLine: true,
+      borderColor: COLORS[k % COLORS.length], backgroundColor: COLORS[k % COLORS.length],
+      data: ts.filter(t => t.variant === v).map(t => ({x: byFlops ? t.flops : t.bytes, y: y(t), shape: t.shape}))
+        .filter(p => p.y !== null).sort((a, b) => a.x - b.x)}))},
+      options: {animation: false, plugins: {title: {display: true, text: name + ': ' + what},
+        tooltip: {callbacks: {label: ctx => ctx.dataset.label + ' ' + ctx.raw.shape + ': ' + fmt(ctx.raw.y, 3)}}},
+        scales: {x: {type: 'logarithmic', title: {display: true, text: byFlops ? 'FLOPs' : 'bytes'}},
+                 y: {type: log ? 'logarithmic' : 'linear', title: {display: true, text: what}}}}}));
+  }
+}
+if (!document.getElementById('sizes').children.length)
+  document.getElementById('sizes').innerHTML = '<p>No problem and dtype was measured at two shapes or more.</p>';
+
+// The knobs of a configuration key, "BM=128,BN=64" -> {BM: 128, BN: 64}.
+const knobs = key => Object.fromEntries((key || '').split(',').filter(p => p.includes('=')).map(p => {
+  const [k, v] = p.split('='); return [k, Number(v)]; }));
+
 // Each task: its search's progress (SOL of every evaluation by what proposed it, failures at the
 // bottom, the best so far as a line) and what went wrong.
 for (const [i, t] of D.tasks.entries()) {
@@ -143,6 +175,23 @@ for (const [i, t] of D.tasks.entries()) {
     options: {animation: false, plugins: {tooltip: {callbacks: {label: ctx => ctx.raw.s ? 'evaluation ' + ctx.raw.x + ': ' + ctx.raw.s
       : ctx.dataset.label + ', evaluation ' + ctx.raw.x + ': SOL ' + fmt(ctx.raw.y, 3)}}},
       scales: {x: {title: {display: true, text: 'evaluation'}}, y: {title: {display: true, text: 'SOL score'}}}}}));
+  // The landscape seen so far: each measured configuration's time against the knob chosen.
+  const ok = t.points.filter(q => q.t !== null && q.c);
+  const names = ok.length ? Object.keys(knobs(ok[0].c)) : [];
+  if (!names.length) continue;
+  const pick = document.createElement('select');
+  pick.innerHTML = names.map(n => `<option>${esc(n)}</option>`).join('');
+  const label = document.createElement('p'); label.append('Time against the knob ', pick, ' (each measured configuration):');
+  const div = document.createElement('div'); div.className = 'chart';
+  const canvas = document.createElement('canvas'); div.appendChild(canvas);
+  sec.append(label, div);
+  const landscape = knob => ok.map(q => ({x: knobs(q.c)[knob], y: q.t, c: q.c}));
+  const chart = new Chart(canvas, {type: 'scatter', data: {datasets: [{label: 'time us', backgroundColor: COLORS[3],
+    data: landscape(names[0])}]}, options: {animation: false, plugins: {legend: {display: false},
+      tooltip: {callbacks: {label: ctx => ctx.raw.c + ': ' + fmt(ctx.raw.y, 2) + ' us'}}},
+      scales: {x: {title: {display: true, text: 'knob value'}}, y: {type: 'logarithmic', title: {display: true, text: 'time us'}}}}});
+  pick.onchange = () => { chart.data.datasets[0].data = landscape(pick.value); chart.update(); };
+  charts.push(chart);
 }
 // Once drawn: how many charts put marks on their canvas (a test and a reader can see it on <body>).
 requestAnimationFrame(() => {
@@ -219,7 +268,9 @@ std::string render_html(const ReportData& d, const std::string& generated_at) {
   h += "<h2>Kernels</h2>\n<p>The best of each task (click a heading to sort, a shape for its search).</p>\n"
        "<table id=\"kernels\"></table>\n<h2>Rooflines</h2>\n<p>Each task's best kernel, its baseline (T_ref) and its "
        "speed of light (T_SOL) at the task's FLOPs per byte, under the GPU's ceilings (measured where measured; the "
-       "datasheet's dashed).</p>\n<div id=\"rooflines\"></div>\n<h2>Tasks</h2>\n<div id=\"tasks\"></div>\n";
+       "datasheet's dashed).</p>\n<div id=\"rooflines\"></div>\n<h2>Sizes</h2>\n<p>Each variant's best time and SOL "
+       "against the task's size, where a problem and dtype were measured at several shapes.</p>\n<div id=\"sizes\"></div>\n"
+       "<h2>Tasks</h2>\n<div id=\"tasks\"></div>\n";
   h += "<script type=\"application/json\" id=\"data\">" + data + "</script>\n<script>" + chart_js() + "</script>\n<script>";
   h += kPageScript;
   h += "</script>\n</body></html>\n";

@@ -38,6 +38,14 @@ TEST_F(ReportCli, AModelRunsReportSaysItsTimesArePredictions) {
   EXPECT_EQ(gelu.find("\"problem\":\"matmul\""), std::string::npos);
 }
 
+TEST_F(ReportCli, TuneWritesItsRunsReportAtTheEnd) {
+  const auto r = soltune("tune " + q(kSource / "configs" / "gelu.yaml") + " --backend model --evals 8 --kb " + q(kb_) +
+                         " -q --report run.html");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.out.find("report: 4 task(s) on 1 GPU(s), predicted times marked -> run.html"), std::string::npos) << r;
+  EXPECT_NE(read(tmp_ / "run.html").find("\"problem\":\"gelu\""), std::string::npos);
+}
+
 TEST_F(ReportCli, InABrowserEveryChartDrawsAndNoScriptFails) {
   std::string browser;
   for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})

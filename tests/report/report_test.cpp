@@ -108,6 +108,7 @@ TEST_F(Report, ThePageCarriesItsDataChartJsAndItsScriptWhateverALogHolds) {
   EXPECT_EQ(json["tasks"].size(), 2u);
   EXPECT_EQ(json["tasks"][1]["best"]["config"], "B=3");
   EXPECT_TRUE(json["tasks"][1]["points"][1]["sol"].is_null());
+  EXPECT_EQ(json["tasks"][1]["points"][2]["c"], "B=3") << "the landscape's configuration";
   const auto html = report::render_html(d, "2026-12-06 12:00 UTC");
   // Four scripts (the error catcher, the data, Chart.js, the page's), each closed once: a log's
   // "</script>" stays text.

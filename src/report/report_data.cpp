@@ -64,9 +64,15 @@ void add(TaskView& t, const ResultRecord& r) {
   e.time_us = ok ? r.time_us : kNaN;
   e.sol = ok ? r.sol_score : kNaN;
   ++t.by_status[r.status];
-  ++t.by_proposer[r.proposer.empty() ? "unrecorded" : r.proposer];
+  const std::string proposer = r.proposer.empty() ? "unrecorded" : r.proposer;
+  ++t.by_proposer[proposer];
+  if (std::isfinite(r.compile_ms)) t.compile_ms += r.compile_ms;
+  t.cache_hits += r.cache_hit ? 1 : 0;
   if (!ok && !t.example_log.count(r.status)) t.example_log[r.status] = r.log.empty() ? r.accuracy : r.log;
-  if (ok && (t.best_sol.empty() || r.sol_score > t.best_sol.back().second)) t.best_sol.emplace_back(e.index, r.sol_score);
+  if (ok && (t.best_sol.empty() || r.sol_score > t.best_sol.back().second)) {
+    t.best_sol.emplace_back(e.index, r.sol_score);
+    ++t.wins[proposer];
+  }
   if (ok && (!t.best || r.time_us < t.best->time_us)) t.best = r;
   t.points.push_back(std::move(e));
 }

@@ -30,7 +30,10 @@ struct TaskView {
   int evaluations = 0;
   std::map<std::string, int> by_status;              // status -> evaluations
   std::map<std::string, std::string> example_log;    // a failed status -> the log of its first case
-  std::map<std::string, int> by_proposer;            // proposer -> evaluations
+  std::map<std::string, int> by_proposer;            // proposer -> evaluations (the bandit's pulls)
+  std::map<std::string, int> wins;                   // proposer -> improvements of the best SOL it made
+  double compile_ms = 0;                             // compiling the task's candidates, in all
+  int cache_hits = 0;                                // of them answered by the compile cache
   std::vector<Evaluation> points;                    // thinned to ReportOptions::max_points, improvements kept
   std::vector<std::pair<int, double>> best_sol;      // (evaluation, best SOL so far) at each improvement
   std::optional<ResultRecord> best;                  // the fastest ok result

@@ -23,7 +23,8 @@ json ceilings_json(const Ceilings& c) {
 json task_json(const TaskView& t) {
   json j{{"gpu", t.gpu}, {"problem", t.problem}, {"variant", t.variant}, {"dtype", t.dtype}, {"shape", t.shape},
          {"id", t.id()}, {"evaluations", t.evaluations}, {"by_status", t.by_status}, {"example_log", t.example_log},
-         {"by_proposer", t.by_proposer}, {"t_ref_us", num(t.t_ref_us)}, {"t_sol_us", num(t.t_sol_us)},
+         {"by_proposer", t.by_proposer}, {"wins", t.wins}, {"compile_ms", num(t.compile_ms)},
+         {"cache_hits", t.cache_hits}, {"t_ref_us", num(t.t_ref_us)}, {"t_sol_us", num(t.t_sol_us)},
          {"flops", num(t.flops)}, {"bytes", num(t.bytes)}, {"audited", t.audited_clean}};
   json pts = json::array();
   for (const auto& p : t.points)
@@ -154,7 +155,9 @@ const knobs = key => Object.fromEntries((key || '').split(',').filter(p => p.inc
 for (const [i, t] of D.tasks.entries()) {
   const sec = document.createElement('section'); sec.id = 'task-' + i;
   let h = `<h3>${esc(t.id)} <small>${esc(t.gpu)}</small>${pred}</h3>`;
-  h += `<p>${t.evaluations} evaluations; proposed by ` + Object.entries(t.by_proposer).map(([p, n]) => `${esc(p)} ${n}`).join(', ') + '.</p>';
+  h += `<p>${t.evaluations} evaluations; proposed by ` + Object.entries(t.by_proposer).map(([p, n]) =>
+    `${esc(p)} ${n}` + (t.wins[p] ? ` (${t.wins[p]} raised the best)` : '')).join(', ') +
+    `; compiling took ${fmt(t.compile_ms / 1e3, 1)} s, ${t.cache_hits} answered by the compile cache.</p>`;
   h += '<div class="chart"><canvas id="progress-' + i + '"></canvas></div>';
   const bad = Object.entries(t.by_status).filter(([s]) => s !== 'ok');
   h += bad.length ? '<table class="small"><tr><th>status</th><th>evaluations</th><th>an example</th></tr>' +

@@ -82,6 +82,8 @@ TEST_F(Report, ATasksSearchItsFailuresAndItsBest) {
   EXPECT_EQ(t.by_status.at("compile_error"), 1);
   EXPECT_NE(t.example_log.at("wrong_answer").find("round 2"), std::string::npos);
   EXPECT_EQ(t.by_proposer.at("random"), 3);
+  EXPECT_EQ(t.wins.at("random"), 1);     // evaluation 1
+  EXPECT_EQ(t.wins.at("evolution"), 1);  // evaluation 3
   ASSERT_TRUE(t.best);
   EXPECT_DOUBLE_EQ(t.best->time_us, 9);
   EXPECT_EQ(t.best->config_key, "B=3");
@@ -161,6 +163,32 @@ TEST_F(Report, NothingToReportIsAnErrorThatSaysWhat) {
       EXPECT_NE(std::string(e.what()).find(real_.name), std::string::npos) << "names the GPUs it has: " << e.what();
     }
   }
+}
+
+// 10,000 results stay a page to mail: under 5 MB, thinned per task, no task dropped.
+TEST_F(Report, TenThousandResultsMakeAPageUnderFiveMegabytes) {
+  const auto path = dir_ / "kb.sqlite";
+  {
+    auto store = KnowledgeBase::open(path);
+    const int64_t run = store.begin_run(run_info("cuda"), store.gpu_id(real_, TimeKind::measured));
+    for (int i = 0; i < 10000; ++i) {
+      const double us = 10 + (i * 7919 % 1000) / 10.0;
+      const Status st = i % 10 == 3 ? Status::wrong_answer : Status::ok;
+      store.record(run, task("vectorized", DType::f32, int64_t{1024} << (i % 20)), "h",
+                   result("BLOCK=" + std::to_string(64 + i % 960) + ",VEC=" + std::to_string(1 << (i % 3)) + ",UNROLL=" +
+                              std::to_string(i % 7), us, st, i % 2 ? "explorer.mutate" : "tuner.climb",
+                          st == Status::ok ? "" : "round 1 (normal inputs): FAIL: 1048576 checked, 12 mismatches"),
+                   st == Status::ok ? sol(us) : SolScore{});
+    }
+  }
+  const auto kb = KnowledgeBase::open_read_only(path);
+  const auto d = report::collect(kb, path, options());
+  ASSERT_EQ(d.tasks.size(), 20u);
+  for (const auto& t : d.tasks) {
+    EXPECT_EQ(t.evaluations, 500);
+    EXPECT_LE(t.points.size(), 400u);
+  }
+  EXPECT_LT(report::render_html(d, "now").size(), 5u << 20);
 }
 
 TEST(ReportThin, KeepsWhatMustStayAndSamplesTheRestEvenly) {

@@ -16,7 +16,8 @@ using nlohmann::json;
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json ceilings_json(const Ceilings& c) {
-  return {{"mem_bw", num(c.sol_bw())}, {"fp32", num(c.fp32)}, {"tensor_16", num(c.tensor_16)},
+  return {{"mem_bw", num(c.sol_bw())}, {"copy_bw", num(c.mem_bw)}, {"read_bw", num(c.read_bw)},
+          {"fp32", num(c.fp32)}, {"tensor_16", num(c.tensor_16)},
           {"tensor_8", num(c.tensor_8)}, {"source", c.source}};
 }
 
@@ -49,6 +50,8 @@ constexpr const char* kPageScript = R"js(
 const D = JSON.parse(document.getElementById('data').textContent);
 const fmt = (v, d = 1) => (v === null || v === undefined) ? '-' : Number(v).toFixed(d);
 const esc = s => String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
+// A log axis's label at powers of ten only.
+const decade = v => { const e = Math.log10(v); return Math.abs(e - Math.round(e)) < 1e-9 ? String(+v) : ''; };
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22'];
 const pred = D.any_predicted ? ' <span class="pred">(predicted times)</span>' : '';
 for (const h of document.querySelectorAll('h2')) h.innerHTML += pred;
@@ -98,7 +101,7 @@ for (const [g, gpu] of D.gpus.entries()) {
   const div = document.createElement('div'); div.className = 'chart';
   const canvas = document.createElement('canvas'); canvas.id = 'roofline-' + g; div.appendChild(canvas);
   document.getElementById('rooflines').appendChild(div);
-  const pt = (t, us) => ({x: t.flops / t.bytes, y: t.flops / us * 1e6, task: t.id});
+  const pt = (t, us, what) => ({x: t.flops / t.bytes, y: t.flops / us * 1e6, task: t.id + ' ' + what});
   const xs = tasks.map(t => t.flops / t.bytes), lo = Math.min(0.01, ...xs) / 2, hi = Math.max(1000, ...xs) * 2;
   const roofs = [];
   const c = gpu.ceilings;
@@ -107,15 +110,21 @@ for (const [g, gpu] of D.gpus.entries()) {
     if (rate > 0 && c.mem_bw > 0) roofs.push({label: name + ' roof', type: 'line', borderDash: dash ? [6, 4] : [],
       pointRadius: 0, borderWidth: 1, borderColor: '#888', data: [{x: lo, y: Math.min(rate, c.mem_bw * lo)},
       {x: rate / c.mem_bw, y: rate}, {x: hi, y: rate}]});
+  // The bandwidths apart: the copy's (read and write) and the read's, where measured, up to the
+  // highest compute roof.
+  const top = Math.max(c.fp32 || 0, c.tensor_16 || 0, c.tensor_8 || 0, gpu.datasheet.tensor_16 || 0);
+  for (const [name, bw] of [['copy bandwidth', c.copy_bw], ['read bandwidth', c.read_bw]])
+    if (bw > 0 && top > 0) roofs.push({label: name, type: 'line', pointRadius: 0, borderWidth: 1, borderColor: '#bbb',
+      borderDash: [2, 3], data: [{x: lo, y: bw * lo}, {x: top / bw, y: top}]});
   const ok = tasks.filter(t => t.best);
   charts.push(new Chart(canvas, {type: 'scatter', data: {datasets: [
-    {label: 'best kernel', data: ok.map(t => pt(t, t.best.time_us)), backgroundColor: COLORS[0]},
-    {label: 'baseline (T_ref)', data: ok.filter(t => t.t_ref_us).map(t => pt(t, t.t_ref_us)), backgroundColor: COLORS[1]},
-    {label: 'T_SOL', data: ok.filter(t => t.t_sol_us).map(t => pt(t, t.t_sol_us)), backgroundColor: COLORS[2], pointStyle: 'triangle'},
+    {label: 'best kernel', data: ok.map(t => pt(t, t.best.time_us, t.best.config)), backgroundColor: COLORS[0]},
+    {label: 'baseline (T_ref)', data: ok.filter(t => t.t_ref_us).map(t => pt(t, t.t_ref_us, 'T_ref')), backgroundColor: COLORS[1]},
+    {label: 'T_SOL', data: ok.filter(t => t.t_sol_us).map(t => pt(t, t.t_sol_us, 'T_SOL')), backgroundColor: COLORS[2], pointStyle: 'triangle'},
     ...roofs]},
     options: {animation: false, plugins: {title: {display: true, text: gpu.name + (gpu.predicted ? ' (model: predicted times)' : '')},
       tooltip: {callbacks: {label: ctx => (ctx.raw.task || ctx.dataset.label) + ': ' + fmt(ctx.raw.y / 1e12, 2) + ' TFLOP/s'}}},
-      scales: {x: {type: 'logarithmic', title: {display: true, text: 'FLOP per byte'}},
+      scales: {x: {type: 'logarithmic', title: {display: true, text: 'FLOP per byte'}, ticks: {callback: decade}},
                y: {type: 'logarithmic', title: {display: true, text: 'FLOP/s'}}}}}));
 }
 

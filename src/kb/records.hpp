@@ -67,6 +67,8 @@ struct ResultRecord {
   int occupancy_blocks = 0;
   std::string log, created_at;  // created_at: ISO-8601 UTC
   std::string proposer;         // seed, random, evolution, enumeration ("" before schema v4)
+  double wall_ms = 0;           // the evaluation's time on the GPU side: checks, timing, transfers
+  GpuPhases phases;             // its share by phase (zeros for predictions, and before schema v13)
 };
 
 }  // namespace soltune

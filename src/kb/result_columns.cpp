@@ -57,7 +57,9 @@ constexpr std::tuple kCarried{std::pair{&R::res, &EvalResult::res},
                               std::pair{&R::cache_hit, &EvalResult::cache_hit},
                               std::pair{&R::occupancy_blocks, &EvalResult::occupancy_blocks},
                               std::pair{&R::log, &EvalResult::log},
-                              std::pair{&R::proposer, &EvalResult::proposer}};
+                              std::pair{&R::proposer, &EvalResult::proposer},
+                              std::pair{&R::wall_ms, &EvalResult::wall_ms},
+                              std::pair{&R::phases, &EvalResult::phases}};
 
 }  // namespace
 
@@ -90,7 +92,11 @@ const std::vector<ResultColumn>& result_columns() {
       col<&R::acc, &Accuracy::rel_l2>("acc_rel_l2"), col<&R::acc, &Accuracy::rounds>("acc_rounds"),
       col<&R::acc, &Accuracy::pass>("acc_pass"), col<&R::accuracy>("accuracy"), col<&R::compile_ms>("compile_ms"),
       col<&R::cache_hit>("cache_hit"), col<&R::occupancy_blocks>("occupancy_blocks"), col<&R::log>("log"),
-      col<&R::proposer>("proposer"),
+      col<&R::proposer>("proposer"), col<&R::wall_ms>("wall_ms"),
+      col<&R::phases, &GpuPhases::load>("phase_load"), col<&R::phases, &GpuPhases::rounds>("phase_rounds"),
+      col<&R::phases, &GpuPhases::reference>("phase_reference"), col<&R::phases, &GpuPhases::warmup>("phase_warmup"),
+      col<&R::phases, &GpuPhases::batches>("phase_batches"), col<&R::phases, &GpuPhases::checks>("phase_checks"),
+      col<&R::phases, &GpuPhases::after>("phase_after"), col<&R::phases, &GpuPhases::kernels>("phase_kernels"),
   };
   return c;
 }

@@ -204,6 +204,16 @@ const std::vector<std::string>& migrations() {
       "ALTER TABLE results ADD COLUMN acc_workspace_dirty INTEGER NOT NULL DEFAULT 0;\n"
       "ALTER TABLE results ADD COLUMN acc_inputs_written INTEGER NOT NULL DEFAULT 0;\n"
       "ALTER TABLE results ADD COLUMN acc_written_input TEXT NOT NULL DEFAULT '';\n",
+      // v13: where an evaluation's GPU-side time went (core/measure.hpp's GpuPhases), for the report.
+      "ALTER TABLE results ADD COLUMN wall_ms REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_load REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_rounds REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_reference REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_warmup REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_batches REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_checks REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_after REAL DEFAULT 0;\n"
+      "ALTER TABLE results ADD COLUMN phase_kernels REAL DEFAULT 0;\n",
   };
   return steps;
 }

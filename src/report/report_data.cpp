@@ -68,6 +68,9 @@ void add(TaskView& t, const ResultRecord& r) {
   ++t.by_proposer[proposer];
   if (std::isfinite(r.compile_ms)) t.compile_ms += r.compile_ms;
   t.cache_hits += r.cache_hit ? 1 : 0;
+  if (std::isfinite(r.wall_ms)) t.gpu_ms += r.wall_ms;
+  for (const auto& [name, m] : kGpuPhaseFields)
+    if (std::isfinite(r.phases.*m)) t.phases.*m += r.phases.*m;
   if (!ok && !t.example_log.count(r.status)) t.example_log[r.status] = r.log.empty() ? r.accuracy : r.log;
   if (ok && (t.best_sol.empty() || r.sol_score > t.best_sol.back().second)) {
     t.best_sol.emplace_back(e.index, r.sol_score);

@@ -34,6 +34,8 @@ struct TaskView {
   std::map<std::string, int> wins;                   // proposer -> improvements of the best SOL it made
   double compile_ms = 0;                             // compiling the task's candidates, in all
   int cache_hits = 0;                                // of them answered by the compile cache
+  double gpu_ms = 0;                                 // the evaluations' time on the GPU side, in all
+  GpuPhases phases;                                  // its share by phase
   std::vector<Evaluation> points;                    // thinned to ReportOptions::max_points, improvements kept
   std::vector<std::pair<int, double>> best_sol;      // (evaluation, best SOL so far) at each improvement
   std::optional<ResultRecord> best;                  // the fastest ok result

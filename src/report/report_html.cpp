@@ -25,13 +25,16 @@ json task_json(const TaskView& t) {
   json j{{"gpu", t.gpu}, {"problem", t.problem}, {"variant", t.variant}, {"dtype", t.dtype}, {"shape", t.shape},
          {"id", t.id()}, {"evaluations", t.evaluations}, {"by_status", t.by_status}, {"example_log", t.example_log},
          {"by_proposer", t.by_proposer}, {"wins", t.wins}, {"compile_ms", num(t.compile_ms)},
-         {"cache_hits", t.cache_hits}, {"t_ref_us", num(t.t_ref_us)}, {"t_sol_us", num(t.t_sol_us)},
+         {"cache_hits", t.cache_hits}, {"gpu_ms", num(t.gpu_ms)}, {"t_ref_us", num(t.t_ref_us)}, {"t_sol_us", num(t.t_sol_us)},
          {"flops", num(t.flops)}, {"bytes", num(t.bytes)}, {"audited", t.audited_clean}};
   json pts = json::array();
   for (const auto& p : t.points)
     pts.push_back({{"i", p.index}, {"s", p.status}, {"p", p.proposer}, {"c", p.config}, {"t", num(p.time_us)},
                    {"sol", num(p.sol)}});
   j["points"] = std::move(pts);
+  json phases = json::array();  // [name, ms] in core/measure.hpp's order
+  for (const auto& [name, m] : kGpuPhaseFields) phases.push_back({name, num(t.phases.*m)});
+  j["phases"] = std::move(phases);
   json best = json::array();
   for (const auto& [i, s] : t.best_sol) best.push_back({i, num(s)});
   j["best_sol"] = std::move(best);
@@ -166,7 +169,9 @@ for (const [i, t] of D.tasks.entries()) {
   let h = `<h3>${esc(t.id)} <small>${esc(t.gpu)}</small>${pred}</h3>`;
   h += `<p>${t.evaluations} evaluations; proposed by ` + Object.entries(t.by_proposer).map(([p, n]) =>
     `${esc(p)} ${n}` + (t.wins[p] ? ` (${t.wins[p]} raised the best)` : '')).join(', ') +
-    `; compiling took ${fmt(t.compile_ms / 1e3, 1)} s, ${t.cache_hits} answered by the compile cache.</p>`;
+    `; compiling took ${fmt(t.compile_ms / 1e3, 1)} s, ${t.cache_hits} answered by the compile cache` +
+    (t.gpu_ms > 0 ? `; on the GPU ${fmt(t.gpu_ms / 1e3, 1)} s: ` + t.phases.filter(([, v]) => v > 0)
+      .map(([k, v]) => `${esc(k)} ${fmt(v / 1e3, 2)} s`).join(', ') : '') + '.</p>';
   h += '<div class="chart"><canvas id="progress-' + i + '"></canvas></div>';
   const bad = Object.entries(t.by_status).filter(([s]) => s !== 'ok');
   h += bad.length ? '<table class="small"><tr><th>status</th><th>evaluations</th><th>an example</th></tr>' +

@@ -90,7 +90,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "12");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "13");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -104,7 +104,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "13");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -314,7 +314,11 @@ const std::string kSinceSchema5 =
     "ALTER TABLE runs DROP COLUMN notes; DROP TABLE audits; ALTER TABLE baselines DROP COLUMN ref_source; ALTER TABLE runs DROP COLUMN settings; "
     "ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN host; "
     "ALTER TABLE results DROP COLUMN acc_workspace_dirty; ALTER TABLE results DROP COLUMN acc_inputs_written; "
-    "ALTER TABLE results DROP COLUMN acc_written_input; ";
+    "ALTER TABLE results DROP COLUMN acc_written_input; ALTER TABLE results DROP COLUMN wall_ms; "
+    "ALTER TABLE results DROP COLUMN phase_load; ALTER TABLE results DROP COLUMN phase_rounds; "
+    "ALTER TABLE results DROP COLUMN phase_reference; ALTER TABLE results DROP COLUMN phase_warmup; "
+    "ALTER TABLE results DROP COLUMN phase_batches; ALTER TABLE results DROP COLUMN phase_checks; "
+    "ALTER TABLE results DROP COLUMN phase_after; ALTER TABLE results DROP COLUMN phase_kernels; ";
 
 TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   int64_t run = 0;
@@ -329,7 +333,7 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;" +
                        kSinceSchema5 + "PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "13");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -359,7 +363,7 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
   }
   raw_exec(file(), kSinceSchema5 + "PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "12");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "13");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");

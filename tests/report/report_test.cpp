@@ -26,6 +26,9 @@ class Report : public test::KbFixture {
     r.time.reps = st == Status::ok ? 10 : 0;
     r.proposer = proposer;
     r.log = log;
+    r.wall_ms = 3;
+    r.phases.kernels = 1;
+    r.phases.rounds = 1.5;
     return r;
   }
   static RunInfo run_info(const std::string& backend) {
@@ -84,6 +87,9 @@ TEST_F(Report, ATasksSearchItsFailuresAndItsBest) {
   EXPECT_EQ(t.by_proposer.at("random"), 3);
   EXPECT_EQ(t.wins.at("random"), 1);     // evaluation 1
   EXPECT_EQ(t.wins.at("evolution"), 1);  // evaluation 3
+  EXPECT_DOUBLE_EQ(t.gpu_ms, 15);         // where the GPU's time went, from the rows' phases
+  EXPECT_DOUBLE_EQ(t.phases.kernels, 5);
+  EXPECT_DOUBLE_EQ(t.phases.rounds, 7.5);
   ASSERT_TRUE(t.best);
   EXPECT_DOUBLE_EQ(t.best->time_us, 9);
   EXPECT_EQ(t.best->config_key, "B=3");

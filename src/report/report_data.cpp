@@ -63,6 +63,7 @@ void add(TaskView& t, const ResultRecord& r) {
   const bool ok = r.status == "ok";
   e.time_us = ok ? r.time_us : kNaN;
   e.sol = ok ? r.sol_score : kNaN;
+  e.rejected = !ok || r.below_sol;
   ++t.by_status[r.status];
   const std::string proposer = r.proposer.empty() ? "unrecorded" : r.proposer;
   ++t.by_proposer[proposer];
@@ -72,11 +73,11 @@ void add(TaskView& t, const ResultRecord& r) {
   for (const auto& [name, m] : kGpuPhaseFields)
     if (std::isfinite(r.phases.*m)) t.phases.*m += r.phases.*m;
   if (!ok && !t.example_log.count(r.status)) t.example_log[r.status] = r.log.empty() ? r.accuracy : r.log;
-  if (ok && (t.best_sol.empty() || r.sol_score > t.best_sol.back().second)) {
+  if (ok && !r.below_sol && (t.best_sol.empty() || r.sol_score > t.best_sol.back().second)) {
     t.best_sol.emplace_back(e.index, r.sol_score);
     ++t.wins[proposer];
   }
-  if (ok && (!t.best || r.time_us < t.best->time_us)) t.best = r;
+  if (ok && !r.below_sol && (!t.best || r.time_us < t.best->time_us)) t.best = r;
   t.points.push_back(std::move(e));
 }
 
@@ -152,7 +153,7 @@ ReportData collect(const KnowledgeBase& kb, const std::filesystem::path& kb_path
     for (size_t i = 0; i < t.points.size(); ++i) {
       const auto& p = t.points[i];
       const bool improved = std::any_of(t.best_sol.begin(), t.best_sol.end(), [&](const auto& b) { return b.first == p.index; });
-      if (improved || p.status != "ok") keep.push_back(i);
+      if (improved || p.rejected) keep.push_back(i);
     }
     if (keep.size() > o.max_points / 2) keep.resize(o.max_points / 2);  // a run of failures thins too
     std::vector<Evaluation> drawn;

@@ -22,6 +22,9 @@ struct Evaluation {
   std::string config;       // the canonical configuration key, "BLOCK=256,VEC=4"
   double time_us = 0;       // NaN unless ok
   double sol = 0;           // SOL score, NaN unless ok
+  // The validator's verdict (agents/validator.hpp): a failed status, or a time under T_SOL, which is
+  // never a win.
+  bool rejected = false;
 };
 
 struct TaskView {

@@ -30,7 +30,7 @@ json task_json(const TaskView& t) {
   json pts = json::array();
   for (const auto& p : t.points)
     pts.push_back({{"i", p.index}, {"s", p.status}, {"p", p.proposer}, {"c", p.config}, {"t", num(p.time_us)},
-                   {"sol", num(p.sol)}});
+                   {"sol", num(p.sol)}, {"r", p.rejected}});
   j["points"] = std::move(pts);
   json phases = json::array();  // [name, ms] in core/measure.hpp's order
   for (const auto& [name, m] : kGpuPhaseFields) phases.push_back({name, num(t.phases.*m)});
@@ -183,9 +183,11 @@ for (const [i, t] of D.tasks.entries()) {
   const okSols = t.points.filter(p => p.sol !== null).map(p => p.sol);
   const floor = okSols.length ? Math.min(...okSols) - 0.1 : 0;
   const sets = proposers.map((p, k) => ({label: p, backgroundColor: COLORS[k % COLORS.length],
-    data: t.points.filter(q => (q.p || 'unrecorded') === p && q.sol !== null).map(q => ({x: q.i, y: q.sol}))}));
-  sets.push({label: 'failed (status in the tooltip)', backgroundColor: '#d62728', pointStyle: 'crossRot', pointRadius: 5,
-    data: t.points.filter(q => q.s !== 'ok').map(q => ({x: q.i, y: floor, s: q.s}))});
+    data: t.points.filter(q => (q.p || 'unrecorded') === p && q.sol !== null && !q.r).map(q => ({x: q.i, y: q.sol}))}));
+  // The validator's rejections: failures at the bottom, times under T_SOL at their SOL (never a win).
+  sets.push({label: 'rejected by the validator (why in the tooltip)', backgroundColor: '#d62728', pointStyle: 'crossRot',
+    pointRadius: 5, data: t.points.filter(q => q.r).map(q => ({x: q.i, y: q.sol === null ? floor : q.sol,
+      s: q.s === 'ok' ? 'time under T_SOL' : q.s}))});
   sets.push({label: 'best so far', type: 'line', stepped: true, pointRadius: 0, borderColor: '#000', borderWidth: 1.5,
     data: t.best_sol.map(([x, y]) => ({x, y})).concat(t.best_sol.length ? [{x: t.evaluations, y: t.best_sol[t.best_sol.length - 1][1]}] : [])});
   charts.push(new Chart(document.getElementById('progress-' + i), {type: 'scatter', data: {datasets: sets},
@@ -193,7 +195,7 @@ for (const [i, t] of D.tasks.entries()) {
       : ctx.dataset.label + ', evaluation ' + ctx.raw.x + ': SOL ' + fmt(ctx.raw.y, 3)}}},
       scales: {x: {title: {display: true, text: 'evaluation'}}, y: {title: {display: true, text: 'SOL score'}}}}}));
   // The landscape seen so far: each measured configuration's time against the knob chosen.
-  const ok = t.points.filter(q => q.t !== null && q.c);
+  const ok = t.points.filter(q => q.t !== null && q.c && !q.r);
   const names = ok.length ? Object.keys(knobs(ok[0].c)) : [];
   if (!names.length) continue;
   const pick = document.createElement('select');

@@ -63,6 +63,9 @@ class Report : public test::KbFixture {
     store.record(run, v, "h", result("B=3", 9, Status::ok, "evolution"), sol(9));
     store.record(run, v, "h", result("B=4", 0, Status::compile_error, "random", "error: expected ';'"), {});
     store.record(run, v, "h", result("B=5", 10, Status::ok, "random"), sol(10));
+    auto too_fast = sol(2);  // under T_SOL: the validator's to reject, never the best
+    too_fast.below_sol = true;
+    store.record(run, v, "h", result("B=6", 2, Status::ok, "random"), too_fast);
     store.record(run, s, "h", result("B=1", 30, Status::ok, "seed"), sol(30));
     return path;
   }
@@ -79,17 +82,17 @@ TEST_F(Report, ATasksSearchItsFailuresAndItsBest) {
   ASSERT_EQ(d.tasks.size(), 2u);
   const auto& t = d.tasks[1];  // by variant: scalar, then vectorized
   EXPECT_EQ(t.id(), "gelu/vectorized/f32/n=1024");
-  EXPECT_EQ(t.evaluations, 5);
-  EXPECT_EQ(t.by_status.at("ok"), 3);
+  EXPECT_EQ(t.evaluations, 6);
+  EXPECT_EQ(t.by_status.at("ok"), 4);
   EXPECT_EQ(t.by_status.at("wrong_answer"), 1);
   EXPECT_EQ(t.by_status.at("compile_error"), 1);
   EXPECT_NE(t.example_log.at("wrong_answer").find("round 2"), std::string::npos);
-  EXPECT_EQ(t.by_proposer.at("random"), 3);
+  EXPECT_EQ(t.by_proposer.at("random"), 4);
   EXPECT_EQ(t.wins.at("random"), 1);     // evaluation 1
   EXPECT_EQ(t.wins.at("evolution"), 1);  // evaluation 3
-  EXPECT_DOUBLE_EQ(t.gpu_ms, 15);         // where the GPU's time went, from the rows' phases
-  EXPECT_DOUBLE_EQ(t.phases.kernels, 5);
-  EXPECT_DOUBLE_EQ(t.phases.rounds, 7.5);
+  EXPECT_DOUBLE_EQ(t.gpu_ms, 18);         // where the GPU's time went, from the rows' phases
+  EXPECT_DOUBLE_EQ(t.phases.kernels, 6);
+  EXPECT_DOUBLE_EQ(t.phases.rounds, 9);
   ASSERT_TRUE(t.best);
   EXPECT_DOUBLE_EQ(t.best->time_us, 9);
   EXPECT_EQ(t.best->config_key, "B=3");
@@ -98,8 +101,11 @@ TEST_F(Report, ATasksSearchItsFailuresAndItsBest) {
   EXPECT_EQ(t.best_sol[0].first, 1);
   EXPECT_EQ(t.best_sol[1].first, 3);
   EXPECT_GT(t.best_sol[1].second, t.best_sol[0].second);
-  ASSERT_EQ(t.points.size(), 5u);
+  ASSERT_EQ(t.points.size(), 6u);
   EXPECT_TRUE(std::isnan(t.points[1].sol));  // a failure has no SOL
+  EXPECT_TRUE(t.points[1].rejected);
+  EXPECT_FALSE(t.points[2].rejected);
+  EXPECT_TRUE(t.points[5].rejected) << "a time under T_SOL";
   EXPECT_DOUBLE_EQ(t.t_ref_us, 20);
   // The shipped gelu gives the roofline its FLOPs and bytes; its missing variant is said, not drawn.
   EXPECT_GT(t.bytes, 0);

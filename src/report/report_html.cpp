@@ -108,11 +108,16 @@ for (const [g, gpu] of D.gpus.entries()) {
   const xs = tasks.map(t => t.flops / t.bytes), lo = Math.min(0.01, ...xs) / 2, hi = Math.max(1000, ...xs) * 2;
   const roofs = [];
   const c = gpu.ceilings;
-  for (const [name, rate, dash] of [['FP32', c.fp32], ['tensor 16-bit', c.tensor_16], ['tensor 8-bit', c.tensor_8],
-                                    ['datasheet tensor 16-bit', gpu.datasheet.tensor_16, true]])
-    if (rate > 0 && c.mem_bw > 0) roofs.push({label: name + ' roof', type: 'line', borderDash: dash ? [6, 4] : [],
-      pointRadius: 0, borderWidth: 1, borderColor: '#888', data: [{x: lo, y: Math.min(rate, c.mem_bw * lo)},
-      {x: rate / c.mem_bw, y: rate}, {x: hi, y: rate}]});
+  // Measured roofs solid, the datasheet's dashed (only where measured ones exist beside them).
+  const sheet = gpu.datasheet, measured = c.source !== sheet.source;
+  for (const [name, rate, bw, dash] of [['FP32', c.fp32, c.mem_bw], ['tensor 16-bit', c.tensor_16, c.mem_bw],
+                                        ['tensor 8-bit', c.tensor_8, c.mem_bw],
+                                        ...(measured ? [['datasheet FP32', sheet.fp32, sheet.mem_bw, true],
+                                                        ['datasheet tensor 16-bit', sheet.tensor_16, sheet.mem_bw, true],
+                                                        ['datasheet tensor 8-bit', sheet.tensor_8, sheet.mem_bw, true]] : [])])
+    if (rate > 0 && bw > 0) roofs.push({label: name + ' roof', type: 'line', borderDash: dash ? [6, 4] : [],
+      pointRadius: 0, borderWidth: 1, borderColor: dash ? '#aaa' : '#666', data: [{x: lo, y: Math.min(rate, bw * lo)},
+      {x: rate / bw, y: rate}, {x: hi, y: rate}]});
   // The bandwidths apart: the copy's (read and write) and the read's, where measured, up to the
   // highest compute roof.
   const top = Math.max(c.fp32 || 0, c.tensor_16 || 0, c.tensor_8 || 0, gpu.datasheet.tensor_16 || 0);
@@ -151,7 +156,7 @@ for (const [name, ts] of Object.entries(groups)) {
         .filter(p => p.y !== null).sort((a, b) => a.x - b.x)}))},
       options: {animation: false, plugins: {title: {display: true, text: name + ': ' + what},
         tooltip: {callbacks: {label: ctx => ctx.dataset.label + ' ' + ctx.raw.shape + ': ' + fmt(ctx.raw.y, 3)}}},
-        scales: {x: {type: 'logarithmic', title: {display: true, text: byFlops ? 'FLOPs' : 'bytes'}},
+        scales: {x: {type: 'logarithmic', title: {display: true, text: byFlops ? 'FLOPs' : 'bytes'}, ticks: {callback: decade}},
                  y: {type: log ? 'logarithmic' : 'linear', title: {display: true, text: what}}}}}));
   }
 }
@@ -188,6 +193,15 @@ for (const [i, t] of D.tasks.entries()) {
   sets.push({label: 'rejected by the validator (why in the tooltip)', backgroundColor: '#d62728', pointStyle: 'crossRot',
     pointRadius: 5, data: t.points.filter(q => q.r).map(q => ({x: q.i, y: q.sol === null ? floor : q.sol,
       s: q.s === 'ok' ? 'time under T_SOL' : q.s}))});
+  // Each proposer's own best so far, a thin line in its colour.
+  for (const [k, p] of proposers.entries()) {
+    let best = -Infinity;
+    const line = [];
+    for (const q of t.points) if ((q.p || 'unrecorded') === p && q.sol !== null && !q.r && q.sol > best) {
+      best = q.sol; line.push({x: q.i, y: best}); }
+    if (line.length) sets.push({label: p + ': its best so far', type: 'line', stepped: true, pointRadius: 0, borderWidth: 1,
+      borderColor: COLORS[k % COLORS.length], data: line.concat([{x: t.evaluations, y: best}])});
+  }
   sets.push({label: 'best so far', type: 'line', stepped: true, pointRadius: 0, borderColor: '#000', borderWidth: 1.5,
     data: t.best_sol.map(([x, y]) => ({x, y})).concat(t.best_sol.length ? [{x: t.evaluations, y: t.best_sol[t.best_sol.length - 1][1]}] : [])});
   charts.push(new Chart(document.getElementById('progress-' + i), {type: 'scatter', data: {datasets: sets},
@@ -272,7 +286,9 @@ std::string render_html(const ReportData& d, const std::string& generated_at) {
   for (size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 3)) data.replace(at, 2, "<\\/");
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>soltune report</title>\n"
                   // Any script error, kept where a test (or a curious reader) finds it.
-                  "<script>window.onerror = m => { document.documentElement.dataset.error = String(m); };</script>\n<style>";
+                  "<script>window.onerror = m => { document.documentElement.dataset.error = String(m); };\n"
+                  "const consoleError = console.error; console.error = (...a) => { "
+                  "document.documentElement.dataset.error = a.join(' '); consoleError(...a); };</script>\n<style>";
   h += kStyle;
   h += "</style>\n</head><body>\n<h1>soltune report</h1>\n<p>" + escape_html(d.kb_path) + ", " + escape_html(generated_at) +
        ": " + std::to_string(d.tasks.size()) + " task(s) on " + std::to_string(d.gpus.size()) + " GPU(s).</p>\n";

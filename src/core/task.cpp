@@ -107,7 +107,7 @@ double task_device_bytes(const Task& t, int input_sets) {
   double bytes = 0;
   auto add = [&](const ArgSpec& a) {
     if (!a.is_buffer || a.role == Role::workspace) return;
-    const double n = static_cast<double>(buffer_elements(a, b)) * a.lanes;
+    const double n = static_cast<double>(buffer_elements(a, b));  // a vector buffer's shape counts its lanes
     const double own = n * dtype_bytes(a.resolve_dtype(t.dtype));
     bytes += own * (a.role == Role::in ? std::max(input_sets, 1) : a.role == Role::inout ? 2 : 1);
     if (role_is_checked(a.role)) bytes += n * sizeof(double) * (a.magnitude ? 2 : 1);

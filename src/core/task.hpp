@@ -59,7 +59,8 @@ std::string variant_arch(const VariantSpec& v, const std::string& run_arch);
 void bind_device(Bindings& b, const DeviceInfo& d);
 // Evaluates a launch's geometry for the bindings; throws Error on a non-positive dimension.
 Geometry eval_geometry(const LaunchSpec& l, const Bindings& b);
-// Number of elements of a buffer argument for the bindings.
+// Number of elements of a buffer argument for the bindings; a vector buffer's lanes are among them
+// (its shape ends with them).
 int64_t buffer_elements(const ArgSpec& a, const Bindings& b);
 // The device memory a task's measurement holds besides a candidate's own scratch: every buffer of
 // the problem (an input once per set), the reference's double per output element and magnitude,

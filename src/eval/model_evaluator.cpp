@@ -136,7 +136,7 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
       // A workspace is small scratch that stays in cache: the model ignores it. An inout buffer is
       // read and written.
       if (!a || !a->is_buffer || a->role == Role::workspace) continue;
-      const double n = static_cast<double>(buffer_elements(*a, bind)) * a->lanes * (a->role == Role::inout ? 2 : 1);
+      const double n = static_cast<double>(buffer_elements(*a, bind)) * (a->role == Role::inout ? 2 : 1);  // with its lanes
       elements[i] += n;
       bytes[i] += n * dtype_bytes(a->resolve_dtype(t.dtype));
     }

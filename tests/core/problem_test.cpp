@@ -350,3 +350,26 @@ TEST(Problem, NoteMistakesAreRefusedWithFileAndLine) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// A vector buffer's lanes are part of its shape (the parser appends them): its elements, and the
+// device memory a task holds, count them once.
+TEST(Problem, VectorBuffersCountTheirLanesOnce) {
+  const auto p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "pnpoly");
+  const ArgSpec* points = p.find_arg("points");
+  ASSERT_NE(points, nullptr);
+  ASSERT_EQ(points->lanes, 2);
+  const Task t{&p, &p.variants.front(), DType::f32, parse_shape(p, "n=1000,nv=20")};
+  EXPECT_EQ(buffer_elements(*points, t.sizes()), 2000);
+  // The same bytes declared as scalars: the same device memory.
+  auto scalars = p;
+  for (auto& a : scalars.args)
+    if (a.name == "points") a.lanes = 1;
+  const Task s{&scalars, &scalars.variants.front(), DType::f32, t.shape};
+  EXPECT_DOUBLE_EQ(task_device_bytes(t, 3), task_device_bytes(s, 3));
+}
+
+}  // namespace
+}  // namespace soltune

@@ -165,15 +165,18 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
 
   if (vm.count("check")) {
     // Everything a run reads before it measures, without a device or a knowledge base.
+    // The verdict once, after every check: a check that fails exits 1 with its error instead.
     const auto tasks = config_tasks(cfg);
-    std::printf("%s: problem %s, %zu task(s), budget %s; loads and checks\n", cfg.path.string().c_str(),
-                cfg.problem.c_str(), tasks.size(), cfg.budget.describe().c_str());
+    std::printf("%s: problem %s, %zu task(s), budget %s\n", cfg.path.string().c_str(), cfg.problem.c_str(), tasks.size(),
+                cfg.budget.describe().c_str());
     for (const auto& t : tasks) std::printf("  %s\n", t.id().c_str());
+    std::fflush(stdout);
     const auto gpu = find_known_gpu(cfg.model_gpu);
     check_given_data(cfg);
     check_device_memory(cfg, *gpu);
     check_kernel_signatures(cfg, Compiler(compiler_options()), *gpu);
-    std::printf("kernel parameters take what the variants pass them\n");
+    std::printf("%s loads and checks: its data, the device memory it needs, and kernel parameters that take what "
+                "the variants pass them\n", cfg.path.string().c_str());
     return 0;
   }
   Compiler compiler(compiler_options());

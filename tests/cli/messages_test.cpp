@@ -62,7 +62,8 @@ TEST_F(Messages, KernelSignaturesAreCheckedBeforeTuning) {
   write(cfg, "problem: gelu\nshapes: [{n: 100000}]\nbudget: {evals: 4}\nbackend: model\ntemplates: templates\n");
   auto r = soltune("tune " + q(cfg) + " --check");
   EXPECT_EQ(r.code, 0) << r;
-  EXPECT_NE(r.out.find("kernel parameters take what the variants pass them"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("loads and checks: its data, the device memory it needs, and kernel parameters that take what "
+                       "the variants pass them"), std::string::npos) << r;
 
   std::string bad = good;
   bad.replace(at, decl.size(), "gelu_tanh(T* __restrict__ x, T* __restrict__ y, long long n)");
@@ -70,6 +71,7 @@ TEST_F(Messages, KernelSignaturesAreCheckedBeforeTuning) {
   for (const std::string& extra : {std::string(" --check"), " --kb " + q(kb_)}) {
     r = soltune("tune " + q(cfg) + extra);
     EXPECT_EQ(r.code, 1) << r;
+    EXPECT_EQ(r.out.find("loads and checks"), std::string::npos) << "no verdict before a check fails: " << r;
     EXPECT_NE(r.err.find("vectorized.cu:" + std::to_string(line) + ": gelu_tanh<float, "), std::string::npos) << r;
     EXPECT_NE(r.err.find("parameter 1 cannot take 'x', which soltune passes as const float* (variant vectorized, f32)"),
               std::string::npos) << r;

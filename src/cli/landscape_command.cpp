@@ -21,13 +21,6 @@ namespace soltune::cli {
 
 namespace {
 
-std::string utc_now() {
-  char b[32];
-  const auto t = std::time(nullptr);
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return b;
-}
-
 const Task& pick_task(const std::vector<Task>& tasks, const std::string& variant, const std::string& dtype,
                       const std::string& shape) {
   const Task* found = nullptr;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <sstream>
 
 #include "eval/gpu_lock.hpp"
@@ -81,6 +82,15 @@ std::string to_string(const po::options_description& desc) {
   std::ostringstream s;
   s << desc;
   return s.str();
+}
+
+std::string utc_now() {
+  char b[32];
+  const auto t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
 }
 
 }  // namespace soltune::cli

@@ -36,6 +36,9 @@ std::optional<ParsedArgs> parse_command(const boost::program_options::options_de
                                         const std::vector<std::string>& args, const std::string& command,
                                         const std::string& synopsis);
 
+// The time now, ISO-8601 UTC to the second ("2026-12-06T17:08:00Z"): what a command stamps its output with.
+std::string utc_now();
+
 // A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
 std::string shell_quote(const std::string& word);
 

@@ -1,9 +1,7 @@
 // soltune report: a knowledge base's runs and kernels as one self-contained HTML file.
 #include "cli/report_command.hpp"
 
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 
 #include "cli/options.hpp"
 #include "core/output_file.hpp"
@@ -12,19 +10,6 @@
 
 namespace soltune::cli {
 namespace po = boost::program_options;
-
-namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
-
-}  // namespace
 
 void write_report(const std::filesystem::path& kb_path, const report::ReportOptions& o, const std::string& out) {
   const auto kb = KnowledgeBase::open_read_only(kb_path);

@@ -29,7 +29,9 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   // A contraction's reference computes C and its magnitude (two products); others read the inputs
   // and write double outputs, about three times the problem's bytes.
   e.reference_s = std::max((contraction ? 2.0 : 1.0) * t.flops() / (kReferenceShare * fp32), 3.0 * t.bytes() / bw) + kLaunchS;
-  const double flush_s = static_cast<double>(l2_flush_bytes(t, d, o.timing)) / bw + kRepetitionHostS;
+  // Rotating input sets, a repetition flushes nothing (rotation_sets); the redraw and round trip remain.
+  const double flush_s =
+      (rotation_sets(t, d, o.timing) > 0 ? 0.0 : static_cast<double>(l2_flush_bytes(t, d, o.timing)) / bw) + kRepetitionHostS;
   auto timed = [&](double run_s) {  // warm-up, probe and the repetitions target_ms asks for
     const double reps = std::clamp(o.target_ms * 1e-3 / run_s, static_cast<double>(o.min_reps), static_cast<double>(o.max_reps));
     return (o.warmup + kProbeReps + reps) * (run_s + flush_s);
@@ -39,9 +41,12 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   const double run_s = kCandidateOverSol * sol_s + kLaunchS;
   const int rounds = std::max(o.check_rounds, correctness_rounds(*t.problem));
   // A checked timed repetition runs the reference, or the problem's check routine: the GEMM's
-  // projection reads the inputs and C about three times and computes a 64th of the rows at the
+  // projection reads the inputs and C about three times and computes the exact rows at the
   // reference's rate (eval/timed_check.cpp).
-  const double check_s = t.problem->timed_check ? e.reference_s / 64 + 3.0 * t.bytes() / bw : e.reference_s;
+  const auto sizes = t.sizes();
+  const auto m = std::max<int64_t>(sizes.count("m") ? static_cast<int64_t>(sizes.at("m")) : 1, 1);
+  const double rows = static_cast<double>(exact_check_rows(m)) / static_cast<double>(m);
+  const double check_s = t.problem->timed_check ? e.reference_s * rows + 3.0 * t.bytes() / bw : e.reference_s;
   e.candidate_s = rounds * (e.reference_s + run_s + 2.0 * t.bytes() / bw) + timed(run_s) + kChecksPerBatch * check_s;
   return e;
 }

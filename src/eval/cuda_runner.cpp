@@ -95,7 +95,7 @@ TaskState& CudaRunner::state_for(const Task& t) {
   // Room for the new state's buffers and its flush, and for its shape's kept rounds where none are
   // kept yet.
   const bool kept = kept_.count(t.dtype_shape()) > 0;
-  make_room(task_device_bytes(t, std::max(opt_.timing.input_sets, 1)) + (kept ? 0.0 : kept_rounds_bytes(t, dev_)) +
+  make_room(task_device_bytes(t, timed_input_sets(t, dev_, opt_.timing)) + (kept ? 0.0 : kept_rounds_bytes(t, dev_)) +
                 static_cast<double>(l2_flush_bytes(t, dev_, opt_.timing)),
             nullptr, t.dtype_shape(), false);
   if (states_.size() >= kStatesKept) states_.erase(states_.begin());
@@ -369,7 +369,8 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
     return;
   }
   res.status = Status::ok;
-  res.log = res.acc.summary() + "; " + std::to_string(timed.checked_reps) + " timed repetitions checked; " + clock;
+  res.log = res.acc.summary() + "; " + std::to_string(timed.checked_reps) + " timed repetitions checked" +
+            (st.rotates() ? " (" + std::to_string(st.sets()) + " input sets rotated, no flush between them)" : "") + "; " + clock;
 }
 
 Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs,

@@ -99,6 +99,25 @@ size_t l2_flush_bytes(const Task& t, const DeviceInfo& d, const TimingOptions& t
   return compute_bound(t, d) ? std::max<size_t>(2 * l2, size_t{64} << 20) : std::max<size_t>(4 * l2, size_t{256} << 20);
 }
 
+int rotation_sets(const Task& t, const DeviceInfo& d, const TimingOptions& timing) {
+  if (timing.input_sets > 0 || timing.flush_mib > 0 || !compute_bound(t, d) || d.l2_bytes <= 0) return 0;
+  // An inout buffer is one set, drawn whole before every run: its lines would be in L2 at the start.
+  for (const auto& a : t.problem->args)
+    if (a.role == Role::inout) return 0;
+  const double traffic = t.bytes(), l2 = static_cast<double>(d.l2_bytes);
+  if (traffic <= 0) return 0;
+  const int others = static_cast<int>(std::ceil(2 * l2 / traffic));
+  if (others > 3) return 0;
+  const int n = others + 1;
+  const double need = task_device_bytes(t, n) + kept_rounds_bytes(t, d) + static_cast<double>(l2_flush_bytes(t, d, timing));
+  return d.mem_bytes > 0 && need <= 0.5 * static_cast<double>(d.mem_bytes) ? n : 0;
+}
+
+int timed_input_sets(const Task& t, const DeviceInfo& d, const TimingOptions& timing) {
+  if (const int n = rotation_sets(t, d, timing); n > 0) return n;
+  return std::max(timing.input_sets, 1);
+}
+
 TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, const std::string& arch, uint64_t seed,
                      const TimingOptions& timing)
     : task_(t), dev_(&d), id_(t.id()), bind_(t.fixed(d)), seed_(Rng::mix(seed, std::hash<std::string>{}(t.id()))) {
@@ -111,7 +130,9 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   // evict_last demotion, every line: timing_loop.cpp); more sets only spread the inputs over more
   // pages. A kernel that replays a cached result is still caught: part of every set is drawn
   // afresh before each timed repetition (redraw_inputs).
-  sets_ = timing.input_sets > 0 ? timing.input_sets : 1;
+  // Beside a compute-bound kernel with traffic enough, sets rotate instead (rotation_sets).
+  rotate_ = rotation_sets(t, d, timing) > 0;
+  sets_ = timed_input_sets(t, d, timing);
   compute_bound_ = compute_bound(t, d);
 
   auto add_slot = [&](const ArgSpec& a) {
@@ -669,6 +690,25 @@ cudaError_t TaskState::flush_l2() {
   if (auto e = cudaEventSynchronize(flushed_prior_.get()); e != cudaSuccess) return e;
   SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
   read(flush_early_, flush_bytes_ - flush_early_);
+  return cudaSuccess;
+}
+
+cudaError_t TaskState::before_repetition(int set, bool first_of_batch) {
+  if (!rotate_) {
+    // Drawn behind the previous repetition and before the flush, which then evicts the new values.
+    if (auto e = redraw_inputs(set); e != cudaSuccess) return e;
+    return flush_l2();
+  }
+  // The set the previous repetition read (its check, if any, is done): redrawn now, it is read
+  // again only after the other sets' repetitions, whose traffic evicts what the redraw wrote.
+  if (auto e = redraw_inputs((set + sets_ - 1) % sets_); e != cudaSuccess) return e;
+  return first_of_batch ? flush_l2() : cudaSuccess;
+}
+
+cudaError_t TaskState::before_release(Event& previous_end) {
+  if (!rotate_) return cudaSuccess;
+  if (auto e = cudaEventSynchronize(previous_end.get()); e != cudaSuccess) return e;
+  SOLTUNE_CUDA(cudaCtxResetPersistingL2Cache());
   return cudaSuccess;
 }
 

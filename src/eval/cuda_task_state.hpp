@@ -74,6 +74,15 @@ bool compute_bound(const Task& t, const DeviceInfo& d);
 // The L2 flush's reads before a timed repetition: the run config's size, else four times L2 (at
 // least 256 MiB), twice L2 (at least 64 MiB) beside a compute-bound kernel.
 size_t l2_flush_bytes(const Task& t, const DeviceInfo& d, const TimingOptions& timing);
+// Input sets the timed repetitions rotate through in place of a flush before each: beside a
+// compute-bound kernel whose own traffic (t.bytes()) covers L2 twice over in at most three
+// repetitions, one more set than that takes (a set is used again only after the others' runs have
+// evicted its lines), where they fit in half the device; 0 otherwise (one set, or the run config's
+// input_sets, flushed before every repetition), and whenever the run config sets input_sets or the
+// flush's size.
+int rotation_sets(const Task& t, const DeviceInfo& d, const TimingOptions& timing);
+// Input sets a task's state holds: the rotation's, else the run config's, else one.
+int timed_input_sets(const Task& t, const DeviceInfo& d, const TimingOptions& timing);
 // Device bytes the kept correctness rounds of a compute-bound task take (the reference's results of
 // every round); 0 for a memory-bound one, which keeps none.
 double kept_rounds_bytes(const Task& t, const DeviceInfo& d);
@@ -179,6 +188,17 @@ class TaskState {
   // its first part, queued before the wait, keeps the GPU busy while the host wakes and demotes.
   // Returns the wait's error: a fault of the kernel run before is that candidate's, not an exception.
   cudaError_t flush_l2();
+  // Before timed repetition `set`, queued ahead of its gate: new values in part of an input set and
+  // L2 emptied of earlier lines. Flushing, that is the set's redraw and the flush. Rotating, the
+  // previous repetition's set is redrawn (its lines then leave L2 with the rotation's traffic
+  // before its next use), and only a batch's first repetition flushes (the warm-up's and the draws'
+  // lines). Returns a launch's or the wait's error, that of the kernel before.
+  cudaError_t before_repetition(int set, bool first_of_batch);
+  // Rotating, between queuing a repetition and opening its gate: waits for the previous
+  // repetition's end and demotes the lines it loaded under evict_last, which the rotation alone
+  // would leave in L2 (flushing, flush_l2 does this). Returns the wait's error.
+  cudaError_t before_release(Event& previous_end);
+  bool rotates() const { return rotate_; }
   void settle(double us);  // the stream idles this long (a one-thread %globaltimer spin)
   Event& event(size_t i);  // a pool, grown on demand
   TimingGate& gate() { return *gate_; }  // one per task: its counter grows over the state's life
@@ -220,6 +240,7 @@ class TaskState {
   std::string id_;
   Bindings bind_;
   int sets_ = 1;
+  bool rotate_ = false;  // rotation_sets(): input sets rotate in place of a flush before each repetition
   bool compute_bound_ = false;  // T_SOL is the compute ceiling's
   // A chunk of s is redrawn before a timed repetition when its hash is at most this.
   unsigned long long redraw_threshold(const ArgSlot& s) const;

@@ -9,13 +9,10 @@
 #include "eval/builtin_kernels.hpp"
 #include "eval/cuda_check.hpp"
 #include "eval/cuda_task_state.hpp"
+#include "eval/timing_loop.hpp"
 
 namespace soltune {
 namespace {
-// One row in this many is computed exactly (at least one): the exact rows cost about this share of
-// the GEMM's multiply-adds, at the FP64 rate.
-constexpr int64_t kRowShare = 64;
-
 unsigned cdiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 }  // namespace
 
@@ -43,7 +40,7 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const void* a = A.at(static_cast<size_t>(set));
   const void* b = B.at(static_cast<size_t>(set));
   const void* c = C.data();
-  const int64_t r = std::clamp<int64_t>((m + kRowShare - 1) / kRowShare, 1, m);
+  const int64_t r = exact_check_rows(m);
 
   // y, bsum, bmax (k each), z, msum, mmax (m each), the exact rows' sums and magnitudes (r x n each),
   // two CompareStats, the rows.

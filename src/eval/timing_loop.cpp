@@ -20,8 +20,20 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   int set = 0;
   // The warm-up is not timed, so it needs no gate. At least one launch: it also loads kernels that
   // load lazily, and a first launch that waits for the device to go idle would wait on a held gate.
-  for (int i = 0; i < std::max(opt.warmup, 1); ++i)
+  // The first two launches alone, the second between events (the first may load the kernel): a
+  // kernel of milliseconds is warm after them, and the rest of the warm-up and the probe would
+  // cost several of its runs.
+  bool long_run = false;
+  for (int i = 0; i < std::max(opt.warmup, 1) && !long_run; ++i) {
+    if (i == 1) SOLTUNE_CUDA(cudaEventRecord(st.event(0).get(), st.stream()));
     if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
+    if (i != 1) continue;
+    SOLTUNE_CUDA(cudaEventRecord(st.event(1).get(), st.stream()));
+    if ((out.err = cudaStreamSynchronize(st.stream())) != cudaSuccess) return out;
+    float ms = 0;
+    SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(0).get(), st.event(1).get()));
+    long_run = ms >= kLongRunMs;
+  }
   if ((out.err = cudaStreamSynchronize(st.stream())) != cudaSuccess) return out;
 
   TimingGate& gate = st.gate();
@@ -50,15 +62,14 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
     for (int r = 0; r < reps; ++r, ++timed_reps) {
       const bool check = checked[static_cast<size_t>(r)];
       const int s = set++ % st.sets();
-      // Drawn behind the previous repetition and before the flush, which then evicts the new
-      // values from L2 like the rest.
-      if (auto e = st.redraw_inputs(s); e != cudaSuccess) return e;
-      if (auto e = st.flush_l2(); e != cudaSuccess) return e;
+      if (auto e = st.before_repetition(s, r == 0); e != cudaSuccess) return e;
       if (opt.timing.settle_us > 0) st.settle(opt.timing.settle_us);
       if (opt.timing.gate) gate.hold(st.stream(), r, timeout_ns);
       SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r).get(), st.stream()));
       if (auto e = launch(s); e != cudaSuccess) return e;
       SOLTUNE_CUDA(cudaEventRecord(st.event(2 * r + 1).get(), st.stream()));
+      if (r > 0)
+        if (auto e = st.before_release(st.event(2 * r - 1)); e != cudaSuccess) return e;
       gate.release();  // the repetition is queued up to its end event: the GPU may start the clock
       if (check) {
         const auto check_began = Clock::now();
@@ -133,7 +144,7 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   // The probe is not checked: its times size the run and may stop a slow candidate, but never
   // become an admitted candidate's time (a fast probe only earns the checked batches below).
   std::vector<double> probe;
-  if ((out.err = timed(kProbeReps, 0, probe)) != cudaSuccess) return out;
+  if ((out.err = timed(long_run ? 1 : kProbeReps, 0, probe)) != cudaSuccess) return out;
   out.warmup_ms = ms_since(began);
   out.batches_ms = 0;  // the probe is the warm-up's
   std::sort(probe.begin(), probe.end());

@@ -1,11 +1,13 @@
 #pragma once
 // The one timing protocol every measurement goes through (the baseline, candidates, re-timing):
-// warm-up, a three-repetition probe that sizes the run and stops clearly slow candidates, then
-// timed batches. Each repetition: part of its input set drawn afresh, L2 flushed, the stream gated
+// warm-up, a three-repetition probe (one beside a kernel of milliseconds) that sizes the run and
+// stops clearly slow candidates, then timed batches. Each repetition: part of its input set drawn
+// afresh, L2 flushed (or the input sets rotated: rotation_sets), the stream gated
 // until the host has queued the repetition whole (timing_gate.hpp), CUDA events around the launch. A repetition whose gate timed
 // out may contain a CPU gap: it is dropped and run again, and the outcome's note says so.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -35,10 +37,17 @@ SOLTUNE_FIELDS(CudaEvalOptions, check_rounds, slow_factor, target_cv, extra_batc
 
 // Repetitions of the probe that sizes a run (never checked, never an admitted time).
 inline constexpr int kProbeReps = 3;
+// A second warm-up launch that takes this long on the GPU (events around it) ends the warm-up,
+// and the probe is one repetition: its time alone sizes the run.
+inline constexpr double kLongRunMs = 2.0;
 // Timed repetitions checked per batch of a candidate's timing (and of a re-timing), at random: a
 // kernel that skips the work in a fraction f of them passes a batch with probability (1 - f)^2, and
 // must skip in most of them to move the median.
 inline constexpr int kChecksPerBatch = 2;
+// Rows of an m-row GEMM that a checked timed repetition computes exactly (eval/timed_check.cpp): a
+// 256th, at least 16 (a block's rows) or all of them. At the FP64 rate a 64th had cost a third of
+// a kernel run per check (docs/FINDINGS.md).
+constexpr int64_t exact_check_rows(int64_t m) { return m <= 16 ? m : std::max<int64_t>(16, (m + 255) / 256); }
 
 struct TimingPlan {
   double incumbent_us = 0;  // 0: never stop early

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/rounds.hpp"
+#include "eval/cuda_task_state.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
 
@@ -123,6 +124,33 @@ TEST(MatmulCheckGpu, WorkSkippedInTimedRepetitionsIsCaughtByTheProjection) {
       EXPECT_NE(r[0].log.find("inside the timed loop"), std::string::npos) << t.id() << ": " << r[0].log;
       EXPECT_NE(r[0].log.find("checked by projection"), std::string::npos) << t.id() << ": " << r[0].log;
     }
+}
+
+// Where a compute-bound shape's own traffic evicts L2, timed repetitions rotate input sets instead
+// of flushing (rotation_sets): a right GEMM passes and says so, and work skipped while timed, which
+// leaves the previous repetition's result (for another set's inputs) or half of it, is still caught.
+TEST(MatmulCheckGpu, RotatedInputSetsStillCatchWorkSkippedWhileTimed) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto root = gemm_problem();
+  const auto p = load_problem(root, "matmul");
+  const Compiler compiler(default_compiler_options());
+  for (const char* name : {"plain", "skipper", "halfk"}) {
+    WorkerEvaluator ev(compiler, test::worker_options(root));  // the call counter starts at zero
+    const Task t{&p, &p.variant(name), DType::bf16, Shape{{{"m", 1024}, {"n", 8192}, {"k", 4096}, {"trans_b", 0}}}};
+    ASSERT_GT(rotation_sets(t, ev.device(), {}), 1) << "88 MiB a repetition should rotate on an H100 or H200";
+    ev.baseline(t);
+    const auto r = ev.evaluate(t, {Config{{16}}});
+    ASSERT_EQ(r.size(), 1u);
+    std::printf("%s: %s\n", t.id().c_str(), r[0].log.c_str());
+    std::fflush(stdout);
+    if (std::string(name) == "plain") {
+      EXPECT_EQ(r[0].status, Status::ok) << r[0].log;
+      EXPECT_NE(r[0].log.find("input sets rotated"), std::string::npos) << r[0].log;
+    } else {
+      EXPECT_EQ(r[0].status, Status::wrong_answer) << t.id() << ": " << r[0].log;
+      EXPECT_NE(r[0].log.find("inside the timed loop"), std::string::npos) << t.id() << ": " << r[0].log;
+    }
+  }
 }
 
 // The variants at a compute-bound shape share a group's correctness rounds: the first candidate

@@ -351,5 +351,43 @@ TEST(CostEstimate, MatmulAtModelScaleIsWithinAFactorOfTwoOfWhatAnH100Took) {
   EXPECT_GT(g.candidate_s, 0.05);  // 100 ms of timed repetitions
 }
 
+// Timed repetitions of a compute-bound task whose traffic covers L2 twice over in at most three
+// repetitions rotate input sets instead of flushing; everything else flushes.
+TEST(RotationSets, OnlyComputeBoundWorkWithTrafficEnoughRotatesAndARunConfigsTimingFlushes) {
+  const auto mm = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "matmul");
+  const DeviceInfo h100 = *find_known_gpu("H100 80GB");
+  ASSERT_EQ(h100.l2_bytes, 50 << 20);
+  auto sets = [&](const char* shape, const TimingOptions& timing = {}) {
+    return rotation_sets(Task{&mm, &mm.variant("wgmma"), DType::bf16, parse_shape(mm, shape)}, h100, timing);
+  };
+  EXPECT_EQ(sets("m=4096,n=6144,k=4096,trans_b=1"), 2) << "128 MiB a repetition: one other set evicts";
+  EXPECT_EQ(sets("m=4096,n=4096,k=4096,trans_b=1"), 3) << "96 MiB a repetition: two others";
+  EXPECT_EQ(sets("m=8192,n=28672,k=8192,trans_b=1"), 2);
+  EXPECT_EQ(sets("m=1024,n=1024,k=1024,trans_b=1"), 0) << "6 MiB a repetition: a flush is cheaper than 18 sets";
+  EXPECT_EQ(sets("m=16,n=6144,k=4096,trans_b=1"), 0) << "memory-bound: flushed";
+  EXPECT_EQ(sets("m=65536,n=65536,k=65536,trans_b=1"), 0) << "a second set would not fit half the device";
+  TimingOptions two;
+  two.input_sets = 2;
+  EXPECT_EQ(sets("m=4096,n=6144,k=4096,trans_b=1", two), 0) << "the run config's sets are flushed";
+  EXPECT_EQ(timed_input_sets(Task{&mm, &mm.variant("wgmma"), DType::bf16, parse_shape(mm, "m=16,n=6144,k=4096,trans_b=1")},
+                             h100, two),
+            2);
+  TimingOptions flush;
+  flush.flush_mib = 64;
+  EXPECT_EQ(sets("m=4096,n=6144,k=4096,trans_b=1", flush), 0);
+  const auto gelu = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  EXPECT_EQ(rotation_sets(Task{&gelu, &gelu.variant("vectorized"), DType::f32, Shape{{{"n", int64_t{1} << 28}}}}, h100, {}), 0);
+}
+
+// A checked timed repetition of a GEMM computes a 256th of its rows exactly, at least a block's 16.
+TEST(ExactCheckRows, ARowShareWithABlocksFloor) {
+  EXPECT_EQ(exact_check_rows(1), 1);
+  EXPECT_EQ(exact_check_rows(16), 16);
+  EXPECT_EQ(exact_check_rows(512), 16);
+  EXPECT_EQ(exact_check_rows(4096), 16);
+  EXPECT_EQ(exact_check_rows(8192), 32);
+  EXPECT_EQ(exact_check_rows(8193), 33);
+}
+
 }  // namespace
 }  // namespace soltune

@@ -148,11 +148,16 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
   const auto b = specialization_bindings(v, s.config.values, s.shape.dims);
   const std::string expr = name_expression(l, dt, b);
   const std::string kernel = variant_namespace(s) + "::" + expr;
+  // An input is const in the exported call (soltune checked that no kernel writes it), and passed
+  // without const, which converts to whichever of T* and const T* the kernel declares.
   std::string call_args;
   for (const auto& name : l.args) {
     const auto* a = p.find_arg(name);
-    call_args += (call_args.empty() ? "" : ", ") +
-                 (v.tensor_map(name) ? tensor_map_local(name) : (!a || a->is_buffer) ? name : "p." + name);
+    const std::string arg = v.tensor_map(name)              ? tensor_map_local(name)
+                            : a && a->is_buffer && a->role == Role::in ? "const_cast<" + a->item_cpp(dt) + "*>(" + name + ")"
+                            : (!a || a->is_buffer)          ? name
+                                                            : "p." + name;
+    call_args += (call_args.empty() ? "" : ", ") + arg;
   }
   const bool main = &l == &v.launch;
   const bool cluster = main && !l.cluster.empty();

@@ -31,8 +31,14 @@ std::string passed_type(const ProblemSpec& p, const VariantSpec& v, DType t, con
   const ArgSpec* a = p.find_arg(name);
   if (!a) return "";
   if (!a->is_buffer) return std::string(dtype_cpp(a->resolve_dtype(t)));
-  const std::string type = a->item_cpp(t);
-  return (a->role == Role::in ? "const " : "") + type + "*";
+  return a->item_cpp(t) + "*";
+}
+
+// How the message names what soltune passes: an input as a const pointer, which a kernel written
+// for another tuner may also take as a plain one (soltune checks that it leaves the input as drawn).
+std::string passed_name(const ProblemSpec& p, const std::string& name, const std::string& type) {
+  const ArgSpec* a = p.find_arg(name);
+  return a && a->is_buffer && a->role == Role::in ? "const " + type + " (or " + type + ")" : type;
 }
 
 // A string literal's contents: the name expressions hold only identifiers, digits, '<', '>', ',',
@@ -75,7 +81,7 @@ std::string signature_check_source(const ProblemSpec& p, const VariantSpec& v, D
     for (size_t j = 0; j < l->args.size(); ++j) {
       const std::string type = passed_type(p, v, t, l->args[j]);
       if (type.empty()) continue;
-      // A pointer converts (T* to const T*); a scalar's bytes are passed as they are, so a float
+      // A pointer converts (T* to const T*: an input may be taken either way); a scalar's bytes are passed as they are, so a float
       // parameter needs a float, and an integer one an integer (the low bytes of an i64 are an int).
       const std::string param = k + "::at<" + std::to_string(j) + ">";
       const std::string takes =
@@ -84,7 +90,7 @@ std::string signature_check_source(const ProblemSpec& p, const VariantSpec& v, D
                                    type + ">::value && cuda::std::is_integral<" + param + ">::value))";
       s << "static_assert(" << k << "::count != " << l->args.size() << " || " << takes << ", \"" << kMarker
         << literal(expr) << ": parameter " << j + 1 << " cannot take '" << l->args[j] << "', which soltune passes as "
-        << type << "\");\n";
+        << passed_name(p, l->args[j], type) << "\");\n";
     }
   }
   return s.str();

@@ -1,10 +1,10 @@
 #pragma once
 // A kernel's parameters checked against what its variant passes, before any tuning: one NVRTC
 // compile per variant and dtype of the variant's source with static_asserts appended, one per
-// parameter, that the argument soltune passes (an input as `const T*`, an output, workspace or
-// scratch as `T*`, a scalar as its dtype) converts to it. A kernel that takes `float*` for an input
-// would tune and then fail only at export (the header passes `const float*`), its results lost
-// with the fix's new source hash.
+// parameter, that the argument soltune passes (an input as `const T*` or, for kernels written for
+// other tuners, `T*`: the timed loop sees it written; an output, workspace or scratch as `T*`, a
+// scalar as its dtype) converts to it. A kernel that takes what no argument converts to would tune
+// and then fail only at export, its results lost with the fix's new source hash.
 #include <string>
 #include <vector>
 

@@ -12,6 +12,7 @@
 #include "../support/plan_variants.hpp"
 #include "host_program.hpp"
 #include "codegen/header_export.hpp"
+#include "codegen/signature_check.hpp"
 #include "core/device.hpp"
 #include "core/fallback.hpp"
 #include "core/space.hpp"
@@ -440,6 +441,48 @@ TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
 using namespace soltune_gelu;
 int main() {
   cudaError_t (*f32)(float*, long long, cudaStream_t) = &gelu_f32;  // x is not const
+  (void)f32;
+  const int bad = gelu_f32_choice(1000, 132, 90, 232448, 62914560) != 0;
+  std::printf(bad ? "FAILED\n" : "ok\n");
+  return bad;
+}
+)SRC";
+  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
+}
+
+// A kernel written for another tuner takes its input as a plain `T*`: its signature passes, and the
+// exported call keeps the input const (soltune checks that no kernel writes it) and still compiles,
+// from the source path as from the cubin's.
+TEST(HeaderExport, AnInputTakenAsAPlainPointerStaysConstInTheExportedCall) {
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  test::TempDir tmp("export-plain-input");
+  fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
+  auto yaml = test::read_file(tmp.path() / "gelu" / "problem.yaml");
+  const auto fallback = yaml.find("fallback: {variant: vectorized,");  // the variant is replaced
+  ASSERT_NE(fallback, std::string::npos);
+  yaml.insert(fallback, "# ");
+  test::write_file(tmp.path() / "gelu" / "problem.yaml", yaml);
+  test::write_file(tmp.path() / "gelu" / "vectorized.cu",
+                   "template <typename T, int BLOCK>\n__global__ void relu(T* x, T* y, long long n) {\n"
+                   "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n"
+                   "  if (i < n) y[i] = x[i] > T(0) ? x[i] : T(0);\n}\n");
+  test::write_file(tmp.path() / "gelu" / "vectorized.yaml",
+                   "kernel: relu\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [128, 256]}\ndtypes: [f32]\n"
+                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
+  const auto p = load_problem(tmp.path(), "gelu");
+  const auto& v = p.variant("vectorized");
+  const Compiler compiler(default_compiler_options());
+  EXPECT_EQ(check_signatures(compiler, p, v, DType::f32, Bindings{{"n", 4096}, {"BLOCK", 128}}, "sm_90"), "");
+  const Space s(v, Bindings{});
+  const std::vector<Specialization> specs = {{&v, DType::f32, s.parse_key("BLOCK=256"), Shape{{{"n", 1 << 20}}}, {"f32"}}};
+  std::ofstream(tmp.path() / "gelu.cuh") << export_header(p, specs, "test");
+  std::ofstream(tmp.path() / "main.cu") << R"SRC(
+#include "gelu.cuh"
+#include <cstdio>
+using namespace soltune_gelu;
+int main() {
+  cudaError_t (*f32)(const float*, float*, long long, cudaStream_t) = &gelu_f32;  // x stays const
   (void)f32;
   const int bad = gelu_f32_choice(1000, 132, 90, 232448, 62914560) != 0;
   std::printf(bad ? "FAILED\n" : "ok\n");

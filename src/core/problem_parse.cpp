@@ -475,6 +475,8 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
         un.fail(e.what());
       }
     }
+  // Optional where every checked output is an integer or bool (compared exactly unless it has one).
+  if (n.has("tolerance"))
   for (const auto& [dt, tn] : n.at("tolerance").map_items()) {
     tn.only_keys({"atol", "rtol", "rel_l2", "min_match", "mtol"});
     DType t;
@@ -484,7 +486,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
       tn.fail(e.what());
     }
     p.tolerance[t] = Tolerance{tn.at("atol").number(), tn.at("rtol").number(), tn.at("rel_l2").number(),
-                               tn.number_or("min_match", 1.0)};
+                               tn.number_or("min_match", 1.0), {}};
     if (!(p.tolerance[t].min_match > 0 && p.tolerance[t].min_match <= 1))
       tn.at("min_match").fail("min_match must lie in (0, 1]");
     if (tn.has("mtol")) {
@@ -494,8 +496,17 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
       p.tolerance[t].mtol.check_names(size_dt, "mtol");
     }
   }
+  // A float output takes its own dtype's tolerance, else the task dtype's: one of them must be given.
   for (auto t : p.dtypes)
-    if (!p.tolerance.count(t)) n.at("tolerance").fail("no tolerance for dtype " + std::string(dtype_name(t)));
+    for (const auto& a : p.args) {
+      const DType d = a.resolve_dtype(t);
+      if (!a.is_buffer || !role_is_checked(a.role) || !dtype_is_float(d) || p.tolerance.count(d) || p.tolerance.count(t))
+        continue;
+      const std::string why = "no tolerance for dtype " + std::string(dtype_name(t)) + ": output '" + a.name + "' is " +
+                              std::string(dtype_name(d)) + " (integer and bool outputs compare exactly without one)";
+      if (n.has("tolerance")) n.at("tolerance").fail(why);
+      throw Error(n.loc(), why);
+    }
   for (const auto& a : p.args)
     for (auto t : p.dtypes)
       if (a.lanes > 1 && a.item_cpp(t).empty())

@@ -520,6 +520,18 @@ TEST_F(BadInput, TimedChecks) {
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").timed_check);
 }
 
+// A tolerance is needed where a float output takes it: an integer output compares exactly (or as
+// its own dtype's tolerance allows), so a problem of integer outputs gives none for its float dtype.
+TEST_F(BadInput, ToleranceOnlyWhereAFloatOutputTakesIt) {
+  const int line = edit(problem_yaml(), "  bf16: {atol: 1.0e-3, rtol: 8.0e-3, rel_l2: 1.0e-2}\n", "");
+  expect_error([&] { load(); }, problem_yaml(), line - 1, 0, {"no tolerance for dtype bf16: output 'y' is bf16"});
+  const auto pnpoly = root_ / "templates" / "pnpoly";
+  fs::copy(SOLTUNE_SOURCE_DIR "/templates/pnpoly", pnpoly, fs::copy_options::recursive);
+  const auto p = load_problem(templates_, "pnpoly");  // its only output is i32; no f32 tolerance given
+  EXPECT_EQ(p.tolerance.count(DType::f32), 0u);
+  EXPECT_EQ(p.tolerance.count(DType::i32), 1u);
+}
+
 // A key written without a value is refused where it is written; the default comes from leaving it out.
 TEST_F(BadInput, AKeyWithoutAValueIsRefused) {
   for (const std::string key : {"seed", "kb", "arch", "model_gpu"}) {

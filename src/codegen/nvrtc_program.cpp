@@ -47,6 +47,8 @@ std::string NvrtcProgram::log() const {
   std::string s(n, '\0');
   if (n) nvrtc_check(nvrtcGetProgramLog(prog_, s.data()), "nvrtcGetProgramLog");
   while (!s.empty() && s.back() == '\0') s.pop_back();  // the size counts the terminator
+  // ptxas's messages may follow the front end's own terminated log: text, not a NUL, between them.
+  std::replace(s.begin(), s.end(), '\0', '\n');
   return s;
 }
 

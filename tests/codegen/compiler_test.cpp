@@ -149,6 +149,18 @@ TEST_F(CompilerTest, StaticAssertIsAValueWithItsMessage) {
   EXPECT_TRUE(uncached().compile({kChecked, "checked.cu", {"k<2>"}, "sm_90", {}}).ok);
 }
 
+// ptxas's refusal comes after NVRTC's own (empty) log and its terminator: the log soltune keeps is
+// text, without the NUL byte that had hidden the reason from the progress line.
+TEST_F(CompilerTest, APtxasErrorIsTextInTheLog) {
+  const CompileResult r = uncached().compile(
+      {"template <int N> __global__ void k(float* x) { __shared__ float s[N]; s[threadIdx.x] = x[threadIdx.x]; "
+       "__syncthreads(); x[threadIdx.x] = s[N - 1 - threadIdx.x]; }",
+       "big.cu", {"k<100000>"}, "sm_90", {}});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("too much shared data"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find('\0'), std::string::npos) << "a NUL byte in the log";
+}
+
 TEST_F(CompilerTest, SyntaxErrorAndBadOptionAreValues) {
   const CompileResult syntax = uncached().compile(
       {"template <int N> __global__ void k(float* x) { x[0] = N }", "bad.cu", {"k<1>"}, "sm_90", {}});

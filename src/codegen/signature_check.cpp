@@ -64,6 +64,27 @@ int kernel_line(const std::string& src, const std::string& name) {
   return 0;
 }
 
+// Each of the variant's defines that its source redefines (NVRTC's warning #47: the source's
+// value wins over soltune's -D, so every configuration would compile the same), with the line.
+std::string redefined_macros(const VariantSpec& v, const std::string& log) {
+  constexpr std::string_view kWarning = "): warning #47-D: incompatible redefinition of macro \"";
+  std::string found;
+  for (size_t at = log.find(kWarning); at != std::string::npos; at = log.find(kWarning, at + 1)) {
+    const size_t name_at = at + kWarning.size(), name_end = log.find('"', name_at);
+    const std::string name = log.substr(name_at, name_end - name_at);
+    const auto d = std::find_if(v.defines.begin(), v.defines.end(), [&](const DefineSpec& x) { return x.name == name; });
+    if (d == v.defines.end()) continue;
+    const size_t open = log.rfind('(', at);
+    const std::string line = open == std::string::npos ? "" : log.substr(open + 1, at - open - 1);
+    const std::string msg = v.source_path.string() + (line.empty() ? "" : ":" + line) + ": '#define " + name +
+                            "' overrides the value soltune defines for it (`defines:` in " + v.yaml_path.filename().string() +
+                            "), so every configuration would compile the same; guard it with #ifndef " + name +
+                            " or remove it";
+    if (found.find(msg) == std::string::npos) found += (found.empty() ? "" : "\n") + msg;
+  }
+  return found;
+}
+
 }  // namespace
 
 std::string signature_check_source(const ProblemSpec& p, const VariantSpec& v, DType t,
@@ -104,8 +125,8 @@ std::string check_signatures(const Compiler& c, const ProblemSpec& p, const Vari
                          v.source_path.filename().string() + " (signature check)", {name_expression(v.launch, t, b)},
                          arch, define_options(v, t, b)};
   const auto out = c.compile(r);
-  if (out.ok) return "";
-  std::string found;
+  std::string found = redefined_macros(v, out.log);
+  if (out.ok) return found;
   for (size_t at = out.log.find(kMarker); at != std::string::npos; at = out.log.find(kMarker, at + 1)) {
     const size_t start = at + std::string(kMarker).size();
     const size_t end = out.log.find('"', start);

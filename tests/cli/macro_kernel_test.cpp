@@ -119,5 +119,21 @@ TEST_F(MacroKernel, APortedKernelWithConstantMemoryTunesAndExports) {
   ASSERT_EQ(r.code, 0) << r;
 }
 
+// A source that defines one of the macros soltune sets (unguarded) would compile every
+// configuration alike: refused before tuning, naming the line, on any backend.
+TEST_F(MacroKernel, ASourceThatRedefinesADefineIsRefusedWithItsLine) {
+  const auto t = templates();
+  const auto cu = t / "gelu" / "macro.cu";
+  const int line = test::replace_in_file(cu, "#ifndef ITEMS\n#define ITEMS 1\n#endif\n", "#define ITEMS 1\n");
+  const auto cfg = tmp_ / "macro.yaml";
+  write(cfg, "problem: gelu\ndtypes: [f32]\nshapes: [{n: 4099}]\nbudget: {evals: 4}\nbackend: model\ntemplates: " +
+                 t.string() + "\n");
+  const auto r = soltune("tune " + q(cfg) + " --check");
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_NE(r.err.find("macro.cu:" + std::to_string(line) + ": '#define ITEMS' overrides the value soltune defines for it"),
+            std::string::npos) << r;
+  EXPECT_NE(r.err.find("guard it with #ifndef ITEMS"), std::string::npos) << r;
+}
+
 }  // namespace
 }  // namespace soltune

@@ -258,6 +258,9 @@ struct ProblemSpec {
 
   std::string reference_source;  // computes each out buffer as double
   LaunchSpec reference;
+  // Macros the reference's and the baseline's sources are compiled with (`defines:`, over sizes),
+  // as a variant's: naive kernels sized by the same macros as the tuned ones.
+  std::vector<DefineSpec> reference_defines, baseline_defines;
   std::string baseline_description, baseline_source;
   std::string baseline_label = "baseline";         // what T_ref is called where the kernels time it
   std::optional<LibraryBaseline> baseline_library;  // tried first where given
@@ -288,6 +291,10 @@ std::vector<std::string> plan_name_expressions(const VariantSpec& v, DType t, co
 std::vector<std::pair<std::string, std::string>> define_values(const VariantSpec& v, DType t, const Bindings& b);
 // The same as NVRTC options: "-Dname=value" each.
 std::vector<std::string> define_options(const VariantSpec& v, DType t, const Bindings& b);
+// Both for a list of definitions (the reference's or the baseline's, over sizes).
+std::vector<std::pair<std::string, std::string>> define_values(const std::vector<DefineSpec>& defines, DType t,
+                                                               const Bindings& b);
+std::vector<std::string> define_options(const std::vector<DefineSpec>& defines, DType t, const Bindings& b);
 // A specialization's bindings for its name expression: its knob values and the sizes it was tuned
 // for (a template argument may name a size: the kernel is then compiled for that size alone).
 Bindings specialization_bindings(const VariantSpec& v, const std::vector<int64_t>& knob_values,

@@ -517,8 +517,9 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   for (const auto& s : kDeviceSymbols) geo.insert(s);
   {
     auto r = n.at("reference");
-    r.only_keys({"source", "kernel", "template_args", "args", "grid", "block", "smem"});
+    r.only_keys({"source", "kernel", "template_args", "args", "grid", "block", "smem", "defines"});
     p.reference_source = read_text(dir / r.at("source").str(), r.loc());
+    if (r.has("defines")) p.reference_defines = parse_defines(r.at("defines"), size_dt, p.reference_source, r.at("source").str());
     p.reference = parse_launch(r, geo, false);
     p.reference.args = strings(r.get("args"));
     if (p.reference.args.empty())
@@ -531,10 +532,11 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   }
   {
     auto b = n.at("baseline");
-    b.only_keys({"description", "label", "library", "source", "temps", "launches"});
+    b.only_keys({"description", "label", "library", "source", "temps", "launches", "defines"});
     p.baseline_description = b.str_or("description", "");
     p.baseline_label = b.str_or("label", "baseline");
     p.baseline_source = read_text(dir / b.at("source").str(), b.loc());
+    if (b.has("defines")) p.baseline_defines = parse_defines(b.at("defines"), size_dt, p.baseline_source, b.at("source").str());
     if (b.has("temps"))
       for (const auto& t : b.at("temps").seq()) p.baseline_temps.push_back(parse_arg(t, sizes, true));
     for (const auto& l : b.at("launches").seq()) {

@@ -28,5 +28,8 @@ void parse_template_args(LaunchSpec& l, const Names& allowed, const SourceLoc& l
 // Every name must be an argument of the problem (or, with temps_ok, a baseline temporary).
 void check_args(const std::vector<std::string>& args, const ProblemSpec& p, bool temps_ok, const SourceLoc& loc);
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p);
+// A `defines:` map or list over `names`, each macro named somewhere in `source` (file `source_name`).
+std::vector<DefineSpec> parse_defines(const yaml::Node& dn, const Names& names, const std::string& source,
+                                      const std::string& source_name);
 
 }  // namespace soltune::parse

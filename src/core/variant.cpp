@@ -15,7 +15,8 @@ namespace parse {
 // `defines:` as a mapping (macro: expression, or T for the element type) or as a list of knob and
 // size names, each defined as itself. A macro the source never names would leave every value of
 // its knob compiling to the same kernel, as would one the compiler defines: both are refused.
-std::vector<DefineSpec> parse_defines(const yaml::Node& dn, const Names& names, const VariantSpec& v) {
+std::vector<DefineSpec> parse_defines(const yaml::Node& dn, const Names& names, const std::string& source,
+                                      const std::string& source_name) {
   static const std::regex ident(R"([A-Za-z_][A-Za-z0-9_]*)");
   std::vector<std::pair<std::string, yaml::Node>> items;
   if (dn.node.IsMap())
@@ -40,8 +41,8 @@ std::vector<DefineSpec> parse_defines(const yaml::Node& dn, const Names& names, 
       d.value = dn.node.IsMap() ? vn.expr() : Expr(name, vn.loc());
       d.value.check_names(names, "define '" + name + "'");
     }
-    if (!mentions_identifier(v.source, name))
-      vn.fail("define '" + name + "' is never named in " + v.source_path.filename().string() +
+    if (!mentions_identifier(source, name))
+      vn.fail("define '" + name + "' is never named in " + source_name +
               ": every value would compile to the same kernel");
     out.push_back(std::move(d));
   }
@@ -149,7 +150,7 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   if (n.has("defines")) {
     Names define_names = targs;  // knobs and sizes, as the template arguments
     define_names.insert("dtype_bytes");
-    v.defines = parse_defines(n.at("defines"), define_names, v);
+    v.defines = parse_defines(n.at("defines"), define_names, v.source, v.source_path.filename().string());
   }
   // The launches around the main one: a baseline launch's keys plus `when`, template arguments
   // over knobs and sizes like the main kernel's.
@@ -314,11 +315,16 @@ std::string name_expression(const LaunchSpec& l, DType t, const Bindings& b) {
 }
 
 std::vector<std::pair<std::string, std::string>> define_values(const VariantSpec& v, DType t, const Bindings& given) {
+  return define_values(v.defines, t, given);
+}
+
+std::vector<std::pair<std::string, std::string>> define_values(const std::vector<DefineSpec>& defines, DType t,
+                                                               const Bindings& given) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (v.defines.empty()) return out;
+  if (defines.empty()) return out;
   Bindings b = given;  // a specialization's bindings hold knobs and sizes only
   b.emplace("dtype_bytes", static_cast<double>(dtype_bytes(t)));
-  for (const auto& d : v.defines) {
+  for (const auto& d : defines) {
     if (d.type) {
       out.emplace_back(d.name, std::string(dtype_cpp(t)));
       continue;
@@ -336,8 +342,12 @@ std::vector<std::pair<std::string, std::string>> define_values(const VariantSpec
 }
 
 std::vector<std::string> define_options(const VariantSpec& v, DType t, const Bindings& b) {
+  return define_options(v.defines, t, b);
+}
+
+std::vector<std::string> define_options(const std::vector<DefineSpec>& defines, DType t, const Bindings& b) {
   std::vector<std::string> out;
-  for (const auto& [name, value] : define_values(v, t, b)) out.push_back("-D" + name + "=" + value);
+  for (const auto& [name, value] : define_values(defines, t, b)) out.push_back("-D" + name + "=" + value);
   return out;
 }
 

@@ -75,8 +75,10 @@ std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, c
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
   }
   const auto dir = t.problem->dir.string() + "/";
-  return {CompileRequest{t.problem->reference_source, dir + "reference.cu", {name_expression(t.problem->reference, t.dtype, b)}, arch, {}},
-          CompileRequest{t.problem->baseline_source, dir + "baseline.cu", names, arch, {}}};
+  return {CompileRequest{t.problem->reference_source, dir + "reference.cu", {name_expression(t.problem->reference, t.dtype, b)}, arch,
+                         define_options(t.problem->reference_defines, t.dtype, b)},
+          CompileRequest{t.problem->baseline_source, dir + "baseline.cu", names, arch,
+                         define_options(t.problem->baseline_defines, t.dtype, b)}};
 }
 
 void require_compiled(const CompileResult& r, const std::string& what) {

@@ -532,6 +532,31 @@ TEST_F(BadInput, ToleranceOnlyWhereAFloatOutputTakesIt) {
   EXPECT_EQ(p.tolerance.count(DType::i32), 1u);
 }
 
+// The reference and the baseline take `defines:` over sizes, as a variant does: naive kernels sized
+// by the same macros as the tuned ones. A macro their source never names, or a name that is not a
+// size, is refused where it is written.
+TEST_F(BadInput, ReferenceAndBaselineDefines) {
+  const auto baseline = templates_ / "gelu" / "baseline.cu";
+  write(baseline, read(baseline) + "\n#ifndef GELU_WIDTH\n#error GELU_WIDTH must be defined\n#endif\n");
+  const std::string good = "  source: baseline.cu\n  defines: {GELU_WIDTH: n, GELU_T: T}\n";
+  const int line = edit(problem_yaml(), "  source: baseline.cu\n", good) + 1;
+  write(baseline, read(baseline) + "#define GELU_USE_T GELU_T\n");
+  const auto p = load();
+  EXPECT_EQ(define_options(p.baseline_defines, DType::bf16, Bindings{{"n", 4096}}),
+            (std::vector<std::string>{"-DGELU_WIDTH=4096", "-DGELU_T=__nv_bfloat16"}));
+  EXPECT_TRUE(p.reference_defines.empty());
+  auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
+    expect_broken_line("  defines: {GELU_WIDTH: n, GELU_T: T}\n", line, from, to, col, phrase);
+  };
+  broken("GELU_WIDTH: n", "GELU_WIDTH: BLOCK", 25, "unknown name 'BLOCK'");
+  broken("GELU_T: T}", "GELU_T: T, NEVER_SEEN: n}", 51, "define 'NEVER_SEEN' is never named in baseline.cu");
+  // The reference's source takes its own.
+  const auto reference = templates_ / "gelu" / "reference.cu";
+  write(reference, read(reference) + "\n#if defined(GELU_REF_N) && GELU_REF_N < 1\n#error\n#endif\n");
+  edit(problem_yaml(), "  source: reference.cu\n", "  source: reference.cu\n  defines: {GELU_REF_N: n}\n");
+  EXPECT_EQ(define_options(load().reference_defines, DType::f32, Bindings{{"n", 7}}), std::vector<std::string>{"-DGELU_REF_N=7"});
+}
+
 // A key written without a value is refused where it is written; the default comes from leaving it out.
 TEST_F(BadInput, AKeyWithoutAValueIsRefused) {
   for (const std::string key : {"seed", "kb", "arch", "model_gpu"}) {

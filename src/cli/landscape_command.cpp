@@ -67,6 +67,9 @@ int landscape_command(const std::vector<std::string>& args, const std::string& c
   cfg.search.strategy = "exhaustive";
   if (vm.count("count")) {  // legality on the config's model GPU: no device needed
     const auto dev = *find_known_gpu(cfg.model_gpu);
+    std::printf("legal on %s: every constraint, and each launch within %d threads and %d KiB of dynamic shared memory a "
+                "block\n",
+                dev.name.c_str(), dev.max_threads_per_block, dev.smem_per_block_optin / 1024);
     for (const auto& t : config_tasks(cfg)) {
       const Space space(*t.variant, t.fixed(dev));
       std::printf("%-56s %8zu legal of %.0f\n", t.id().c_str(), space.all_legal().size(), space.cardinality());

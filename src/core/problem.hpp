@@ -276,7 +276,7 @@ struct ProblemSpec {
 };
 
 // Device facts that constraints and geometry may use, besides sizes, dtype_bytes and knobs.
-inline const std::vector<std::string> kDeviceSymbols = {"sms", "cc", "smem_optin", "l2_bytes"};
+inline const std::vector<std::string> kDeviceSymbols = {"sms", "cc", "smem_optin", "l2_bytes", "max_block_threads"};
 
 // Loads templates/<name>/ from `templates_dir`. Every error names the file, line and column.
 ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::string& name);

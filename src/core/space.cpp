@@ -8,7 +8,7 @@
 namespace soltune {
 
 Space::Space(const VariantSpec& v, Bindings fixed)
-    : knobs_(&v.knobs), constraints_(&v.constraints), presets_(&v.presets), fixed_(std::move(fixed)) {}
+    : variant_(&v), knobs_(&v.knobs), constraints_(&v.constraints), presets_(&v.presets), fixed_(std::move(fixed)) {}
 
 std::vector<std::pair<std::string, Config>> Space::presets() const {
   std::vector<std::pair<std::string, Config>> out;
@@ -61,6 +61,24 @@ std::string Space::why_illegal(const Config& c) const {
   const auto b = bind(c);
   for (const auto& e : *constraints_)
     if (!e.eval_bool(b)) return "constraint '" + e.text() + "' is false";
+  return over_device_limits(b);
+}
+
+std::string Space::over_device_limits(const Bindings& b) const {
+  const auto threads_max = b.find("max_block_threads"), smem_max = b.find("smem_optin");
+  if (threads_max == b.end() && smem_max == b.end()) return "";
+  for (const auto* l : variant_->all_launches()) {
+    if (!l->has_geometry() || (!l->when.empty() && !l->when.eval_bool(b))) continue;
+    double threads = 1;
+    for (const auto& e : l->block) threads *= e.eval(b);
+    if (threads_max != b.end() && threads > threads_max->second)
+      return "launch of '" + l->kernel + "' has " + std::to_string(static_cast<long long>(threads)) +
+             " threads a block, over the device's " + std::to_string(static_cast<long long>(threads_max->second));
+    const double smem = l->smem.empty() ? 0.0 : l->smem.eval(b);
+    if (smem_max != b.end() && smem > smem_max->second)
+      return "launch of '" + l->kernel + "' asks " + std::to_string(static_cast<long long>(smem)) +
+             " B of dynamic shared memory, over the device's " + std::to_string(static_cast<long long>(smem_max->second));
+  }
   return "";
 }
 

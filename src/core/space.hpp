@@ -65,6 +65,11 @@ class Space {
   // Calls f on every combination of listed values, legal or not, in lexicographic index order,
   // until f returns false; returns whether every combination was seen.
   bool each_combination(const std::function<bool(const Config&)>& f) const;
+  // Why a launch of c's plan could not start on the device the fixed bindings describe (threads per
+  // block over max_block_threads, dynamic shared memory over smem_optin); "" where each could, or
+  // where the bindings name no device.
+  std::string over_device_limits(const Bindings& b) const;
+  const VariantSpec* variant_;
   const std::vector<KnobSpec>* knobs_;
   const std::vector<Expr>* constraints_;
   const std::vector<Preset>* presets_;

@@ -68,6 +68,7 @@ void bind_device(Bindings& b, const DeviceInfo& d) {
   b["cc"] = d.cc();
   b["smem_optin"] = d.smem_per_block_optin;
   b["l2_bytes"] = static_cast<double>(d.l2_bytes);
+  if (d.max_threads_per_block > 0) b["max_block_threads"] = d.max_threads_per_block;
 }
 
 Bindings Task::sizes() const {

@@ -22,14 +22,15 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 class Progress : public Cli {
  protected:
-  // A gelu copy whose space is three configurations: BLOCK 64 fails a static_assert, 2048 exceeds
-  // the device's threads per block, 256 is fine. An exhaustive tune of it into kb_.
+  // A gelu copy whose space is three configurations: BLOCK 64 fails a static_assert, 256 and 512
+  // are fine (a block over the device's threads is not a legal configuration). An exhaustive tune
+  // of it into kb_.
   fs::path three_configurations() {
     const auto t = tmp_ / "t";
     fs::create_directories(t);
     fs::copy(kSource / "templates" / "gelu", t / "gelu", fs::copy_options::recursive);
     auto yaml = read(t / "gelu" / "vectorized.yaml");
-    yaml = std::regex_replace(yaml, std::regex("BLOCK: \\{values: \\[[^\\]]*\\]"), "BLOCK: {values: [64, 256, 2048]");
+    yaml = std::regex_replace(yaml, std::regex("BLOCK: \\{values: \\[[^\\]]*\\]"), "BLOCK: {values: [64, 256, 512]");
     for (const char* k : {"VEC", "EPT"})
       yaml = std::regex_replace(yaml, std::regex(std::string(k) + ": \\{values: \\[[^\\]]*\\]"), std::string(k) + ": {values: [4]");
     for (const char* k : {"GRID_STRIDE", "FAST_TANH", "CACHE_HINT"})
@@ -90,9 +91,6 @@ TEST_F(Progress, PlainLinesNameTheTaskAndEveryFailuresReason) {
     if (l.find("BLOCK=64,") != std::string::npos) {
       EXPECT_NE(l.find("compile_error: "), std::string::npos) << l;
       EXPECT_NE(l.find("BLOCK 64 is refused on purpose"), std::string::npos) << l;
-    }
-    if (l.find("BLOCK=2048,") != std::string::npos) {
-      EXPECT_NE(l.find("illegal: block of 2048 threads"), std::string::npos) << l;
     }
     EXPECT_EQ(l.find("/0]"), std::string::npos) << l;
   }

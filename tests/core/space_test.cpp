@@ -109,6 +109,22 @@ TEST_F(GeluSpace, ConstrainedConfigsAreIllegal) {
   EXPECT_TRUE(huge.legal(config(huge, {{"BLOCK", 64}, {"VEC", 1}, {"EPT", 1}, {"GRID_STRIDE", 1}})));
 }
 
+// A configuration whose launch could not start on the device is not legal: threads per block over
+// the device's limit (here a device of 512), counted out of the legal set, with the reason.
+TEST_F(GeluSpace, LaunchesOverTheDevicesThreadLimitAreIllegal) {
+  DeviceInfo small = *find_known_gpu("H200");
+  small.max_threads_per_block = 512;
+  Task task{spec_, &variant(), DType::f32, Shape{{{"n", 1000003}}}};
+  const Space limited(variant(), task.fixed(small)), full = space(DType::f32);
+  const auto big = config(full, {{"BLOCK", 1024}, {"VEC", 4}});
+  EXPECT_TRUE(full.legal(big));
+  EXPECT_EQ(limited.why_illegal(big), "launch of 'gelu_tanh' has 1024 threads a block, over the device's 512");
+  EXPECT_LT(limited.all_legal().size(), full.all_legal().size());
+  for (const auto& c : limited.all_legal()) EXPECT_LE(c.values[0], 512) << limited.key(c);
+  // Without a device in the bindings (a key parsed for export), no limit applies.
+  EXPECT_TRUE(Space(variant(), Bindings{{"n", 1000003}, {"dtype_bytes", 4}, {"sms", 132}}).legal(big));
+}
+
 TEST_F(GeluSpace, SamplesAreAlwaysLegal) {
   for (auto t : {DType::f32, DType::bf16}) {
     const auto s = space(t);

@@ -258,6 +258,9 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       continue;
     }
     if (!next->run && !start_task(*next)) continue;
+    // Compiles in flight when the search's time is up are stopped, not waited for.
+    if (b.seconds > 0)
+      ev_.set_deadline(clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::max(seconds_left(), 0.0))));
     const int64_t before = next->spent();
     const int64_t share = next->task.fallback_only                           ? 1
                           : next->spent() < warmup && !trails(*next)    ? warmup - next->spent()
@@ -302,9 +305,13 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
                              " candidates failed to compile: " + why);
         }
   }
+  ev_.set_deadline(std::nullopt);  // the re-timing compiles nothing new (cache hits)
   std::vector<TaskReport> reports;
   for (auto& s : slots) {
     if (!s.run) continue;  // never started: the budget ran out first
+    if (const auto n = s.run->outcome().unmeasured; n > 0)
+      archive_.on_warning(s.task, s.task.id() + ": " + std::to_string(n) +
+                                      " proposal(s) not measured: the time budget ended while they compiled or waited");
     RetimePolicy p = retime;
     const double each = expected_eval_s(s, slots, ev_.device().ceilings());
     const double expected = expected_retime_s(s, p, each, per_measure);

@@ -2,7 +2,9 @@
 // Runtime compilation of kernel sources to CUBIN with NVRTC, with a content-addressed disk cache.
 // Only NVRTC is used (no CUDA runtime or driver), so compiling works on machines without a GPU.
 // A rejected source is a value (ok=false with the log); only infrastructure failures throw Error.
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +19,9 @@ struct CompileRequest {
   std::vector<std::string> name_expressions;  // e.g. {"gelu_tanh<float, 256, 4, 4, 0, 0, 0>"}
   std::string arch = "sm_90";                 // real arch: compile straight to CUBIN
   std::vector<std::string> extra_options;     // passed as a vector, never split on spaces
+  // The run's budget ends here: a compile still running then is stopped (in a worker process; an
+  // in-process compile runs on) and its result is `abandoned`. Not part of the cache key.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct CompiledKernel {
@@ -34,6 +39,7 @@ struct CompileResult {
   // The compile missed its time limit twice (the second time at twice the limit): the machine's load
   // or the source, unknown; never cached, and the candidate's status is `timeout`, not compile_error.
   bool timed_out = false;
+  bool abandoned = false;  // stopped at the request's deadline: says nothing of the source; not cached
   std::string key;                      // hex of the cache hash (computed even without a disk cache)
 };
 

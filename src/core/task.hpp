@@ -1,6 +1,7 @@
 #pragma once
 // A tuning task: one variant of one problem at one shape and dtype, and the evaluator interface that
 // turns configurations of a task into results. src/eval implements it; search and agents use it.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -119,6 +120,16 @@ class Evaluator {
   // It may be called from another thread while evaluate() runs (a task's next batch is known
   // while its current one is measured).
   virtual void prefetch(const Task& t, const std::vector<Config>& configs) { (void)t, (void)configs; }
+  // Where the run's budget ends: compiles still running then are stopped, and evaluate() returns no
+  // result for a configuration whose compile was stopped or whose turn on the GPU came after it (the
+  // results it returns are the first ones of the batch, in order). nullopt: no deadline.
+  virtual void set_deadline(std::optional<std::chrono::steady_clock::time_point> at) { deadline_ = at; }
+
+ protected:
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  bool past_deadline() const { return deadline_ && std::chrono::steady_clock::now() >= *deadline_; }
+
+ public:
   // A predictor of the task's configurations from what exists before the GPU times them (the
   // static report: ptxas resources, geometry), for the search's screen; null where there is none.
   virtual std::unique_ptr<Predictor> predictor(const Task& t) { (void)t; return nullptr; }

@@ -156,10 +156,12 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
 
 std::vector<EvalResult> ModelEvaluator::evaluate(const Task& t, const std::vector<Config>& configs) {
   auto batch = prepare_candidates(t, dev_, arch_, configs);
+  for (auto& r : batch.requests) r.deadline = deadline_;  // stopped where the budget ends
   const auto compiled = compiler_.compile_all(batch.requests);
   std::vector<EvalResult> out;
   for (auto& c : batch.candidates) {
     c.result.kind = TimeKind::predicted;
+    if (c.request >= 0 && compiled[c.request].abandoned) break;  // the rest of the batch is not measured
     if (c.request >= 0 && take_compile_result(c, compiled[c.request])) {
       if (auto why = plan_limits(c, dev_); !why.empty()) {
         c.result.status = Status::illegal;

@@ -240,7 +240,9 @@ std::optional<Retimed> WorkerEvaluator::retime(const Task& t, const std::vector<
   return r;
 }
 
-std::shared_future<CompileResult> WorkerEvaluator::start_compile(const CompileRequest& req) {
+std::shared_future<CompileResult> WorkerEvaluator::start_compile(const CompileRequest& given) {
+  CompileRequest req = given;
+  req.deadline = deadline_;  // stopped where the budget ends, not waited for past it
   return std::async(std::launch::async, [this, req] {
            cores_.acquire();
            struct Release {
@@ -289,11 +291,13 @@ std::vector<EvalResult> WorkerEvaluator::evaluate(const Task& t, const std::vect
   std::vector<EvalResult> out;
   for (auto& c : batch.candidates) {
     c.result.kind = TimeKind::measured;
+    if (past_deadline()) break;  // the budget ended: the rest of the batch is not measured
     if (c.request >= 0) {
       // Time the GPU sat idle for this compile (after the first candidate reached it).
       const auto waited_from = ChildProcess::Clock::now();
       compiled[c.request] = compiling[c.request].get();  // an infrastructure Error surfaces here
       if (first_run_) compile_wait_s_ += std::chrono::duration<double>(ChildProcess::Clock::now() - waited_from).count();
+      if (compiled[c.request].abandoned) break;
       if (take_compile_result(c, compiled[c.request])) {
         c.result.occupancy_blocks = occupancy_blocks_per_sm(c.result.res, c.result.geo, dev_);
         run_one(t, c, compiled[c.request], rounds_group(t));

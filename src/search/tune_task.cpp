@@ -175,6 +175,7 @@ bool TaskRun::step(int64_t allowance, int64_t lookahead) {
 std::vector<EvalResult> TaskRun::evaluate(std::vector<Config> batch, std::vector<std::string> proposers) {
   const auto& baseline = out_.baseline;
   auto results = ev_.evaluate(task_, batch);
+  out_.unmeasured += static_cast<int64_t>(batch.size()) - static_cast<int64_t>(std::min(results.size(), batch.size()));
   for (size_t i = 0; i < results.size() && i < proposers.size(); ++i) results[i].proposer = proposers[i];
   for (auto& r : results) {
     ++out_.evaluated;

@@ -45,6 +45,7 @@ struct TaskOutcome {
   bool retimed = false;    // best and baseline re-timed interleaved at the end
   std::string not_retimed; // why not, where it would have been (a time budget spent)
   int64_t compile_errors = 0;      // of `evaluated`, those NVRTC rejected
+  int64_t unmeasured = 0;          // proposed, but the budget ended while they compiled or waited for the GPU
   std::string first_compile_error; // the first error line of the first of them
   std::string stopped_by;  // "target SOL 0.97 reached", "no better time in 40 evaluations", "" (budget, space)
   std::string search_report;  // the strategy's own account (the agent pool: bandit, validator)

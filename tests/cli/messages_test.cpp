@@ -2,6 +2,7 @@
 // parse failures (file:line:column, exit 1), budgets (refused alike from the file and the options),
 // a problem the knowledge base does not hold, tasks a replay cannot serve, and landscapes that
 // must not be overwritten or taken as whole when they are not.
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -329,6 +330,19 @@ TEST_F(Messages, PathsTheSystemRefusesAreClearErrors) {
     EXPECT_NE(r.err.find(path), std::string::npos) << r;
     EXPECT_NE(r.err.find(cause), std::string::npos) << r;
   }
+}
+
+// A time budget holds with compiles in flight: a cold cache and the Hopper GEMM templates (seconds a
+// compile) on the model backend; compiles still running at the budget's end are stopped, not waited
+// for, and the run ends within max(5 s, 5%) of its budget.
+TEST_F(Messages, ATimeBudgetHoldsWhileCompilesAreInFlight) {
+  const auto began = std::chrono::steady_clock::now();
+  const auto r = soltune_within("tune " + q(kSource / "configs" / "matmul-models.yaml") +
+                                     " --backend model --seconds 20 --kb " + q(kb_) + " -q",
+                                 120);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_EQ(r.code, 0) << r;
+  EXPECT_LE(wall, 25.0) << r;
 }
 
 }  // namespace

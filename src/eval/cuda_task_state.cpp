@@ -194,6 +194,8 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
     throw Error("loading " + t.problem->name + "'s support kernels: " + log);
   gate_ = std::make_unique<TimingGate>(builtin_.at("soltune_gate"));
   if (t.problem->baseline_library) plan_library(*t.problem->baseline_library);
+  bind_support_constants(reference_.lib);  // filled by the draws below, and by every draw after
+  bind_support_constants(baseline_.lib);
 
   for (int i = 0; i < sets_; ++i) draw_inputs(i);
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
@@ -294,8 +296,9 @@ std::vector<unsigned long long> TaskState::draw_inputs(int set, int dist, const 
       launch_builtin("soltune_fill<" + std::string(dtype_cpp(s->dtype)) + ">", {&p, &n, &seed, &kind, &a, &b}, n);
       if (!s->drawn.empty()) s->drawn[i] = ArgSlot::SetDraw{seed, 0, dist};
     }
-    for (void* sym : s->symbols)
-      SOLTUNE_CUDA(cudaMemcpyAsync(sym, p, static_cast<size_t>(n) * dtype_bytes(s->dtype), cudaMemcpyDeviceToDevice, stream()));
+    for (const auto* list : {&s->symbols, &s->support_symbols})
+      for (void* sym : *list)
+        SOLTUNE_CUDA(cudaMemcpyAsync(sym, p, static_cast<size_t>(n) * dtype_bytes(s->dtype), cudaMemcpyDeviceToDevice, stream()));
   }
   return used;
 }
@@ -442,6 +445,23 @@ std::string TaskState::bind_constants(const Library& lib) {
     s->symbols.push_back(sym);
   }
   return "";
+}
+
+void TaskState::bind_support_constants(const Library& lib) {
+  for (auto& s : slots_) {
+    if (s->spec->role != Role::constant) continue;
+    void* sym = nullptr;
+    size_t bytes = 0;
+    if (lib.global(s->spec->name, sym, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();  // none of that name: the module reads the data by pointer, if at all
+      continue;
+    }
+    const size_t need = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
+    if (bytes < need)
+      throw Error(task_.problem->name + "'s reference or baseline: its __constant__ variable '" + s->spec->name + "' holds " +
+                  std::to_string(bytes) + " bytes, the data " + std::to_string(need));
+    s->support_symbols.push_back(sym);
+  }
 }
 
 void TaskState::unbind_constants() {

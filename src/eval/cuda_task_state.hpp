@@ -60,6 +60,7 @@ struct ArgSlot {
   DeviceBuffer mag;                // outputs that declare one: the reference's magnitude per element
   std::vector<char> given;         // an argument read from a file: its bytes, written into every draw
   std::vector<void*> symbols;      // constants: the __constant__ variables of the loaded candidates
+  std::vector<void*> support_symbols;  // ... and of the reference's and baseline's modules, where they declare one
   alignas(8) unsigned char scalar[8] = {};
 };
 
@@ -146,6 +147,10 @@ class TaskState {
   // Returns "" or why not (a variable missing or smaller than the data: the candidate's failure).
   std::string bind_constants(const Library& lib);
   void unbind_constants();  // before the modules bound go
+  // The reference's and the baseline's __constant__ variables named as a constant argument, filled
+  // with every draw as a candidate's are (a naive baseline reading its table from constant memory
+  // had computed with zeros). A module that declares none reads the data by pointer.
+  void bind_support_constants(const Library& lib);
   int distributions() const;  // the built-in rounds plus the problem's edge-value rounds
   uint64_t next_random() { return Rng::mix(seed_, ++draws_); }
   // From the OS's entropy, not the config's seed: where the timed loop checks, which a kernel must

@@ -322,6 +322,35 @@ TEST_F(CudaEvaluatorGpu, FaultAndHangCostOneCandidateEach) {
   EXPECT_EQ(ev->restarts(), 3);
 }
 
+// A baseline (or reference) that reads a constant argument from its own __constant__ variable, as
+// kernels written for other tuners do, sees the drawn data: its module's variable is filled with
+// every draw as a candidate's is (it had computed with zeros, and the task stopped at the baseline's
+// check).
+TEST_F(CudaEvaluatorGpu, ABaselineReadingConstantMemorySeesTheConstant) {
+  const auto root = test::copy_problem("pnpoly", "constbase");
+  test::write_file(root / "pnpoly" / "baseline.cu", R"(
+__constant__ float2 vertices[600];
+template <int NV>
+__global__ void pnpoly_naive(const float2* points, const float* unused, int* inside, long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float px = points[i].x, py = points[i].y;
+  int c = 0;
+  for (int a = 0, b = NV - 1; a < NV; b = a++) {
+    const float2 va = vertices[a], vb = vertices[b];
+    if ((va.y > py) != (vb.y > py) && px < (vb.x - va.x) * (py - va.y) / (vb.y - va.y) + va.x) c = !c;
+  }
+  inside[i] = c;
+}
+)");
+  const auto p = load_problem(root, "pnpoly");
+  auto ev = make(root);
+  const Task t{&p, &p.variants.front(), DType::f32, Shape{{{"n", 1 << 20}, {"nv", 600}}}};
+  const auto b = ev->baseline(t);
+  EXPECT_GT(b.t_ref_us, 0);
+  EXPECT_NE(b.note.find("checked"), std::string::npos) << b.note;
+}
+
 // Thread-block clusters given at launch (cudaLaunchKernelExC): the kernel sees its cluster's size
 // (a wrong one writes NaN), and a cluster beyond what a device allows is illegal, not a fault.
 TEST_F(CudaEvaluatorGpu, ClustersGivenAtLaunchRunAndOversizedOnesAreIllegal) {

@@ -45,8 +45,8 @@ inline constexpr double kLongRunMs = 2.0;
 // must skip in most of them to move the median.
 inline constexpr int kChecksPerBatch = 2;
 // Rows of an m-row GEMM that a checked timed repetition computes exactly (eval/timed_check.cpp): a
-// 256th, at least 16 (a block's rows) or all of them. At the FP64 rate a 64th had cost a third of
-// a kernel run per check (docs/FINDINGS.md).
+// 256th, at least 16 (a block's rows) or all of them. With a 64th, a check at 8192 x 28672 x 8192
+// cost about four runs of the kernel it checked (docs/MEASUREMENT.md).
 constexpr int64_t exact_check_rows(int64_t m) { return m <= 16 ? m : std::max<int64_t>(16, (m + 255) / 256); }
 
 struct TimingPlan {

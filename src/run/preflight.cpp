@@ -1,5 +1,7 @@
 #include "run/preflight.hpp"
 
+#include <tbb/parallel_for.h>
+
 #include <cstdio>
 #include <map>
 #include <set>
@@ -67,17 +69,26 @@ void check_device_memory(const RunConfig& cfg, const DeviceInfo& d) {
 
 void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, const DeviceInfo& device) {
   std::set<std::pair<const VariantSpec*, DType>> done;
-  std::string problems;
-  for (const auto& t : config_tasks(cfg)) {
-    if (!done.insert({t.variant, t.dtype}).second) continue;
+  std::vector<Task> checked;
+  for (const auto& t : config_tasks(cfg))
+    if (done.insert({t.variant, t.dtype}).second) checked.push_back(t);
+  // One compile per variant and dtype, all at once: a run's budget counts from its start, and a
+  // Hopper template's compile takes seconds.
+  std::vector<std::string> found(checked.size());
+  tbb::parallel_for(size_t{0}, checked.size(), [&](size_t i) {
+    const Task& t = checked[i];
     const Space space(*t.variant, t.fixed(device));
     Rng rng(cfg.seed);
     const auto c = space.sample(rng);
-    if (!c) continue;  // no legal configuration here: the task says so itself
+    if (!c) return;  // no legal configuration here: the task says so itself
     const std::string arch = variant_arch(*t.variant, cfg.arch == "auto" ? device.arch() : cfg.arch);
-    std::istringstream lines(check_signatures(compiler, *t.problem, *t.variant, t.dtype, space.bind(*c), arch));
+    found[i] = check_signatures(compiler, *t.problem, *t.variant, t.dtype, space.bind(*c), arch);
+  });
+  std::string problems;
+  for (size_t i = 0; i < checked.size(); ++i) {
+    std::istringstream lines(found[i]);
     for (std::string line; std::getline(lines, line);)
-      problems += "\n" + line + " (variant " + t.variant->name + ", " + std::string(dtype_name(t.dtype)) + ")";
+      problems += "\n" + line + " (variant " + checked[i].variant->name + ", " + std::string(dtype_name(checked[i].dtype)) + ")";
   }
   if (!problems.empty())
     throw Error("kernel parameters do not take what the variants pass them (fix the kernel or the variant's args):" +

@@ -405,6 +405,17 @@ int main() {
 
 // An in-place buffer (role inout) reaches the caller as a plain pointer, with a note that the call
 // overwrites it.
+// A gelu copy's "vectorized" variant replaced by one kernel of (T, BLOCK) and `params`, whose body is
+// one statement on element i: the variant of the tests below.
+void one_kernel_variant(const fs::path& gelu, const std::string& kernel, const std::string& params,
+                        const std::string& statement) {
+  test::write_file(gelu / "vectorized.cu", "template <typename T, int BLOCK>\n__global__ void " + kernel + "(" + params +
+                                               ") {\n  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + "
+                                               "threadIdx.x;\n  if (i < n) " + statement + "\n}\n");
+  test::write_file(gelu / "vectorized.yaml", "kernel: " + kernel + "\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [128, 256]}\n"
+                                             "dtypes: [f32]\nlaunch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
+}
+
 TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
@@ -421,13 +432,7 @@ TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
     yaml.replace(pos, from.size(), to);
   }
   test::write_file(tmp.path() / "gelu" / "problem.yaml", yaml);
-  test::write_file(tmp.path() / "gelu" / "vectorized.cu",
-                   "template <typename T, int BLOCK>\n__global__ void clamp_inplace(T* x, long long n) {\n"
-                   "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n"
-                   "  if (i < n) x[i] = x[i] > T(0) ? x[i] : T(0);\n}\n");
-  test::write_file(tmp.path() / "gelu" / "vectorized.yaml",
-                   "kernel: clamp_inplace\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [128, 256]}\ndtypes: [f32]\n"
-                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
+  one_kernel_variant(tmp.path() / "gelu", "clamp_inplace", "T* x, long long n", "x[i] = x[i] > T(0) ? x[i] : T(0);");
   const auto p = load_problem(tmp.path(), "gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
@@ -463,13 +468,7 @@ TEST(HeaderExport, AnInputTakenAsAPlainPointerStaysConstInTheExportedCall) {
   ASSERT_NE(fallback, std::string::npos);
   yaml.insert(fallback, "# ");
   test::write_file(tmp.path() / "gelu" / "problem.yaml", yaml);
-  test::write_file(tmp.path() / "gelu" / "vectorized.cu",
-                   "template <typename T, int BLOCK>\n__global__ void relu(T* x, T* y, long long n) {\n"
-                   "  const long long i = blockIdx.x * static_cast<long long>(BLOCK) + threadIdx.x;\n"
-                   "  if (i < n) y[i] = x[i] > T(0) ? x[i] : T(0);\n}\n");
-  test::write_file(tmp.path() / "gelu" / "vectorized.yaml",
-                   "kernel: relu\ntemplate_args: [T, BLOCK]\nknobs: {BLOCK: [128, 256]}\ndtypes: [f32]\n"
-                   "launch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
+  one_kernel_variant(tmp.path() / "gelu", "relu", "T* x, T* y, long long n", "y[i] = x[i] > T(0) ? x[i] : T(0);");
   const auto p = load_problem(tmp.path(), "gelu");
   const auto& v = p.variant("vectorized");
   const Compiler compiler(default_compiler_options());

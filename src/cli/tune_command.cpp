@@ -174,7 +174,9 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     const auto gpu = find_known_gpu(cfg.model_gpu);
     check_given_data(cfg);
     check_device_memory(cfg, *gpu);
-    check_kernel_signatures(cfg, Compiler(compiler_options()), *gpu);
+    RunConfig whole = cfg;  // --check runs every check to its end, whatever the budget
+    whole.budget.seconds = 0;
+    check_kernel_signatures(whole, Compiler(compiler_options()), *gpu);
     std::printf("%s loads and checks: its data, the device memory it needs, and kernel parameters that take what "
                 "the variants pass them\n", cfg.path.string().c_str());
     return 0;

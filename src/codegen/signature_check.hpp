@@ -5,6 +5,8 @@
 // other tuners, `T*`: the timed loop sees it written; an output, workspace or scratch as `T*`, a
 // scalar as its dtype) converts to it. A kernel that takes what no argument converts to would tune
 // and then fail only at export, its results lost with the fix's new source hash.
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,9 @@ std::string signature_check_source(const ProblemSpec& p, const VariantSpec& v, D
 // Compiles the check for one legal configuration of v at dtype t (bindings b: sizes, device and
 // knobs). Returns "" when every parameter takes its argument (or when the kernel does not compile
 // at all: the candidates report that themselves), else each mismatch, one per line.
+// deadline: a compile still running then is stopped, and the check says nothing ("").
 std::string check_signatures(const Compiler& c, const ProblemSpec& p, const VariantSpec& v, DType t, const Bindings& b,
-                             const std::string& arch);
+                             const std::string& arch,
+                             std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
 }  // namespace soltune

@@ -82,7 +82,12 @@ void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, con
     const auto c = space.sample(rng);
     if (!c) return;  // no legal configuration here: the task says so itself
     const std::string arch = variant_arch(*t.variant, cfg.arch == "auto" ? device.arch() : cfg.arch);
-    found[i] = check_signatures(compiler, *t.problem, *t.variant, t.dtype, space.bind(*c), arch);
+    // Within the run's time budget, which counts from its start: a check still compiling then stops.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    if (cfg.budget.seconds > 0 && cfg.budget.clock_start != std::chrono::steady_clock::time_point{})
+      deadline = cfg.budget.clock_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                              std::chrono::duration<double>(cfg.budget.seconds));
+    found[i] = check_signatures(compiler, *t.problem, *t.variant, t.dtype, space.bind(*c), arch, deadline);
   });
   std::string problems;
   for (size_t i = 0; i < checked.size(); ++i) {

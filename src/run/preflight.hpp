@@ -12,7 +12,8 @@ void check_given_data(const RunConfig& cfg);
 // the runtime.
 void check_device_memory(const RunConfig& cfg, const DeviceInfo& d);
 // Each variant's kernels take what it passes them, checked once per dtype on a legal configuration of
-// its first task.
+// its first task, all at once. Within a time budget (cfg.budget: seconds from clock_start) a check
+// still compiling when it ends is stopped unfinished: the run has no time left to tune anything.
 void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, const DeviceInfo& device);
 
 }  // namespace soltune

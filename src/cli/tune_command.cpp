@@ -174,9 +174,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
     const auto gpu = find_known_gpu(cfg.model_gpu);
     check_given_data(cfg);
     check_device_memory(cfg, *gpu);
-    RunConfig whole = cfg;  // --check runs every check to its end, whatever the budget
-    whole.budget.seconds = 0;
-    check_kernel_signatures(whole, Compiler(compiler_options()), *gpu);
+    check_kernel_signatures(cfg, Compiler(compiler_options()), *gpu);  // to its end, whatever the budget
     std::printf("%s loads and checks: its data, the device memory it needs, and kernel parameters that take what "
                 "the variants pass them\n", cfg.path.string().c_str());
     return 0;
@@ -186,7 +184,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   auto ev = make_evaluator(backend, cfg, device, compiler, cfg.seed, timeout_cap, landscapes, vm.count("no-wait") == 0);
   check_given_data(cfg);
   check_device_memory(cfg, ev->device());
-  check_kernel_signatures(cfg, compiler, ev->device());
+  check_kernel_signatures(cfg, compiler, ev->device(), cfg.budget.deadline());
   TuneRequest req;
   req.kb = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
   req.info = RunInfo{.config_path = std::filesystem::weakly_canonical(cfg.path).string(),

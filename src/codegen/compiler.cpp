@@ -138,26 +138,19 @@ CompileResult Compiler::compile(const CompileRequest& r) const {
     bool cacheable = true;  // a killed or crashed compile says nothing about the source
     if (pool_) {
       const double limit = pool_->limit_s();
-      // Until the run's deadline at most, where it comes first: then the compile is abandoned.
+      // Until the run's deadline at most, where it comes first: a compile still running then is
+      // abandoned, not retried.
       const double left = r.deadline ? std::chrono::duration<double>(*r.deadline - std::chrono::steady_clock::now()).count() : limit;
-      if (left < limit) {
+      const bool by_deadline = left < limit;
+      auto iso = left > 0 ? pool_->compile(r, options, std::min(limit, left)) : IsolatedCompile{{}, false, true};
+      if (iso.timed_out && by_deadline) {
         CompileResult stopped;
         stopped.abandoned = true;
         stopped.log = "compile stopped at the run's deadline (the budget ended while it ran)";
         stopped.key = key;
-        if (left <= 0) return stopped;
-        auto iso = pool_->compile(r, options, left);
-        if (iso.timed_out) {
-          stopped.ms = ms_since(t0);
-          return stopped;
-        }
-        res = std::move(iso.res);
-        res.key = key;
-        res.ms = ms_since(t0);
-        if (cache_ && iso.cacheable) cache_->store(res);
-        return res;
+        stopped.ms = ms_since(t0);
+        return stopped;
       }
-      auto iso = pool_->compile(r, options, limit);
       if (iso.timed_out) {  // once more with room: a busy machine, or a compile that never ends
         auto again = pool_->compile(r, options, 2 * limit);
         if (again.timed_out) again.res.log = iso.res.log + again.res.log;

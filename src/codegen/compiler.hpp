@@ -21,7 +21,7 @@ struct CompileRequest {
   std::vector<std::string> extra_options;     // passed as a vector, never split on spaces
   // The run's budget ends here: a compile still running then is stopped (in a worker process; an
   // in-process compile runs on) and its result is `abandoned`. Not part of the cache key.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
 };
 
 struct CompiledKernel {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct Budget {
   // When the seconds began to count: the command's start, so that starting the worker, measuring the
   // ceilings and the checks before tuning come out of the budget too. Unset: when the dispatcher starts.
   std::chrono::steady_clock::time_point clock_start{};
+  // When the seconds run out: nullopt without a time limit or before clock_start is set.
+  std::optional<std::chrono::steady_clock::time_point> deadline() const {
+    if (seconds <= 0 || clock_start == std::chrono::steady_clock::time_point{}) return std::nullopt;
+    return clock_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  }
   std::string describe() const;  // "320 evaluations, 900 s", "900 s"
 };
 // A budget a user gives (config or command line) is a positive limit; anything else throws Error at

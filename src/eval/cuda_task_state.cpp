@@ -131,8 +131,9 @@ TaskState::TaskState(const Task& t, const DeviceInfo& d, const Compiler& c, cons
   // pages. A kernel that replays a cached result is still caught: part of every set is drawn
   // afresh before each timed repetition (redraw_inputs).
   // Beside a compute-bound kernel with traffic enough, sets rotate instead (rotation_sets).
-  rotate_ = rotation_sets(t, d, timing) > 0;
-  sets_ = timed_input_sets(t, d, timing);
+  const int rotation = rotation_sets(t, d, timing);
+  rotate_ = rotation > 0;
+  sets_ = rotate_ ? rotation : std::max(timing.input_sets, 1);
   compute_bound_ = compute_bound(t, d);
 
   auto add_slot = [&](const ArgSpec& a) {
@@ -427,21 +428,30 @@ int64_t TaskState::device_count(const std::function<void(void*)>& launches) {
   return static_cast<int64_t>(n);
 }
 
+std::string TaskState::constant_symbol(const Library& lib, const ArgSlot& s, void*& sym, bool& missing) {
+  size_t bytes = 0;
+  const size_t need = static_cast<size_t>(s.elems) * dtype_bytes(s.dtype);
+  missing = false;
+  if (auto e = lib.global(s.spec->name, sym, bytes); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    missing = true;
+    return "constant '" + s.spec->name + "': no __constant__ variable of that name at file scope in the module (" +
+           cuda_error_text(e) + ")";
+  }
+  if (bytes < need)
+    return "constant '" + s.spec->name + "': its __constant__ variable holds " + std::to_string(bytes) + " bytes, the data " +
+           std::to_string(need);
+  return "";
+}
+
 std::string TaskState::bind_constants(const Library& lib) {
   for (auto& s : slots_) {
     if (s->spec->role != Role::constant) continue;
     void* sym = nullptr;
-    size_t bytes = 0;
-    const size_t need = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
-    if (auto e = lib.global(s->spec->name, sym, bytes); e != cudaSuccess) {
-      (void)cudaGetLastError();
-      return "constant '" + s->spec->name + "': no __constant__ variable of that name at file scope in the module (" +
-             cuda_error_text(e) + ")";
-    }
-    if (bytes < need)
-      return "constant '" + s->spec->name + "': its __constant__ variable holds " + std::to_string(bytes) + " bytes, the data " +
-             std::to_string(need);
-    SOLTUNE_CUDA(cudaMemcpyAsync(sym, s->sets[0].get(), need, cudaMemcpyDeviceToDevice, stream()));
+    bool missing = false;
+    if (auto why = constant_symbol(lib, *s, sym, missing); !why.empty()) return why;
+    SOLTUNE_CUDA(cudaMemcpyAsync(sym, s->sets[0].get(), static_cast<size_t>(s->elems) * dtype_bytes(s->dtype),
+                                 cudaMemcpyDeviceToDevice, stream()));
     s->symbols.push_back(sym);
   }
   return "";
@@ -451,15 +461,10 @@ void TaskState::bind_support_constants(const Library& lib) {
   for (auto& s : slots_) {
     if (s->spec->role != Role::constant) continue;
     void* sym = nullptr;
-    size_t bytes = 0;
-    if (lib.global(s->spec->name, sym, bytes) != cudaSuccess) {
-      (void)cudaGetLastError();  // none of that name: the module reads the data by pointer, if at all
-      continue;
-    }
-    const size_t need = static_cast<size_t>(s->elems) * dtype_bytes(s->dtype);
-    if (bytes < need)
-      throw Error(task_.problem->name + "'s reference or baseline: its __constant__ variable '" + s->spec->name + "' holds " +
-                  std::to_string(bytes) + " bytes, the data " + std::to_string(need));
+    bool missing = false;
+    const auto why = constant_symbol(lib, *s, sym, missing);
+    if (missing) continue;  // none of that name: the module reads the data by pointer, if at all
+    if (!why.empty()) throw Error(task_.problem->name + "'s reference or baseline: " + why);
     s->support_symbols.push_back(sym);
   }
 }

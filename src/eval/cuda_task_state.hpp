@@ -213,6 +213,9 @@ class TaskState {
 
  private:
   ArgSlot& slot(const std::string& name);
+  // The module's __constant__ variable of constant s, in sym: "" where it holds the data, else why
+  // not (missing: the module declares no variable of that name).
+  static std::string constant_symbol(const Library& lib, const ArgSlot& s, void*& sym, bool& missing);
   int64_t guard_damage(const ArgSlot& s);  // guard bytes a kernel changed (writes out of bounds)
   void zero_workspace(ArgSlot& s);         // guard bytes around, zeros inside
   void fill_guarded(ArgSlot& s, int inside);  // guard bytes around, `inside` bytes between

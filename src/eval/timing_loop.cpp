@@ -20,20 +20,22 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   int set = 0;
   // The warm-up is not timed, so it needs no gate. At least one launch: it also loads kernels that
   // load lazily, and a first launch that waits for the device to go idle would wait on a held gate.
-  // The first two launches alone, the second between events (the first may load the kernel): a
-  // kernel of milliseconds is warm after them, and the rest of the warm-up and the probe would
-  // cost several of its runs.
+  if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
+  // The second launch between events (the first may have loaded the kernel): a kernel of
+  // milliseconds is warm after it, and the rest of the warm-up and the probe would cost several of
+  // its runs.
   bool long_run = false;
-  for (int i = 0; i < std::max(opt.warmup, 1) && !long_run; ++i) {
-    if (i == 1) SOLTUNE_CUDA(cudaEventRecord(st.event(0).get(), st.stream()));
+  if (opt.warmup > 1) {
+    SOLTUNE_CUDA(cudaEventRecord(st.event(0).get(), st.stream()));
     if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
-    if (i != 1) continue;
     SOLTUNE_CUDA(cudaEventRecord(st.event(1).get(), st.stream()));
     if ((out.err = cudaStreamSynchronize(st.stream())) != cudaSuccess) return out;
     float ms = 0;
     SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(0).get(), st.event(1).get()));
     long_run = ms >= kLongRunMs;
   }
+  for (int i = 2; i < opt.warmup && !long_run; ++i)
+    if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
   if ((out.err = cudaStreamSynchronize(st.stream())) != cudaSuccess) return out;
 
   TimingGate& gate = st.gate();

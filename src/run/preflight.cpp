@@ -67,7 +67,8 @@ void check_device_memory(const RunConfig& cfg, const DeviceInfo& d) {
   }
 }
 
-void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, const DeviceInfo& device) {
+void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, const DeviceInfo& device,
+                             std::optional<std::chrono::steady_clock::time_point> deadline) {
   std::set<std::pair<const VariantSpec*, DType>> done;
   std::vector<Task> checked;
   for (const auto& t : config_tasks(cfg))
@@ -82,11 +83,6 @@ void check_kernel_signatures(const RunConfig& cfg, const Compiler& compiler, con
     const auto c = space.sample(rng);
     if (!c) return;  // no legal configuration here: the task says so itself
     const std::string arch = variant_arch(*t.variant, cfg.arch == "auto" ? device.arch() : cfg.arch);
-    // Within the run's time budget, which counts from its start: a check still compiling then stops.
-    std::optional<std::chrono::steady_clock::time_point> deadline;
-    if (cfg.budget.seconds > 0 && cfg.budget.clock_start != std::chrono::steady_clock::time_point{})
-      deadline = cfg.budget.clock_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                              std::chrono::duration<double>(cfg.budget.seconds));
     found[i] = check_signatures(compiler, *t.problem, *t.variant, t.dtype, space.bind(*c), arch, deadline);
   });
   std::string problems;

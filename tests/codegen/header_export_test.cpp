@@ -403,8 +403,6 @@ int main() {
   EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
 }
 
-// An in-place buffer (role inout) reaches the caller as a plain pointer, with a note that the call
-// overwrites it.
 // A gelu copy's "vectorized" variant replaced by one kernel of (T, BLOCK) and `params`, whose body is
 // one statement on element i: the variant of the tests below.
 void one_kernel_variant(const fs::path& gelu, const std::string& kernel, const std::string& params,
@@ -416,6 +414,20 @@ void one_kernel_variant(const fs::path& gelu, const std::string& kernel, const s
                                              "dtypes: [f32]\nlaunch: {grid: \"cdiv(n, BLOCK)\", block: BLOCK}\n");
 }
 
+// The header in `dir` (gelu.cuh) built by nvcc with a program that takes gelu_f32's address as
+// `signature` (its pointer type, declaring f32) and asks it for a plan: "" where both hold.
+std::string build_with_signature(const std::string& nv, const fs::path& dir, const std::string& header,
+                                 const std::string& signature) {
+  std::ofstream(dir / "gelu.cuh") << header;
+  std::ofstream(dir / "main.cu") << "#include \"gelu.cuh\"\n#include <cstdio>\nusing namespace soltune_gelu;\nint main() {\n  " +
+                                        signature + " = &gelu_f32;\n  (void)f32;\n"
+                                        "  const int bad = gelu_f32_choice(1000, 132, 90, 232448, 62914560) != 0;\n"
+                                        "  std::printf(bad ? \"FAILED\\n\" : \"ok\\n\");\n  return bad;\n}\n";
+  return test::build_and_run(nv, dir);
+}
+
+// An in-place buffer (role inout) reaches the caller as a plain pointer, with a note that the call
+// overwrites it.
 TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
@@ -439,20 +451,8 @@ TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
   const std::vector<Specialization> specs = {{&v, DType::f32, s.parse_key("BLOCK=256"), Shape{{{"n", 1 << 20}}}, {"f32"}}};
   const auto header = export_header(p, specs, "test");
   EXPECT_NE(header.find("'x' is read and overwritten in place"), std::string::npos);
-  std::ofstream(tmp.path() / "gelu.cuh") << header;
-  std::ofstream(tmp.path() / "main.cu") << R"SRC(
-#include "gelu.cuh"
-#include <cstdio>
-using namespace soltune_gelu;
-int main() {
-  cudaError_t (*f32)(float*, long long, cudaStream_t) = &gelu_f32;  // x is not const
-  (void)f32;
-  const int bad = gelu_f32_choice(1000, 132, 90, 232448, 62914560) != 0;
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
+  // x is not const
+  EXPECT_EQ(build_with_signature(nv, tmp.path(), header, "cudaError_t (*f32)(float*, long long, cudaStream_t)"), "");
 }
 
 // A kernel written for another tuner takes its input as a plain `T*`: its signature passes, and the
@@ -463,11 +463,7 @@ TEST(HeaderExport, AnInputTakenAsAPlainPointerStaysConstInTheExportedCall) {
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
   test::TempDir tmp("export-plain-input");
   fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
-  auto yaml = test::read_file(tmp.path() / "gelu" / "problem.yaml");
-  const auto fallback = yaml.find("fallback: {variant: vectorized,");  // the variant is replaced
-  ASSERT_NE(fallback, std::string::npos);
-  yaml.insert(fallback, "# ");
-  test::write_file(tmp.path() / "gelu" / "problem.yaml", yaml);
+  test::remove_fallback(tmp.path() / "gelu", "vectorized");  // the variant is replaced
   one_kernel_variant(tmp.path() / "gelu", "relu", "T* x, T* y, long long n", "y[i] = x[i] > T(0) ? x[i] : T(0);");
   const auto p = load_problem(tmp.path(), "gelu");
   const auto& v = p.variant("vectorized");
@@ -475,20 +471,10 @@ TEST(HeaderExport, AnInputTakenAsAPlainPointerStaysConstInTheExportedCall) {
   EXPECT_EQ(check_signatures(compiler, p, v, DType::f32, Bindings{{"n", 4096}, {"BLOCK", 128}}, "sm_90"), "");
   const Space s(v, Bindings{});
   const std::vector<Specialization> specs = {{&v, DType::f32, s.parse_key("BLOCK=256"), Shape{{{"n", 1 << 20}}}, {"f32"}}};
-  std::ofstream(tmp.path() / "gelu.cuh") << export_header(p, specs, "test");
-  std::ofstream(tmp.path() / "main.cu") << R"SRC(
-#include "gelu.cuh"
-#include <cstdio>
-using namespace soltune_gelu;
-int main() {
-  cudaError_t (*f32)(const float*, float*, long long, cudaStream_t) = &gelu_f32;  // x stays const
-  (void)f32;
-  const int bad = gelu_f32_choice(1000, 132, 90, 232448, 62914560) != 0;
-  std::printf(bad ? "FAILED\n" : "ok\n");
-  return bad;
-}
-)SRC";
-  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
+  // x stays const
+  EXPECT_EQ(build_with_signature(nv, tmp.path(), export_header(p, specs, "test"),
+                                 "cudaError_t (*f32)(const float*, float*, long long, cudaStream_t)"),
+            "");
 }
 
 }  // namespace

@@ -2,24 +2,19 @@
 
 #include <algorithm>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace soltune {
 
-std::string_view audit_verdict_name(AuditVerdict v) {
-  switch (v) {
-    case AuditVerdict::passed: return "passed";
-    case AuditVerdict::failed: return "failed";
-    case AuditVerdict::not_audited: return "not_audited";
-  }
-  return "not_audited";
-}
+namespace {
+constexpr EnumNames<AuditVerdict, 3> kVerdict{
+    "audit verdict",
+    {{{AuditVerdict::passed, "passed"}, {AuditVerdict::failed, "failed"}, {AuditVerdict::not_audited, "not_audited"}}}};
+}  // namespace
 
-AuditVerdict parse_audit_verdict(std::string_view s) {
-  for (auto v : {AuditVerdict::passed, AuditVerdict::failed, AuditVerdict::not_audited})
-    if (audit_verdict_name(v) == s) return v;
-  throw Error("unknown audit verdict '" + std::string(s) + "' (expected passed, failed or not_audited)");
-}
+std::string_view audit_verdict_name(AuditVerdict v) { return kVerdict.name(v); }
+AuditVerdict parse_audit_verdict(std::string_view s) { return kVerdict.parse(s); }
 
 const std::vector<std::string>& sanitizer_tools() {
   static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};

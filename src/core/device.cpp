@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace soltune {
@@ -37,22 +38,12 @@ std::string lower(std::string s) {
   return s;
 }
 
+constexpr EnumNames<ComputeUnit, 3> kComputeUnit{
+    "compute ceiling", {{{ComputeUnit::fp32, "fp32"}, {ComputeUnit::tensor_16, "tensor_16"}, {ComputeUnit::tensor_8, "tensor_8"}}}};
 }  // namespace
 
-std::string_view compute_unit_name(ComputeUnit u) {
-  switch (u) {
-    case ComputeUnit::fp32: return "fp32";
-    case ComputeUnit::tensor_16: return "tensor_16";
-    case ComputeUnit::tensor_8: return "tensor_8";
-  }
-  return "?";
-}
-
-ComputeUnit parse_compute_unit(std::string_view s) {
-  for (auto u : {ComputeUnit::fp32, ComputeUnit::tensor_16, ComputeUnit::tensor_8})
-    if (compute_unit_name(u) == s) return u;
-  throw Error("unknown compute ceiling '" + std::string(s) + "' (expected fp32, tensor_16 or tensor_8)");
-}
+std::string_view compute_unit_name(ComputeUnit u) { return kComputeUnit.name(u); }
+ComputeUnit parse_compute_unit(std::string_view s) { return kComputeUnit.parse(s); }
 
 double Ceilings::rate(ComputeUnit u) const {
   switch (u) {

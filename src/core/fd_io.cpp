@@ -5,27 +5,22 @@
 #include <cerrno>
 
 namespace soltune {
-
-bool read_all(int fd, char* p, size_t n) {
+namespace {
+// Calls io(fd, p, n) until n bytes have moved: EINTR retries, a short count goes on from there.
+template <typename Char, typename Io>
+bool move_all(int fd, Char* p, size_t n, Io io) {
   while (n > 0) {
-    const ssize_t got = ::read(fd, p, n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    n -= static_cast<size_t>(got);
+    const ssize_t moved = io(fd, p, n);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) return false;
+    p += moved;
+    n -= static_cast<size_t>(moved);
   }
   return true;
 }
+}  // namespace
 
-bool write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t put = ::write(fd, p, n);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) return false;
-    p += put;
-    n -= static_cast<size_t>(put);
-  }
-  return true;
-}
+bool read_all(int fd, char* p, size_t n) { return move_all(fd, p, n, ::read); }
+bool write_all(int fd, const char* p, size_t n) { return move_all(fd, p, n, ::write); }
 
 }  // namespace soltune

@@ -6,12 +6,20 @@
 #include <cstdio>
 #include <limits>
 
-#include "core/error.hpp"
+#include "core/enum_names.hpp"
 
 namespace soltune {
 namespace {
-constexpr std::array<std::string_view, 8> kStatus = {"ok",           "compile_error", "illegal", "launch_error",
-                                                     "wrong_answer", "fault",         "timeout", "slow"};
+constexpr EnumNames<Status, 8> kStatus{"status",
+                                       {{{Status::ok, "ok"},
+                                         {Status::compile_error, "compile_error"},
+                                         {Status::illegal, "illegal"},
+                                         {Status::launch_error, "launch_error"},
+                                         {Status::wrong_answer, "wrong_answer"},
+                                         {Status::fault, "fault"},
+                                         {Status::timeout, "timeout"},
+                                         {Status::slow, "slow"}}}};
+constexpr EnumNames<TimeKind, 2> kTimeKind{"time kind", {{{TimeKind::measured, "measured"}, {TimeKind::predicted, "predicted"}}}};
 double quantile(const std::vector<double>& s, double q) {
   const double pos = q * static_cast<double>(s.size() - 1);
   const auto lo = static_cast<size_t>(pos);
@@ -20,13 +28,9 @@ double quantile(const std::vector<double>& s, double q) {
 }
 }  // namespace
 
-std::string_view status_name(Status s) { return kStatus[static_cast<size_t>(s)]; }
-Status parse_status(std::string_view s) {
-  for (size_t i = 0; i < kStatus.size(); ++i)
-    if (kStatus[i] == s) return static_cast<Status>(i);
-  throw Error("unknown status '" + std::string(s) + "'");
-}
-std::string_view time_kind_name(TimeKind k) { return k == TimeKind::measured ? "measured" : "predicted"; }
+std::string_view status_name(Status s) { return kStatus.name(s); }
+Status parse_status(std::string_view s) { return kStatus.parse(s); }
+std::string_view time_kind_name(TimeKind k) { return kTimeKind.name(k); }
 
 double Timing::cv() const { return median_us > 0 ? (q3_us - q1_us) / median_us : 0; }
 

@@ -491,7 +491,10 @@ __global__ void soltune_copy_probe_flat(const uint4* __restrict__ src, uint4* __
   if (i < n) dst[i] = src[i];
 }
 
-__global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restrict__ dst, long long n) {
+// Hands use(i, src[i]) each of src's n 16-byte words, four streaming loads per thread in flight
+// together, each block reading a contiguous chunk per grid-stride step; the tail one at a time.
+template <typename Use>
+__device__ __forceinline__ void soltune_stream_words(const uint4* __restrict__ src, long long n, Use use) {
   const long long chunk = 4LL * blockDim.x;
   for (long long base = blockIdx.x * chunk; base < n; base += (long long)gridDim.x * chunk) {
     if (base + chunk <= n) {
@@ -499,11 +502,15 @@ __global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restr
 #pragma unroll
       for (int k = 0; k < 4; ++k) v[k] = __ldcs(src + base + k * blockDim.x + threadIdx.x);
 #pragma unroll
-      for (int k = 0; k < 4; ++k) __stcs(dst + base + k * blockDim.x + threadIdx.x, v[k]);
+      for (int k = 0; k < 4; ++k) use(base + k * blockDim.x + threadIdx.x, v[k]);
     } else {
-      for (long long i = base + threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+      for (long long i = base + threadIdx.x; i < n; i += blockDim.x) use(i, src[i]);
     }
   }
+}
+
+__global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restrict__ dst, long long n) {
+  soltune_stream_words(src, n, [&](long long i, uint4 v) { __stcs(dst + i, v); });
 }
 
 // The read ceiling: the buffer read once in chunks of four 16-byte streaming loads per thread, in
@@ -511,19 +518,8 @@ __global__ void soltune_copy_probe(const uint4* __restrict__ src, uint4* __restr
 // shares the bus: T_SOL takes the better of the two (core/device.hpp). The conditional store keeps
 // the loads alive and practically never happens.
 __global__ void soltune_read_probe(const uint4* __restrict__ p, long long n, unsigned int* sink) {
-  const long long chunk = 4LL * blockDim.x;
   unsigned int acc = 0;
-  for (long long base = blockIdx.x * chunk; base < n; base += (long long)gridDim.x * chunk) {
-    if (base + chunk <= n) {
-      uint4 v[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) v[k] = __ldcs(p + base + k * blockDim.x + threadIdx.x);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
-    } else {
-      for (long long i = base + threadIdx.x; i < n; i += blockDim.x) acc ^= p[i].x ^ p[i].y ^ p[i].z ^ p[i].w;
-    }
-  }
+  soltune_stream_words(p, n, [&](long long, uint4 v) { acc ^= v.x ^ v.y ^ v.z ^ v.w; });
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 

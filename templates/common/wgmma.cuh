@@ -12,6 +12,11 @@ struct alignas(64) TmaMap {
 template <typename T> struct IsBf16 { static constexpr bool value = false; };
 template <> struct IsBf16<__nv_bfloat16> { static constexpr bool value = true; };
 
+// The bytes from a shared-memory address up to the next 1024-byte boundary, where 128-byte swizzled
+// tiles must start (the swizzle pattern repeats every 8 rows of 128 B): the dynamic shared memory's
+// base is only 16-byte aligned.
+__device__ __forceinline__ unsigned swizzle_pad(unsigned addr) { return (1024 - (addr & 1023)) & 1023; }
+
 // A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, leading
 // and stride byte offsets (each >> 4, 14 bits), and the 128-byte swizzle mode (1 in bits 62-63).
 __device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned lbo, unsigned sbo) {

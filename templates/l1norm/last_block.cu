@@ -16,42 +16,24 @@ template <> struct RawOf<16> { using type = uint4; };
 
 // ld.global.nc with L1::no_allocate (x is read once: it should not displace anything in L1), and
 // with PREFETCH a 256-byte L2 prefetch that pulls whole sector groups ahead of the next loads.
-template <int PREFETCH>
-__device__ __forceinline__ uint4 ld_na(const uint4* p) {
-  uint4 r;
-  if constexpr (PREFETCH)
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-  else
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+#define SOLTUNE_LD_NA(PREFETCH, SUFFIX, ...)                                                          \
+  if constexpr (PREFETCH) asm("ld.global.nc.L1::no_allocate.L2::256B" SUFFIX : __VA_ARGS__);             \
+  else asm("ld.global.nc.L1::no_allocate" SUFFIX : __VA_ARGS__)
+template <int PREFETCH, typename R>
+__device__ __forceinline__ R ld_na(const R* p) {
+  R r;
+  if constexpr (sizeof(R) == 16) {
+    SOLTUNE_LD_NA(PREFETCH, ".v4.u32 {%0, %1, %2, %3}, [%4];", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  } else if constexpr (sizeof(R) == 8) {
+    SOLTUNE_LD_NA(PREFETCH, ".v2.u32 {%0, %1}, [%2];", "=r"(r.x), "=r"(r.y) : "l"(p));
+  } else if constexpr (sizeof(R) == 4) {
+    SOLTUNE_LD_NA(PREFETCH, ".u32 %0, [%1];", "=r"(r) : "l"(p));
+  } else {
+    SOLTUNE_LD_NA(PREFETCH, ".u16 %0, [%1];", "=h"(r) : "l"(p));
+  }
   return r;
 }
-template <int PREFETCH>
-__device__ __forceinline__ uint2 ld_na(const uint2* p) {
-  uint2 r;
-  if constexpr (PREFETCH)
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-  else
-    asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-  return r;
-}
-template <int PREFETCH>
-__device__ __forceinline__ unsigned int ld_na(const unsigned int* p) {
-  unsigned int r;
-  if constexpr (PREFETCH)
-    asm("ld.global.nc.L1::no_allocate.L2::256B.u32 %0, [%1];" : "=r"(r) : "l"(p));
-  else
-    asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(r) : "l"(p));
-  return r;
-}
-template <int PREFETCH>
-__device__ __forceinline__ unsigned short ld_na(const unsigned short* p) {
-  unsigned short r;
-  if constexpr (PREFETCH)
-    asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(r) : "l"(p));
-  else
-    asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(r) : "l"(p));
-  return r;
-}
+#undef SOLTUNE_LD_NA
 
 // 0: default (x is const __restrict__, so the compiler already uses the read-only path, as __ldg
 // would); 1: streaming (__ldcs, evict-first); 2: L1 no-allocate; 3: the same with L2 prefetch.

@@ -76,10 +76,9 @@ __global__ void __launch_bounds__(384, 1)
   constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
   extern __shared__ unsigned char wgmma_ws_smem[];
   __shared__ cuda::std::uint64_t full[STAGES], empty[STAGES];
-  // 128-byte swizzled tiles start on 1024-byte boundaries (the pattern repeats every 8 rows of 128 B).
   const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(wgmma_ws_smem));
-  unsigned char* const base = wgmma_ws_smem + ((1024 - (raw & 1023)) & 1023);
-  const unsigned sbase = raw + ((1024 - (raw & 1023)) & 1023);
+  unsigned char* const base = wgmma_ws_smem + swizzle_pad(raw);  // where the swizzled tiles start
+  const unsigned sbase = raw + swizzle_pad(raw);
 
   const int tid = threadIdx.x, wg = tid / 128;
   const unsigned rank = CM == 1 ? 0u : static_cast<unsigned>(blockIdx.x % CM);

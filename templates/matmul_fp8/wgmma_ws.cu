@@ -65,10 +65,9 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
   constexpr unsigned STAGE_BYTES = (BM + BN) * BK;
   extern __shared__ unsigned char wgmma_fp8_smem[];
   __shared__ cuda::std::uint64_t full[STAGES], empty[STAGES];
-  // 128-byte swizzled tiles start on 1024-byte boundaries (the pattern repeats every 8 rows of 128 B).
   const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(wgmma_fp8_smem));
-  unsigned char* const base = wgmma_fp8_smem + ((1024 - (raw & 1023)) & 1023);
-  const unsigned sbase = raw + ((1024 - (raw & 1023)) & 1023);
+  unsigned char* const base = wgmma_fp8_smem + swizzle_pad(raw);  // where the swizzled tiles start
+  const unsigned sbase = raw + swizzle_pad(raw);
 
   const int tid = threadIdx.x, wg = tid / 128;
   const int tiles_m = static_cast<int>((m + BM - 1) / BM), tiles_n = static_cast<int>((n + BN - 1) / BN);

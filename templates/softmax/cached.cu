@@ -58,18 +58,9 @@ __device__ __forceinline__ R normalised(const R& r, float m, float inv) {
   return o;
 }
 
-#include "../common/store_kept.cuh"
-
-// HINT 1: streaming (evict-first) loads and stores; each byte is touched once. HINT 2: loads by
-// default, y kept in L2 (store_kept).
-template <int HINT, typename R> __device__ __forceinline__ R load(const R* p) {
-  if constexpr (HINT == 1) return __ldcs(p); else return *p;
-}
-template <int HINT, typename R> __device__ __forceinline__ void store(R* p, R v) {
-  if constexpr (HINT == 1) __stcs(p, v);
-  else if constexpr (HINT == 2) store_kept(p, v);
-  else *p = v;
-}
+// load<HINT> and store<H>: HINT 1 streams the loads and stores (each byte is touched once); HINT 2
+// loads by default and keeps y in L2 (norm_access's store mode 3).
+#include "../common/norm_access.cuh"
 
 __device__ __forceinline__ unsigned long long evict_first_policy() {
   unsigned long long p;
@@ -219,13 +210,13 @@ __global__ void __launch_bounds__(BLOCK)
     auto out = [&](const Raw& r) { return normalised<T, VEC, INPLACE, FAST_EXP>(r, m, inv); };
 #pragma unroll
     for (int e = 0; e < NREG; ++e)
-      if (in_reg(e)) store<HINT>(yv + e * TPR + lane, out(buf[e]));
+      if (in_reg(e)) store<HINT == 2 ? 3 : HINT>(yv + e * TPR + lane, out(buf[e]));
     // The slot's reads all happen here, before a later issue() refills it: the values are used
     // (stored) first, and the cp.async asm is volatile with a memory clobber.
     if constexpr (STAGE != 0) {
       if (valid) {
 #pragma unroll 4
-        for (int j = jsm + lane; j < nvec; j += TPR) store<HINT>(yv + j, out(srow[j - jsm]));
+        for (int j = jsm + lane; j < nvec; j += TPR) store<HINT == 2 ? 3 : HINT>(yv + j, out(srow[j - jsm]));
       }
     }
   };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <tuple>
 
+#include "agents/archivist.hpp"
 #include "agents/strategies.hpp"
 
 namespace soltune {
@@ -28,6 +29,7 @@ struct Slot {
   Task task;
   std::unique_ptr<Space> space;
   std::unique_ptr<Strategy> search;
+  SearchPrior prior;             // handed to the run at its start
   std::unique_ptr<Rng> rng;
   std::unique_ptr<TaskRun> run;  // made at the task's first batch, after its baseline
   bool active = true;
@@ -88,32 +90,12 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(b.seconds));
   std::vector<Slot> slots;
   for (const auto& t : tasks()) {
-    Slot s{t, std::make_unique<Space>(*t.variant, t.fixed(ev_.device())), nullptr,
+    Slot s{t, std::make_unique<Space>(*t.variant, t.fixed(ev_.device())), nullptr, {},
            std::make_unique<Rng>(Rng::mix(seed, slots.size())), nullptr};
+    auto prior = archivist_prior(archive_, t, *s.space);
+    if (!prior) continue;
+    s.prior = std::move(*prior);
     s.search = make_strategy(cfg_.search.strategy, *s.space, cfg_.search);
-    const auto seen = archive_.known(t);
-    for (const auto& k : seen) s.search->mark_seen(k);
-    // The fallback first, before what the knowledge base suggests: every search of its variant
-    // measures it. A fallback-only task ends there, or never starts when it was measured before.
-    const auto presets = s.space->presets();
-    const bool has_fallback = !presets.empty() && presets.front().first == "fallback";
-    if (t.fallback_only && (!has_fallback || seen.count(s.space->key(presets.front().second)))) continue;
-    if (has_fallback) s.search->add_preset(presets.front().second);
-    size_t used = 0;
-    if (!t.fallback_only) {
-      for (const auto& key : archive_.seeds(t)) {
-        try {
-          s.search->add_seed(s.space->parse_key(key));
-          ++used;
-        } catch (const Error&) {
-          // A key that does not fit this variant's knobs: not a seed for it.
-        }
-      }
-    }
-    // The template's presets (the known designs) after what the knowledge base suggests.
-    if (!t.fallback_only)
-      for (size_t i = has_fallback ? 1 : 0; i < presets.size(); ++i) s.search->add_preset(presets[i].second);
-    if (used || !presets.empty()) archive_.on_seeds(t, used, t.fallback_only ? 1 : presets.size());
     slots.push_back(std::move(s));
   }
   const int64_t batch = std::max(1, cfg_.search.batch);
@@ -158,7 +140,8 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       return false;
     }
     archive_.on_baseline(s.task, baseline);
-    s.run = std::make_unique<TaskRun>(s.task, ev_, *s.search, static_cast<int>(batch), *s.rng, archive_, baseline, cfg_.stop);
+    s.run = std::make_unique<TaskRun>(s.task, ev_, *s.space, *s.search, static_cast<int>(batch), *s.rng, archive_, baseline,
+                                      cfg_.stop, std::move(s.prior));
     return true;
   };
   // Every task the budget reaches gets its baseline timed and its first batch proposed before

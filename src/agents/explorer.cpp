@@ -26,7 +26,7 @@ std::optional<Config> space_filling(const Space& s, const Population& p, Rng& rn
   for (int k = 0; k < Explorer::kCandidates; ++k) {
     auto c = s.sample(rng);
     if (!c) return std::nullopt;
-    if (p.seen.count(s.key(*c))) continue;
+    if (p.seen(s.key(*c))) continue;
     double d = 1e300;  // the distance to the nearest configuration evaluated
     for (size_t i = from; i < p.evaluated.size(); ++i) d = std::min(d, config_distance(s, *c, p.evaluated[i]));
     if (d > best_d) {

@@ -51,21 +51,21 @@ std::optional<Config> AgentPool::from_arm(size_t arm, Rng& rng) {
 std::optional<Config> AgentPool::admissible(std::optional<Config> c, Rng& rng) {
   if (!c) return std::nullopt;
   if (!space_.legal(*c)) c = space_.repair(*c, rng);
-  if (!c || pop_.seen.count(space_.key(*c))) return std::nullopt;
+  if (!c || pop_.seen(space_.key(*c))) return std::nullopt;
   return c;
 }
 
-void AgentPool::set_predictor(Predictor* p) {
-  surrogate_.set_predictor(p);
-  predictor_ = p ? p->describe() : "";
+void AgentPool::start(const SearchStart& s) {
+  validator_.set_t_sol(s.t_sol_us);
+  surrogate_.set_predictor(s.predictor);
+  predictor_ = s.predictor ? s.predictor->describe() : "";
 }
 
 void AgentPool::take(Config c, const std::string& who, size_t arm) {
   const auto key = space_.key(c);
-  pop_.seen.insert(key);
+  pop_.held.insert(key);
   pending_[key] = arm;
-  out_.push_back(std::move(c));
-  proposers_.push_back(who);
+  out_.push_back({std::move(c), who});
   ++proposed_;
 }
 
@@ -81,13 +81,14 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
   // round judges initial_candidates in all, spread over its proposals (at least `screen` each), so
   // that its first picks are the prior's best of as many whatever the batch (screen 1 turns the
   // screen off throughout).
-  const bool warm_round = only_.empty() && proposed_ < opt_.initial && opt_.screen > 1;
+  const bool warm_round = only_.empty() && proposed_so_far() < opt_.initial && opt_.screen > 1;
   const int per_slot = warm_round ? static_cast<int>((static_cast<size_t>(opt_.initial_candidates) + n - 1) / n) : 0;
   const size_t screen = static_cast<size_t>(std::max({1, opt_.screen, per_slot}));
   int warm_misses = 0;  // space-filling draws that found nothing unseen (a nearly spent space)
   for (size_t tries = 0; slots.size() < n && tries < 64 * n; ++tries) {
     // Space-filling samples until `initial` proposals are out: the bandit starts from evidence.
-    const bool warmup = only_.empty() && (pop_.elite.empty() || proposed_ + static_cast<int64_t>(slots.size()) < opt_.initial);
+    const bool warmup =
+        only_.empty() && (pop_.elite.empty() || proposed_so_far() + static_cast<int64_t>(slots.size()) < opt_.initial);
     Slot s{kNoArm, "explorer.sample", {}};
     if (!warmup) {
       if (std::none_of(excluded.begin(), excluded.end(), [](bool e) { return !e; })) break;
@@ -100,12 +101,12 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
     for (size_t k = 0; k < screen; ++k)
       if (auto c = admissible(from_arm(warmup ? Explorer::sample : s.arm, rng), rng)) {
         auto key = space_.key(*c);
-        pop_.seen.insert(key);
+        pop_.held.insert(key);
         if (drawn.insert(std::move(key)).second) s.drawn.push_back(std::move(*c));
       }
     if (!s.drawn.empty()) slots.push_back(std::move(s));
     else if (!warmup && ++misses[s.arm] >= kMissesPerArm) excluded[s.arm] = true;
-    else if (warmup && ++warm_misses >= kMissesPerArm) break;  // propose() enumerates what is left
+    else if (warmup && ++warm_misses >= kMissesPerArm) break;  // ask() enumerates what is left
   }
   std::vector<Config> all;
   for (const auto& s : slots) all.insert(all.end(), s.drawn.begin(), s.drawn.end());
@@ -122,7 +123,7 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
       ++screened_;
       if (!std::isfinite(sc)) {
         // The static report says it cannot run (a compile error, a device limit): never measured.
-        pop_.seen.insert(space_.key(slots[i].drawn[j]));
+        pop_.held.insert(space_.key(slots[i].drawn[j]));
         ++dropped_;
         continue;
       }
@@ -138,7 +139,7 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
   for (const auto& p : picks) kept.insert(space_.key(slots[p.slot].drawn[p.index]));
   for (const auto& s : slots)
     for (const auto& c : s.drawn)
-      if (const auto key = space_.key(c); !kept.count(key) && std::isfinite(surrogate_.score(c))) pop_.seen.erase(key);
+      if (const auto key = space_.key(c); !kept.count(key) && std::isfinite(surrogate_.score(c))) pop_.held.erase(key);
   if (screen == 1) {  // no screen: the operators' own order, as they proposed
     for (const auto& p : picks) take(std::move(slots[p.slot].drawn[p.index]), slots[p.slot].who, slots[p.slot].arm);
     return;
@@ -165,13 +166,10 @@ void AgentPool::screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::
   for (const auto& p : picks) take(std::move(slots[p.slot].drawn[p.index]), slots[p.slot].who, slots[p.slot].arm);
 }
 
-std::vector<Config> AgentPool::propose(size_t n, Rng& rng) {
-  archivist_.prime(pop_);
+std::vector<Proposal> AgentPool::ask(size_t n, const AskState& state, Rng& rng) {
   out_.clear();
-  proposers_.clear();
-  while (out_.size() < n)
-    if (auto c = archivist_.next_seed(space_, pop_)) take(std::move(c->first), c->second, kNoArm);
-    else break;
+  asked_at_ = state.proposed;
+  pop_.known = &state.seen;
   std::vector<int> misses(arms_.size(), 0);
   std::vector<bool> excluded(arms_.size(), false);
   // A round may come back short (candidates that cannot run are dropped): a few more rounds.
@@ -184,18 +182,18 @@ std::vector<Config> AgentPool::propose(size_t n, Rng& rng) {
     // The operators are spent (a small or nearly finished space): enumerate what is left.
     for (const auto& c : space_.all_legal()) {
       if (out_.size() >= n) break;
-      if (!pop_.seen.count(space_.key(c))) take(c, "pool.enumerate", kNoArm);
+      if (!pop_.seen(space_.key(c))) take(c, "pool.enumerate", kNoArm);
     }
   }
+  pop_.known = nullptr;
   return std::move(out_);
 }
 
-void AgentPool::observe(const std::vector<EvalResult>& results) {
+void AgentPool::tell(const std::vector<EvalResult>& results) {
   bandit_.decay(results.size());
   surrogate_.observe(results);
   for (const auto& r : results) {
     ++pop_.observed;
-    pop_.seen.insert(r.key);
     pop_.evaluated.push_back(r.config);
     const int rank = validator_.judge(r).admit ? pop_.admit(r) : -1;
     if (rank == 0) best_by_ = r.proposer;
@@ -207,8 +205,7 @@ void AgentPool::observe(const std::vector<EvalResult>& results) {
 }
 
 std::string AgentPool::checkpoint() const {
-  std::string s = "observed=" + std::to_string(pop_.observed) + ";seen=" + std::to_string(pop_.seen.size()) +
-                  ";next_seed=" + std::to_string(archivist_.next()) + ";elite=";
+  std::string s = "observed=" + std::to_string(pop_.observed) + ";held=" + std::to_string(pop_.held.size()) + ";elite=";
   for (size_t i = 0; i < pop_.elite.size(); ++i) s += (i ? "|" : "") + pop_.elite[i].key;
   return s + ";screened=" + std::to_string(screened_) + ";bandit=" + bandit_.state();
 }

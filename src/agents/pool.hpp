@@ -1,6 +1,6 @@
 #pragma once
-// The pool of agents working one task (soltune's search). The archivist's seeds go first, then
-// space-filling samples from the explorer until `initial` results are in; after that a bandit
+// The pool of agents working one task (soltune's search). After the archivist's seeds (proposed by
+// the funnel, search/tune_task.hpp), space-filling samples from the explorer until `initial` results are in; after that a bandit
 // (search/bandit.hpp) over every proposing agent's operators picks who proposes next, rewarding
 // the operator whose proposal entered the elite (a new best counts most). The validator admits
 // results into the elite. Illegal proposals are repaired (fewest knobs changed) or dropped before
@@ -16,8 +16,8 @@
 #include <map>
 #include <memory>
 
-#include "agents/archivist.hpp"
 #include "agents/validator.hpp"
+#include "search/population.hpp"
 #include "core/run_config.hpp"
 #include "search/bandit.hpp"
 #include "search/surrogate.hpp"
@@ -32,15 +32,10 @@ class AgentPool final : public Strategy {
   AgentPool(const Space& s, SearchOptions o, const std::string& only = "");
   ~AgentPool() override;
   std::string name() const override { return only_.empty() ? "soltune" : only_; }
-  std::vector<Config> propose(size_t n, Rng& rng) override;
-  void observe(const std::vector<EvalResult>& results) override;
-  std::vector<std::string> last_proposers() const override { return proposers_; }
+  void start(const SearchStart& s) override;
+  std::vector<Proposal> ask(size_t n, const AskState& state, Rng& rng) override;
+  void tell(const std::vector<EvalResult>& results) override;
   std::string checkpoint() const override;
-  void mark_seen(const std::string& key) override { archivist_.know(key); }
-  void add_seed(const Config& c) override { archivist_.add_seed(c, "archivist.seed"); }
-  void add_preset(const Config& c) override { archivist_.add_seed(c, "archivist.preset"); }
-  void set_baseline(double, double t_sol_us) override { validator_.set_t_sol(t_sol_us); }
-  void set_predictor(Predictor* p) override;
 
   const Population& population() const { return pop_; }
   const Bandit& bandit() const { return bandit_; }
@@ -60,6 +55,8 @@ class AgentPool final : public Strategy {
   // One round of the screen: up to n proposals, each the surrogate's pick of its operator's draws.
   void screen_round(size_t n, Rng& rng, std::vector<int>& misses, std::vector<bool>& excluded);
   void take(Config c, const std::string& who, size_t arm);
+  // Proposals for the task so far, by anyone, this ask's included: the warm-up's count.
+  int64_t proposed_so_far() const { return asked_at_ + static_cast<int64_t>(out_.size()); }
 
   const Space& space_;
   SearchOptions opt_;
@@ -68,16 +65,15 @@ class AgentPool final : public Strategy {
   std::vector<std::pair<size_t, size_t>> arms_;  // (agent, operator) per bandit arm
   Bandit bandit_;
   Population pop_;
-  Archivist archivist_;
   Validator validator_;
   Surrogate surrogate_;
   std::string predictor_;                  // what the screen's prior rests on ("" without one)
   int64_t screened_ = 0, dropped_ = 0;     // candidates the screen judged, and dropped as unable to run
-  std::vector<Config> out_;                // the batch being proposed
+  std::vector<Proposal> out_;              // the batch being proposed
+  int64_t asked_at_ = 0;                   // proposals for the task before this ask
   std::map<std::string, size_t> pending_;  // key -> arm, for proposals whose results are not in
-  std::vector<std::string> proposers_;
   std::string best_by_;                    // the proposer of the current best
-  int64_t proposed_ = 0;
+  int64_t proposed_ = 0;                   // this pool's own
 };
 
 }  // namespace soltune

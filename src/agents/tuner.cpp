@@ -11,7 +11,7 @@ std::optional<Config> climb_from(const Space& s, const Population& p, Rng& rng) 
   for (const auto& e : p.elite) {
     std::vector<Config> fresh;
     for (auto& n : s.neighbours(e.config))
-      if (!p.seen.count(s.key(n))) fresh.push_back(std::move(n));
+      if (!p.seen(s.key(n))) fresh.push_back(std::move(n));
     if (!fresh.empty()) return fresh[rng.below(fresh.size())];
   }
   return std::nullopt;  // every elite neighbourhood is spent: a local optimum

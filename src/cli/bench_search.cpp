@@ -80,7 +80,7 @@ Trace run_one(const Landscape& l, const std::string& strategy, uint64_t seed, co
   Tracker obs(l.best_us(), trace);
   Rng rng(Rng::mix(seed, 0xbe7c4));
   const Task task = l.task();
-  TaskRun run(task, ev, *s, o.batch, rng, obs, l.baseline);
+  TaskRun run(task, ev, space, *s, o.batch, rng, obs, l.baseline);
   const auto cap = static_cast<int64_t>(l.results.size());  // every legal configuration
   while (trace.to1 < 0 && run.outcome().evaluated < cap) {
     const int64_t left = cap - run.outcome().evaluated;

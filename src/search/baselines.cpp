@@ -1,45 +1,44 @@
 #include "search/baselines.hpp"
 
+#include <set>
+
 namespace soltune {
 
-std::vector<Config> RandomSearch::propose(size_t n, Rng& rng) {
-  std::vector<Config> out;
+std::vector<Proposal> RandomSearch::ask(size_t n, const AskState& state, Rng& rng) {
+  std::vector<Proposal> out;
+  std::set<std::string> taken;  // this ask's
+  auto fresh = [&](const Config& c) { return !state.seen.count(space_.key(c)) && taken.insert(space_.key(c)).second; };
   // Rejection sampling while the space is mostly unseen; a uniform draw from what is left after.
-  for (int misses = 0; out.size() < n && pool_.empty() && misses < 64;) {
+  for (int misses = 0; out.size() < n && !pooled_ && misses < 64;) {
     auto c = space_.sample(rng);
     if (!c) break;
-    if (seen_.insert(space_.key(*c)).second) out.push_back(std::move(*c));
+    if (fresh(*c)) out.push_back({std::move(*c), "random"});
     else ++misses;
   }
-  if (out.size() < n && pool_.empty()) {
+  if (out.size() < n && !pooled_) {
+    pooled_ = true;
     for (const auto& c : space_.all_legal())
-      if (!seen_.count(space_.key(c))) pool_.push_back(c);
+      if (!state.seen.count(space_.key(c)) && !taken.count(space_.key(c))) pool_.push_back(c);
   }
   while (out.size() < n && !pool_.empty()) {
     const auto i = rng.below(pool_.size());
     std::swap(pool_[i], pool_.back());
     auto c = std::move(pool_.back());
     pool_.pop_back();
-    if (seen_.insert(space_.key(c)).second) out.push_back(std::move(c));
+    if (fresh(c)) out.push_back({std::move(c), "random"});
   }
-  last_ = out.size();
   return out;
-}
-
-void RandomSearch::observe(const std::vector<EvalResult>& results) {
-  for (const auto& r : results) seen_.insert(r.key);
 }
 
 ExhaustiveSearch::ExhaustiveSearch(const Space& s) : space_(s) {}
 
-std::vector<Config> ExhaustiveSearch::propose(size_t n, Rng&) {
-  std::vector<Config> out;
+std::vector<Proposal> ExhaustiveSearch::ask(size_t n, const AskState& state, Rng&) {
+  std::vector<Proposal> out;
   const auto& all = space_.all_legal();
   while (out.size() < n && next_ < all.size()) {
     const auto& c = all[next_++];
-    if (seen_.insert(space_.key(c)).second) out.push_back(c);
+    if (!state.seen.count(space_.key(c))) out.push_back({c, "exhaustive"});
   }
-  last_ = out.size();
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "search/strategy.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace soltune {
 
@@ -20,52 +21,35 @@ std::optional<Config> EvolutionarySearch::child(Rng& rng) {
   return space_.repair(c, rng);
 }
 
-std::vector<Config> EvolutionarySearch::propose(size_t n, Rng& rng) {
-  std::vector<Config> out;
-  proposers_.clear();
-  while (out.size() < n && next_seed_ < seeds_.size()) {
-    const auto& c = seeds_[next_seed_++];
-    if (space_.legal(c) && seen_.insert(space_.key(c)).second) {
-      out.push_back(c);
-      proposers_.push_back("seed");
-    }
-  }
+std::vector<Proposal> EvolutionarySearch::ask(size_t n, const AskState& state, Rng& rng) {
+  std::vector<Proposal> out;
+  std::set<std::string> taken;  // this ask's, so that a batch never holds a configuration twice
+  auto fresh = [&](const Config& c) { return !state.seen.count(space_.key(c)) && taken.insert(space_.key(c)).second; };
   // Bounded attempts: in a nearly exhausted space most draws are repeats.
   for (int attempts = 0; out.size() < n && attempts < 200 * static_cast<int>(n); ++attempts) {
     const bool explore = elite_.empty() || observed_ + out.size() < static_cast<size_t>(opt_.initial);
     auto c = explore ? space_.sample(rng) : child(rng);
     if (!c) break;
-    if (seen_.insert(space_.key(*c)).second) {
-      out.push_back(std::move(*c));
-      proposers_.push_back(explore ? "random" : "evolution");
-    }
+    if (fresh(*c)) out.push_back({std::move(*c), explore ? "random" : "evolution"});
   }
-  if (out.size() < n) {
-    // Fall back to systematic enumeration so a small space is finished, not abandoned.
-    for (const auto& c : space_.all_legal()) {
-      if (out.size() >= n) break;
-      if (seen_.insert(space_.key(c)).second) {
-        out.push_back(c);
-        proposers_.push_back("enumeration");
-      }
-    }
+  // Fall back to systematic enumeration so a small space is finished, not abandoned.
+  for (const auto& c : space_.all_legal()) {
+    if (out.size() >= n) break;
+    if (fresh(c)) out.push_back({c, "enumeration"});
   }
   return out;
 }
 
 std::string EvolutionarySearch::checkpoint() const {
-  std::string s = "observed=" + std::to_string(observed_) + ";seen=" + std::to_string(seen_.size()) +
-                  ";next_seed=" + std::to_string(next_seed_) + ";elite=";
+  std::string s = "observed=" + std::to_string(observed_) + ";elite=";
   for (size_t i = 0; i < elite_.size(); ++i) s += (i ? "|" : "") + elite_[i].key;
   return s;
 }
 
-void EvolutionarySearch::observe(const std::vector<EvalResult>& results) {
+void EvolutionarySearch::tell(const std::vector<EvalResult>& results) {
   observed_ += results.size();
-  for (const auto& r : results) {
-    seen_.insert(r.key);
+  for (const auto& r : results)
     if (r.status == Status::ok) elite_.push_back(r);
-  }
   std::stable_sort(elite_.begin(), elite_.end(),
                    [](const EvalResult& a, const EvalResult& b) { return a.time.median_us < b.time.median_us; });
   if (elite_.size() > static_cast<size_t>(opt_.population)) elite_.resize(static_cast<size_t>(opt_.population));

@@ -108,39 +108,46 @@ std::string stop_reason(const StopOptions& c, const TaskOutcome& o, int64_t sinc
   return why;
 }
 
-TaskRun::TaskRun(const Task& t, Evaluator& ev, Strategy& s, int batch, Rng& rng, TaskObserver& obs,
-                 const TaskBaseline& baseline, StopOptions stop)
-    : task_(t), ev_(ev), s_(s), batch_(std::max(1, batch)), rng_(rng), obs_(obs), stop_(stop),
-      start_(std::chrono::steady_clock::now()) {
+TaskRun::TaskRun(const Task& t, Evaluator& ev, const Space& space, Strategy& s, int batch, Rng& rng, TaskObserver& obs,
+                 const TaskBaseline& baseline, StopOptions stop, SearchPrior prior)
+    : task_(t), ev_(ev), space_(space), s_(s), seen_(std::move(prior.known)), seeds_(std::move(prior.seeds)),
+      batch_(std::max(1, batch)), rng_(rng), obs_(obs), stop_(stop), start_(std::chrono::steady_clock::now()) {
   out_.baseline = baseline;
-  s_.set_baseline(baseline.t_ref_us, baseline.t_sol_us);
   predictor_ = ev_.predictor(task_);
-  s_.set_predictor(predictor_.get());
+  s_.start({baseline.t_ref_us, baseline.t_sol_us, predictor_.get()});
 }
 
-std::vector<Config> TaskRun::propose(int64_t n) {
-  if (n <= 0) return {};
-  auto c = s_.propose(static_cast<size_t>(std::min<int64_t>(n, batch_)), rng_);
-  ev_.prefetch(task_, c);
-  return c;
+std::vector<Proposal> TaskRun::propose(int64_t want) {
+  if (want <= 0) return {};
+  const auto n = static_cast<size_t>(want);
+  std::vector<Proposal> out;
+  auto take = [&](Proposal p) {
+    if (!space_.legal(p.config) || !seen_.insert(space_.key(p.config)).second) return;
+    out.push_back(std::move(p));
+    ++proposed_;
+  };
+  while (out.size() < n && next_seed_ < seeds_.size()) take(seeds_[next_seed_++]);
+  if (out.size() < n)
+    for (auto& p : s_.ask(n - out.size(), AskState{seen_, proposed_}, rng_)) take(std::move(p));
+  std::vector<Config> configs;
+  for (const auto& p : out) configs.push_back(p.config);
+  ev_.prefetch(task_, configs);
+  return out;
 }
 
 void TaskRun::prime(int64_t n) {
   if (primed_ || finished_) return;
-  next_ = propose(n);
-  next_by_ = s_.last_proposers();
+  next_ = propose(std::min<int64_t>(n, batch_));
   primed_ = true;
 }
 
 bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   if (finished_ || allowance <= 0) return false;
   if (!primed_ || next_.empty()) {
-    next_ = propose(allowance);
-    next_by_ = s_.last_proposers();
+    next_ = propose(std::min<int64_t>(allowance, batch_));
     primed_ = true;
   }
-  std::vector<Config> batch = take_front(next_, static_cast<size_t>(allowance));
-  std::vector<std::string> by = take_front(next_by_, batch.size());
+  std::vector<Proposal> batch = take_front(next_, static_cast<size_t>(allowance));
   if (batch.empty()) {
     out_.exhausted = true;
     return false;
@@ -151,17 +158,14 @@ bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   // thread: started after this batch was measured, they left a lone task's GPU waiting on them
   // (busy 29-54% in single-task H200 runs).
   const int64_t need = lookahead - static_cast<int64_t>(next_.size());
-  auto ahead = std::async(std::launch::async, [this, need] {
-    auto more = need > 0 ? s_.propose(static_cast<size_t>(need), rng_) : std::vector<Config>{};
-    if (!more.empty()) ev_.prefetch(task_, more);
-    return std::make_pair(std::move(more), need > 0 ? s_.last_proposers() : std::vector<std::string>{});
-  });
-  auto results = evaluate(std::move(batch), std::move(by));
-  auto [more, more_by] = ahead.get();
+  auto ahead = std::async(std::launch::async, [this, need] { return propose(need); });
+  auto results = evaluate(std::move(batch));
+  auto more = ahead.get();
   next_.insert(next_.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  next_by_.insert(next_by_.end(), more_by.begin(), more_by.end());
-  s_.observe(results);
-  obs_.on_checkpoint(task_, out_.evaluated, s_.checkpoint() + ";rng=" + rng_.state());
+  s_.tell(results);
+  obs_.on_checkpoint(task_, out_.evaluated,
+                     "seen=" + std::to_string(seen_.size()) + ";seed=" + std::to_string(next_seed_) + ";" +
+                         s_.checkpoint() + ";rng=" + rng_.state());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   out_.stopped_by = stop_.any_set() ? stop_reason(stop_, out_, since_better_, secs) : "";
   if (!out_.stopped_by.empty()) return false;
@@ -172,11 +176,13 @@ bool TaskRun::step(int64_t allowance, int64_t lookahead) {
   return true;
 }
 
-std::vector<EvalResult> TaskRun::evaluate(std::vector<Config> batch, std::vector<std::string> proposers) {
+std::vector<EvalResult> TaskRun::evaluate(std::vector<Proposal> batch) {
   const auto& baseline = out_.baseline;
-  auto results = ev_.evaluate(task_, batch);
+  std::vector<Config> configs;
+  for (auto& p : batch) configs.push_back(std::move(p.config));
+  auto results = ev_.evaluate(task_, configs);
   out_.unmeasured += static_cast<int64_t>(batch.size()) - static_cast<int64_t>(std::min(results.size(), batch.size()));
-  for (size_t i = 0; i < results.size() && i < proposers.size(); ++i) results[i].proposer = proposers[i];
+  for (size_t i = 0; i < results.size() && i < batch.size(); ++i) results[i].proposer = batch[i].by;
   for (auto& r : results) {
     ++out_.evaluated;
     auto sol = score(r, baseline);
@@ -227,9 +233,10 @@ const TaskOutcome& TaskRun::finish(const RetimePolicy& retime, bool interrupted)
   return out_;
 }
 
-TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudget& budget, int batch, Rng& rng,
-                      TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime) {
-  TaskRun run(t, ev, s, batch, rng, obs, baseline, budget.conditions);
+TaskOutcome tune_task(const Task& t, Evaluator& ev, const Space& space, Strategy& s, const TaskBudget& budget, int batch,
+                      Rng& rng, TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime,
+                      SearchPrior prior) {
+  TaskRun run(t, ev, space, s, batch, rng, obs, baseline, budget.conditions, std::move(prior));
   auto time_left = [&] {
     if (budget.stop && budget.stop->load()) return false;
     return !budget.deadline || std::chrono::steady_clock::now() < *budget.deadline;

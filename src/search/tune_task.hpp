@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "core/run_config.hpp"
 #include "core/task.hpp"
@@ -62,11 +63,20 @@ SolScore score(const EvalResult& r, const TaskBaseline& b);
 // Whether a task's stop conditions hold (any, or all of those set).
 std::string stop_reason(const StopOptions& c, const TaskOutcome& o, int64_t since_better, double seconds);
 
-// One task's search, a batch at a time, so that a dispatcher can interleave tasks.
+// What is known of a task before its search (the archivist's, agents/archivist.hpp): the keys never
+// to propose (evaluated by earlier runs) and the seeds, proposed first, in order, where legal and not
+// seen, each with what it credits ("archivist.seed", "archivist.preset").
+struct SearchPrior {
+  std::set<std::string> known;
+  std::vector<Proposal> seeds;
+};
+
+// One task's search, a batch at a time, so that a dispatcher can interleave tasks. It owns what was
+// seen and the seeds; the strategy, asked for the rest, only chooses.
 class TaskRun {
  public:
-  TaskRun(const Task& t, Evaluator& ev, Strategy& s, int batch, Rng& rng, TaskObserver& obs,
-          const TaskBaseline& baseline, StopOptions stop = {});
+  TaskRun(const Task& t, Evaluator& ev, const Space& space, Strategy& s, int batch, Rng& rng, TaskObserver& obs,
+          const TaskBaseline& baseline, StopOptions stop = {}, SearchPrior prior = {});
   // Evaluates one batch of at most `allowance` configurations (the oldest proposed ahead), having
   // proposed and prefetched enough to hold `lookahead` configurations ahead of it: one batch keeps
   // the compiles a batch ahead of the GPU, two keep a lone task's GPU fed (the dispatcher's choice).
@@ -93,22 +103,27 @@ class TaskRun {
   double recent_gain(int64_t window) const;
 
  private:
-  std::vector<Config> propose(int64_t n);
-  // Measures a batch and records its results (the strategy observes them later).
-  std::vector<EvalResult> evaluate(std::vector<Config> batch, std::vector<std::string> proposers);
+  // Up to n proposals, the seeds first, each legal and never seen, handed to the evaluator's prefetch.
+  std::vector<Proposal> propose(int64_t n);
+  // Measures a batch and records its results (the strategy is told of them later).
+  std::vector<EvalResult> evaluate(std::vector<Proposal> batch);
 
   Task task_;
   Evaluator& ev_;
   std::unique_ptr<Predictor> predictor_;  // the evaluator's, handed to the strategy
+  const Space& space_;
   Strategy& s_;
+  std::set<std::string> seen_;  // proposed, evaluated or known: never proposed (again)
+  std::vector<Proposal> seeds_;
+  size_t next_seed_ = 0;
+  int64_t proposed_ = 0;
   int batch_;
   Rng& rng_;
   TaskObserver& obs_;
   StopOptions stop_;
   TaskOutcome out_;
   std::vector<EvalResult> ok_;       // counted results
-  std::vector<Config> next_;         // proposed ahead, prefetched, oldest first
-  std::vector<std::string> next_by_;
+  std::vector<Proposal> next_;       // proposed ahead, prefetched, oldest first
   bool primed_ = false, finished_ = false;
   int64_t since_better_ = 0;
   std::vector<std::pair<int64_t, double>> best_history_;  // (evaluated, best time) at each improvement
@@ -123,7 +138,8 @@ struct TaskBudget {
 };
 
 // One task from start to end: TaskRun steps until done, then the re-timing.
-TaskOutcome tune_task(const Task& t, Evaluator& ev, Strategy& s, const TaskBudget& budget, int batch, Rng& rng,
-                      TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime = {});
+TaskOutcome tune_task(const Task& t, Evaluator& ev, const Space& space, Strategy& s, const TaskBudget& budget, int batch,
+                      Rng& rng, TaskObserver& obs, const TaskBaseline& baseline, const RetimePolicy& retime = {},
+                      SearchPrior prior = {});
 
 }  // namespace soltune

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "../support/synthetic_landscape.hpp"
+#include "agents/archivist.hpp"
 #include "agents/explorer.hpp"
 #include "agents/pool.hpp"
 #include "agents/strategies.hpp"
@@ -38,16 +39,29 @@ class Collect final : public TaskObserver {
   std::vector<EvalResult> results;
 };
 
-std::vector<EvalResult> run(const Landscape& l, Strategy& s, uint64_t seed, int64_t evals, int batch = 8) {
+std::vector<EvalResult> run(const Landscape& l, Strategy& s, uint64_t seed, int64_t evals, int batch = 8,
+                            SearchPrior prior = {}) {
   ReplayEvaluator ev({&l});
   Collect obs;
   Rng rng(seed);
   const Task t = l.task();
+  const Space space(l.variant(), l.fixed);
   TaskBudget b;
   b.evals = evals;
-  tune_task(t, ev, s, b, batch, rng, obs, l.baseline, RetimePolicy{0, 0});
+  tune_task(t, ev, space, s, b, batch, rng, obs, l.baseline, RetimePolicy{0, 0}, std::move(prior));
   return obs.results;
 }
+
+// An archive that knows some keys of the task and suggests seeds; it counts what it was told of them.
+class KnownArchive final : public Archive {
+ public:
+  std::set<std::string> known(const Task&) override { return keys; }
+  std::vector<std::string> seeds(const Task&) override { return suggested; }
+  void on_seeds(const Task&, size_t seeds, size_t presets) override { told = {seeds, presets}; }
+  std::set<std::string> keys;
+  std::vector<std::string> suggested;
+  std::pair<size_t, size_t> told;
+};
 
 TEST(Agents, EveryOperatorProposesLegalConfigurationsOnly) {
   const auto l = bowl();
@@ -196,16 +210,16 @@ TEST(Agents, ArchivistSeedsFirstAndKnownKeysNeverReturn) {
   const Space space(l.variant(), l.fixed);
   AgentPool pool(space, SearchOptions{});
   const auto all = space.enumerate_legal(1u << 20);
-  std::set<std::string> known;
-  for (size_t i = 0; i < all.size(); i += 3) {
-    known.insert(space.key(all[i]));
-    pool.mark_seen(space.key(all[i]));
-  }
-  pool.add_seed(all[1]);
-  pool.add_seed(all[0]);  // known already: skipped
-  pool.add_seed(all[4]);
-  pool.add_preset(all[5]);  // a template's known design, after the seeds, credited as such
-  const auto results = run(l, pool, 4, 60);
+  KnownArchive archive;
+  for (size_t i = 0; i < all.size(); i += 3) archive.keys.insert(space.key(all[i]));
+  const std::set<std::string> known = archive.keys;
+  archive.suggested = {space.key(all[1]), space.key(all[0]) /* known already: skipped */, "Z=3" /* fits no knob */,
+                       space.key(all[4])};
+  auto prior = archivist_prior(archive, l.task(), space);
+  ASSERT_TRUE(prior.has_value());
+  EXPECT_EQ(archive.told, std::make_pair(size_t{3}, size_t{0}));  // the seeds that fit; no presets
+  prior->seeds.push_back({all[5], "archivist.preset"});  // a template's known design, after the seeds
+  const auto results = run(l, pool, 4, 60, 8, std::move(*prior));
   ASSERT_GE(results.size(), 3u);
   EXPECT_EQ(results[0].key, space.key(all[1]));
   EXPECT_EQ(results[0].proposer, "archivist.seed");

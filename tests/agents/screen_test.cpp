@@ -90,7 +90,7 @@ std::vector<EvalResult> run(const Landscape& l, const std::string& strategy, boo
   Rng rng(seed);
   TaskBudget b;
   b.evals = evals;
-  const auto out = tune_task(l.task(), ev, *s, b, 8, rng, obs, l.baseline, RetimePolicy{0, 0});
+  const auto out = tune_task(l.task(), ev, space, *s, b, 8, rng, obs, l.baseline, RetimePolicy{0, 0});
   if (report) *report = out.search_report;
   return obs.results;
 }

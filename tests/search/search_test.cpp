@@ -8,6 +8,8 @@
 #include <set>
 
 #include "core/device.hpp"
+#include "../support/asker.hpp"
+#include "search/baselines.hpp"
 #include "search/strategy.hpp"
 #include "search/tune_task.hpp"
 
@@ -119,22 +121,24 @@ class SmallSpace : public ::testing::Test {
     const auto sp = space();
     EvolutionarySearch s(sp, SearchOptions{});
     Rng rng(seed);
-    return tune_task(task_, ev, s, budget, 8, rng, rec, ev.baseline(task_));
+    return tune_task(task_, ev, sp, s, budget, 8, rng, rec, ev.baseline(task_));
   }
   static constexpr size_t kLegal = 114;
   const std::string kOptimum = "A=5,B=8,C=0";
 
-  // Runs propose/observe until the searcher has nothing left; returns every proposed key in order.
-  std::vector<std::string> drain(EvolutionarySearch& s, FakeEvaluator& ev, uint64_t seed, size_t batch = 8) {
+  // Runs ask/tell until the searcher has nothing left, as the funnel would (what it takes is seen);
+  // returns every proposed key in order. `seen`: what is known before.
+  std::vector<std::string> drain(EvolutionarySearch& s, const Space& sp, FakeEvaluator& ev, uint64_t seed,
+                                 size_t batch = 8, std::set<std::string> seen = {}) {
     Rng rng(seed);
+    test::Asker asker{sp, std::move(seen)};
     std::vector<std::string> keys;
     for (int round = 0; round < 1000; ++round) {
-      const auto proposals = s.propose(batch, rng);
+      const auto proposals = asker.ask(s, batch, rng);
       if (proposals.empty()) return keys;
-      EXPECT_LE(proposals.size(), batch);
       const auto results = ev.evaluate(task_, proposals);
       for (const auto& r : results) keys.push_back(r.key);
-      s.observe(results);
+      s.tell(results);
     }
     ADD_FAILURE() << "the searcher never ran out of proposals";
     return keys;
@@ -161,7 +165,7 @@ TEST_F(SmallSpace, NeverProposesTwiceAndOnlyLegal) {
   FakeEvaluator ev(bowl, 1000, 1);
   for (uint64_t seed : {1, 2, 3}) {
     EvolutionarySearch s(sp, SearchOptions{});
-    const auto keys = drain(s, ev, seed);
+    const auto keys = drain(s, sp, ev, seed);
     std::set<std::string> unique(keys.begin(), keys.end());
     EXPECT_EQ(unique.size(), keys.size()) << "a key was proposed twice (seed " << seed << ")";
     EXPECT_EQ(keys.size(), kLegal) << "the space was not finished (seed " << seed << ")";
@@ -176,8 +180,7 @@ TEST_F(SmallSpace, KnownKeysAreNeverProposed) {
   std::set<std::string> known;
   const auto all = sp.enumerate_legal(1000);
   for (size_t i = 0; i < all.size(); i += 3) known.insert(sp.key(all[i]));
-  for (const auto& k : known) s.mark_seen(k);
-  const auto keys = drain(s, ev, 9);
+  const auto keys = drain(s, sp, ev, 9, 8, known);
   EXPECT_EQ(keys.size(), kLegal - known.size());
   for (const auto& k : keys) EXPECT_EQ(known.count(k), 0u) << k;
 }
@@ -191,7 +194,7 @@ TEST_F(SmallSpace, EvolutionPhaseStaysLegalWithFailures) {
   o.initial = 4;
   o.population = 4;
   EvolutionarySearch s(sp, o);
-  const auto keys = drain(s, ev, 17, 5);
+  const auto keys = drain(s, sp, ev, 17, 5);
   EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), kLegal);
   for (const auto& r : s.elite()) EXPECT_EQ(r.status, Status::ok);
   EXPECT_LE(s.elite().size(), 4u);
@@ -205,7 +208,7 @@ TEST_F(SmallSpace, SameSeedSameProposals) {
   SearchOptions o;
   o.initial = 8;
   EvolutionarySearch a(sp, o), b(sp, o), c(sp, o);
-  const auto ka = drain(a, ev1, 42), kb = drain(b, ev2, 42), kc = drain(c, ev3, 43);
+  const auto ka = drain(a, sp, ev1, 42), kb = drain(b, sp, ev2, 42), kc = drain(c, sp, ev3, 43);
   EXPECT_EQ(ka, kb);
   EXPECT_NE(ka, kc);  // the same set (the whole space) in another order
   EXPECT_EQ(std::set<std::string>(ka.begin(), ka.end()), std::set<std::string>(kc.begin(), kc.end()));
@@ -222,17 +225,13 @@ TEST(GeluSearch, ProposalsOnTheRealSpaceAreLegalAndNew) {
                      1000, 1);
     EvolutionarySearch s(sp, SearchOptions{});
     Rng rng(5);
-    std::set<std::string> keys;
+    test::Asker asker{sp};  // fails the test on an illegal or repeated proposal
     for (int round = 0; round < 20; ++round) {
-      const auto batch = s.propose(8, rng);
+      const auto batch = asker.ask(s, 8, rng);
       ASSERT_EQ(batch.size(), 8u);
-      for (const auto& c : batch) {
-        EXPECT_TRUE(sp.legal(c)) << sp.key(c) << ": " << sp.why_illegal(c);
-        EXPECT_TRUE(keys.insert(sp.key(c)).second) << "proposed twice: " << sp.key(c);
-      }
-      s.observe(ev.evaluate(t, batch));
+      s.tell(ev.evaluate(t, batch));
     }
-    EXPECT_EQ(keys.size(), 160u);
+    EXPECT_EQ(asker.seen.size(), 160u);
   }
 }
 
@@ -251,7 +250,7 @@ TEST_F(SmallSpace, TuneTaskFindsTheOptimumWithinBudget) {
     EvolutionarySearch s(sp, o);
     Recorder rec;
     Rng rng(seed);
-    const auto out = tune_task(task_, ev, s, TaskBudget{60, std::nullopt}, 6, rng, rec, ev.baseline(task_));
+    const auto out = tune_task(task_, ev, sp, s, TaskBudget{60, std::nullopt}, 6, rng, rec, ev.baseline(task_));
     EXPECT_EQ(out.evaluated, 60);
     EXPECT_EQ(out.failed, 0);
     EXPECT_FALSE(out.exhausted);
@@ -347,7 +346,7 @@ TEST_F(SmallSpace, BelowSpeedOfLightIsNeverBest) {
 TaskOutcome tune_and_retime(const Space& sp, const Task& t, FakeEvaluator& ev, Recorder& rec) {
   EvolutionarySearch s(sp, SearchOptions{});
   Rng rng(3);
-  return tune_task(t, ev, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(t), RetimePolicy{3, 3});
+  return tune_task(t, ev, sp, s, TaskBudget{0, std::nullopt}, 8, rng, rec, ev.baseline(t), RetimePolicy{3, 3});
 }
 
 TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
@@ -454,22 +453,36 @@ TEST_F(SmallSpace, StopsAtTheTargetScoreOrWhenStagnant) {
   }
 }
 
+// The funnel's seeds go first, whatever the strategy: legal and new ones only, each credited as
+// given; the strategy's proposals follow and never repeat a known key.
 TEST_F(SmallSpace, SeedsAreProposedFirstWhereLegalAndNew) {
   const auto sp = space();
-  EvolutionarySearch s(sp, SearchOptions{});
-  s.mark_seen("A=2,B=2,C=0");
-  s.add_seed(sp.parse_key("A=8,B=8,C=1"));  // A * B = 64: legal
-  s.add_seed(sp.parse_key("A=8,B=16,C=0"));  // A * B = 128: illegal here, skipped
-  s.add_seed(sp.parse_key("A=2,B=2,C=0"));  // evaluated before: skipped
-  s.add_seed(sp.parse_key("A=1,B=1,C=2"));
-  Rng rng(1);
-  const auto first = s.propose(3, rng);
-  ASSERT_EQ(first.size(), 3u);
-  EXPECT_EQ(sp.key(first[0]), "A=8,B=8,C=1");
-  EXPECT_EQ(sp.key(first[1]), "A=1,B=1,C=2");
-  for (const auto& c : first) EXPECT_TRUE(sp.legal(c));
-  EXPECT_NE(sp.key(first[2]), "A=2,B=2,C=0");
-  EXPECT_EQ(s.last_proposers(), (std::vector<std::string>{"seed", "seed", "random"}));
+  SearchPrior prior;
+  prior.known = {"A=2,B=2,C=0"};
+  prior.seeds = {{sp.parse_key("A=8,B=8,C=1"), "archivist.seed"},     // A * B = 64: legal
+                 {sp.parse_key("A=8,B=16,C=0"), "archivist.seed"},    // A * B = 128: illegal here, skipped
+                 {sp.parse_key("A=2,B=2,C=0"), "archivist.seed"},     // evaluated before: skipped
+                 {sp.parse_key("A=1,B=1,C=2"), "archivist.preset"}};
+  for (const std::string strategy : {"evolutionary", "random", "exhaustive"}) {
+    SCOPED_TRACE(strategy);
+    FakeEvaluator ev(bowl, 1000, 1);
+    std::unique_ptr<Strategy> s;
+    if (strategy == "evolutionary") s = std::make_unique<EvolutionarySearch>(sp, SearchOptions{});
+    if (strategy == "random") s = std::make_unique<RandomSearch>(sp);
+    if (strategy == "exhaustive") s = std::make_unique<ExhaustiveSearch>(sp);
+    Recorder rec;
+    Rng rng(1);
+    tune_task(task_, ev, sp, *s, TaskBudget{0, std::nullopt}, 3, rng, rec, ev.baseline(task_), RetimePolicy{0, 0}, prior);
+    ASSERT_EQ(rec.results.size(), kLegal - 1);  // the whole space but the known key
+    EXPECT_EQ(rec.results[0].key, "A=8,B=8,C=1");
+    EXPECT_EQ(rec.results[0].proposer, "archivist.seed");
+    EXPECT_EQ(rec.results[1].key, "A=1,B=1,C=2");
+    EXPECT_EQ(rec.results[1].proposer, "archivist.preset");
+    EXPECT_EQ(rec.results[2].proposer, strategy == "evolutionary" ? "random" : strategy);
+    std::set<std::string> keys;
+    for (const auto& r : rec.results) EXPECT_TRUE(keys.insert(r.key).second) << "measured twice: " << r.key;
+    EXPECT_EQ(keys.count("A=2,B=2,C=0"), 0u);
+  }
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 #include "core/expr.hpp"
 
-#include "core/expr_syntax.hpp"
-
 #include <muParser.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <mutex>
+
+#include "core/expr_syntax.hpp"
 
 namespace soltune {
 namespace {
@@ -102,6 +104,30 @@ Expr::Expr(std::string text, SourceLoc loc) : text_(std::move(text)), loc_(std::
 }
 
 Expr Expr::constant(int64_t v) { return Expr(std::to_string(v), SourceLoc{"<constant>"}); }
+
+Expr Expr::with_lets(const std::vector<std::pair<std::string, std::string>>& lets) const {
+  bool any = false;
+  for (const auto& [name, text] : lets) any = any || std::find(vars_.begin(), vars_.end(), name) != vars_.end();
+  if (!any) return *this;
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  for (size_t i = 0; i < text_.size();) {
+    if (!ident(text_[i]) || std::isdigit(static_cast<unsigned char>(text_[i]))) {
+      // a number's digits and suffix stay together (1e3 is no name e3)
+      const bool number = std::isdigit(static_cast<unsigned char>(text_[i]));
+      do out += text_[i++];
+      while (number && i < text_.size() && ident(text_[i]));
+      continue;
+    }
+    size_t j = i;
+    while (j < text_.size() && ident(text_[j])) ++j;
+    const std::string word = text_.substr(i, j - i);
+    const auto let = std::find_if(lets.begin(), lets.end(), [&](const auto& l) { return l.first == word; });
+    out += let == lets.end() ? word : "(" + let->second + ")";
+    i = j;
+  }
+  return Expr(out, loc_);
+}
 
 void Expr::check_names(const std::set<std::string, std::less<>>& allowed, const std::string& what) const {
   for (const auto& v : vars_)

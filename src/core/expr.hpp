@@ -26,6 +26,10 @@ class Expr {
   // Parses the text at once: a syntax error throws Error naming loc and the column in the text.
   Expr(std::string text, SourceLoc loc);
   static Expr constant(int64_t v);
+  // This expression with each name of `lets` (a name and the text it stands for, in order) replaced
+  // by its text in parentheses: a variant's derived quantities (`let:`), written once. Unchanged
+  // where it names none of them.
+  Expr with_lets(const std::vector<std::pair<std::string, std::string>>& lets) const;
 
   bool empty() const { return text_.empty(); }
   const std::string& text() const { return text_; }

@@ -28,12 +28,12 @@ Node Node::at(std::string_view key) const {
   require_map();
   auto child = node[std::string(key)];
   if (!child.IsDefined()) fail("missing required key '" + std::string(key) + "'");
-  return Node{child, file};
+  return Node{child, file, lets};
 }
 
 Node Node::get(std::string_view key) const {
   require_map();
-  return Node{node[std::string(key)], file};
+  return Node{node[std::string(key)], file, lets};
 }
 
 void Node::require_map() const {
@@ -57,7 +57,7 @@ void Node::only_keys(std::initializer_list<std::string_view> allowed) const {
 std::vector<Node> Node::seq() const {
   std::vector<Node> out;
   if (node.IsSequence()) {
-    for (const auto& n : node) out.push_back(Node{n, file});
+    for (const auto& n : node) out.push_back(Node{n, file, lets});
   } else if (node.IsScalar()) {
     out.push_back(*this);
   } else {
@@ -69,7 +69,7 @@ std::vector<Node> Node::seq() const {
 std::vector<std::pair<std::string, Node>> Node::map_items() const {
   require_map();
   std::vector<std::pair<std::string, Node>> out;
-  for (const auto& kv : node) out.emplace_back(kv.first.Scalar(), Node{kv.second, file});
+  for (const auto& kv : node) out.emplace_back(kv.first.Scalar(), Node{kv.second, file, lets});
   return out;
 }
 
@@ -124,7 +124,10 @@ bool Node::boolean() const {
   fail("expected true or false, got '" + s + "'");
 }
 
-Expr Node::expr() const { return Expr(str(), loc()); }
+Expr Node::expr() const {
+  Expr e(str(), loc());  // parsed as written first: a syntax error's column is the file's
+  return lets ? e.with_lets(*lets) : e;
+}
 
 namespace {
 // A key written without a value (`seed:`) is a mistake, not a request for the default: the default

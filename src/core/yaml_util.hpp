@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -15,10 +17,14 @@
 
 namespace soltune::yaml {
 
-// A node together with the file it came from.
+// A variant's derived quantities (`let:`): each name and the text it stands for, in order.
+using Lets = std::vector<std::pair<std::string, std::string>>;
+
+// A node together with the file it came from, and the derived quantities its expressions may name.
 struct Node {
   YAML::Node node;
   std::string file;
+  std::shared_ptr<const Lets> lets = {};  // handed down to every node below
 
   SourceLoc loc() const;
   [[noreturn]] void fail(const std::string& what) const;
@@ -39,7 +45,7 @@ struct Node {
   int64_t integer(int64_t lo, int64_t hi) const;  // refused outside [lo, hi]
   double number() const;
   bool boolean() const;
-  Expr expr() const;  // a scalar parsed as an expression (numbers too)
+  Expr expr() const;  // a scalar parsed as an expression (numbers too), its lets spelled out
 
   std::string str_or(std::string_view key, std::string dflt) const;
   int64_t int_or(std::string_view key, int64_t dflt) const;

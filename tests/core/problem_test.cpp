@@ -309,6 +309,44 @@ TEST(Problem, PresetMistakesAreRefusedWithFileAndLine) {
   }
 }
 
+// `let:` names a derived quantity once: constraints and the launch read it spelled out, and the
+// shipped GEMMs' shared memory is the same with it as without.
+TEST(Problem, LetsAreSpelledOutWhereNamed) {
+  const auto p = load_problem(kTemplates, "matmul");
+  const auto& v = p.variant("wgmma_ws");
+  EXPECT_EQ(v.launch.smem.text(), "(STAGES * (BM + BN) * 64 * dtype_bytes + EPI * BM * BN * dtype_bytes + 1024)");
+  EXPECT_TRUE(std::any_of(v.constraints.begin(), v.constraints.end(), [&](const Expr& c) {
+    return c.text() == v.launch.smem.text() + " <= smem_optin";
+  }));
+
+  const auto original = test::read_file(kTemplates / "gelu" / "vectorized.yaml");
+  const auto with_lets = [&](const std::string& lets, const std::string& smem) {
+    auto text = original;
+    const auto at = text.find("constraints:");
+    text.insert(at, lets);
+    const auto sm = text.find("smem: ");
+    if (sm != std::string::npos) text.replace(sm, text.find('\n', sm) - sm, "smem: " + smem);
+    else text.replace(text.find("launch:\n"), 8, "launch:\n  smem: " + smem + "\n");
+    return text;
+  };
+  {
+    test::TempDir root("soltune_let_");
+    fs::copy(kTemplates / "gelu", root.path() / "gelu", fs::copy_options::recursive);
+    ASSERT_TRUE(test::write_file(root.path() / "gelu" / "vectorized.yaml",
+                                 with_lets("let:\n  per_block: BLOCK * VEC\n  bytes: per_block * dtype_bytes\n", "bytes * 2")));
+    const auto g = load_problem(root.path(), "gelu");
+    EXPECT_EQ(g.variant("vectorized").launch.smem.text(), "((BLOCK * VEC) * dtype_bytes) * 2");
+  }
+  const int line = 1 + static_cast<int>(std::count(original.begin(), original.begin() + static_cast<long>(original.find("constraints:")), '\n'));
+  for (const auto& [lets, phrase] : std::vector<std::pair<std::string, std::string>>{
+           {"let:\n  BLOCK: 2\n", "let 'BLOCK' shadows a knob, size or device symbol"},
+           {"let:\n  bad: WARP * 2\n", "uses unknown name 'WARP'"},
+           {"let:\n  a: b + 1\n  b: 2\n", "uses unknown name 'b'"}}) {  // a let names only those before it
+    SCOPED_TRACE(lets);
+    expect_refused(with_lets(lets, "0"), line + 1, phrase);
+  }
+}
+
 }  // namespace
 }  // namespace soltune
 

@@ -73,25 +73,13 @@ CUtensorMapDataType data_type(DType t) {
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }
 
-CUtensorMapSwizzle swizzle(TensorMapSpec::Swizzle s) {
-  switch (s) {
-    case TensorMapSpec::Swizzle::none: return CU_TENSOR_MAP_SWIZZLE_NONE;
-    case TensorMapSpec::Swizzle::b32: return CU_TENSOR_MAP_SWIZZLE_32B;
-    case TensorMapSpec::Swizzle::b64: return CU_TENSOR_MAP_SWIZZLE_64B;
-    case TensorMapSpec::Swizzle::b128: return CU_TENSOR_MAP_SWIZZLE_128B;
-  }
-  return CU_TENSOR_MAP_SWIZZLE_NONE;
-}
-
-CUtensorMapL2promotion l2_promotion(TensorMapSpec::L2 l) {
-  switch (l) {
-    case TensorMapSpec::L2::none: return CU_TENSOR_MAP_L2_PROMOTION_NONE;
-    case TensorMapSpec::L2::b64: return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
-    case TensorMapSpec::L2::b128: return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-    case TensorMapSpec::L2::b256: return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-  }
-  return CU_TENSOR_MAP_L2_PROMOTION_NONE;
-}
+// The driver's values of the spec's swizzle and L2 promotion, in the order the enums declare them.
+constexpr CUtensorMapSwizzle kSwizzle[] = {CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
+                                           CU_TENSOR_MAP_SWIZZLE_128B};
+constexpr CUtensorMapL2promotion kL2Promotion[] = {CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+                                                   CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
+CUtensorMapSwizzle swizzle(TensorMapSpec::Swizzle s) { return kSwizzle[static_cast<size_t>(s)]; }
+CUtensorMapL2promotion l2_promotion(TensorMapSpec::L2 l) { return kL2Promotion[static_cast<size_t>(l)]; }
 
 }  // namespace
 

@@ -1,7 +1,8 @@
 // Point in polygon by the crossing number, written as a macro program the way Kernel Tuner kernels
 // are: the knobs arrive as -D definitions (block_size_x, tile_size, method), VERTICES sizes the
-// polygon in constant memory. Each thread tests tile_size points, block_size_x apart, against every
-// edge; an edge's vertices are read once per thread for all its points.
+// polygon in constant memory, the points come as a plain float2* (read only). Each thread tests
+// tile_size points, block_size_x apart, against every edge; an edge's vertices are read once per
+// thread for all its points.
 #ifndef block_size_x
 #define block_size_x 256
 #endif
@@ -14,8 +15,7 @@
 
 __constant__ float2 vertices[VERTICES];
 
-__global__ void __launch_bounds__(block_size_x) pnpoly(const float2* __restrict__ points, int* __restrict__ inside,
-                                                      long long n) {
+__global__ void __launch_bounds__(block_size_x) pnpoly(float2* points, int* inside, long long n) {
   const long long first = static_cast<long long>(blockIdx.x) * (block_size_x * tile_size) + threadIdx.x;
   float px[tile_size], py[tile_size];
   int c[tile_size];

@@ -146,7 +146,7 @@ Run sh(const std::string& cmd, const fs::path& dir, int timeout_s = 300) {
 class Docs : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* dir : {"configs", "templates", "tests/data"}) {
+    for (const char* dir : {"configs", "templates", "tests/data", "scripts"}) {
       fs::create_directories(scratch_ / dir);
       fs::copy(kSource / dir, scratch_ / dir, fs::copy_options::recursive);
     }
@@ -257,6 +257,15 @@ TEST_F(Docs, EveryCommandShownWorks) {
         run += check_soltune(c, guide);
       } else {
         check_file_command(c, guide);
+        // A guide's worked example (`bash scripts/X ARGS`) runs whole, as a user would run it.
+        const auto w = words(c.text);
+        if (guide && c.text.rfind("bash scripts/", 0) == 0 &&
+            std::none_of(w.begin(), w.end(), [](const std::string& x) { return placeholder(x); })) {
+          const auto r = sh(c.text, scratch_, 600);
+          EXPECT_EQ(r.code, 0) << c.where() << ": `" << c.text << "` failed (exit " << r.code << "):\n" << r.out;
+          std::printf("ran %s: %s\n", c.where().c_str(), c.text.c_str());
+          run += r.code == 0;
+        }
       }
     }
   }

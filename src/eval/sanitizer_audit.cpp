@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/cuda_tools.hpp"
 #include "core/error.hpp"
 #include "eval/candidates.hpp"
 
@@ -22,17 +23,7 @@ std::optional<std::filesystem::path> find_compute_sanitizer() {
     if (fs::exists(env)) return fs::path(env);
     return std::nullopt;  // named but absent: not silently another one
   }
-  auto runnable = [](const fs::path& p) { return access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');)
-      if (!dir.empty() && runnable(fs::path(dir) / "compute-sanitizer")) return fs::path(dir) / "compute-sanitizer";
-  }
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* home = std::getenv(var); home && *home && runnable(fs::path(home) / "bin" / "compute-sanitizer"))
-      return fs::path(home) / "bin" / "compute-sanitizer";
-  if (runnable("/usr/local/cuda/bin/compute-sanitizer")) return fs::path("/usr/local/cuda/bin/compute-sanitizer");
-  return std::nullopt;
+  return find_cuda_tool("compute-sanitizer");
 }
 
 SanitizerReport parse_sanitizer_log(const std::string& text) {

@@ -1,0 +1,442 @@
+# The runtime of a package that `soltune export --format python` writes: one function per exported
+# problem, over any GPU array that offers __cuda_array_interface__ (CuPy, Numba, JAX) or is a torch
+# tensor. Each call checks dtype, shapes, contiguity, alignment and device before it launches, and
+# raises ValueError naming the argument otherwise: a call never launches on what it cannot serve.
+# Standard library only; the kernels are the exported header's, built into _kernels.so.
+import ctypes
+import json
+import os
+import subprocess
+import threading
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(_HERE, "_problems.json")) as _f:
+    _META = json.load(_f)
+
+# soltune's dtype names: the array interface's type string, torch's dtype name, bytes per element.
+_DTYPES = {
+    "f16": ("<f2", "float16", 2), "bf16": (None, "bfloat16", 2), "f32": ("<f4", "float32", 4),
+    "f64": ("<f8", "float64", 8), "i8": ("|i1", "int8", 1), "i16": ("<i2", "int16", 2),
+    "i32": ("<i4", "int32", 4), "i64": ("<i8", "int64", 8), "u8": ("|u1", "uint8", 1),
+    "u16": ("<u2", "uint16", 2), "u32": ("<u4", "uint32", 4), "u64": ("<u8", "uint64", 8),
+    "bool": ("|b1", "bool", 1),
+}
+_BY_TYPESTR = {v[0]: k for k, v in _DTYPES.items() if v[0]}
+_BY_TORCH = {v[1]: k for k, v in _DTYPES.items()}
+
+_lib = None
+_lock = threading.Lock()
+
+
+def _build():
+    """Builds _kernels.so from _kernels.cu with the command export recorded (nvcc)."""
+    cmd = _META["build"]
+    try:
+        subprocess.run(cmd, cwd=_HERE, check=True, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise RuntimeError("building the kernels needs %s (the CUDA toolkit's nvcc)" % cmd[0]) from None
+    except subprocess.CalledProcessError as e:
+        raise RuntimeError("building the kernels failed: %s\n%s" % (" ".join(cmd), e.stderr)) from None
+
+
+def _library():
+    global _lib
+    with _lock:
+        if _lib is None:
+            path = os.path.join(_HERE, "_kernels.so")
+            if not os.path.exists(path):
+                _build()
+            lib = ctypes.CDLL(path)
+            lib.soltune_py_error_name.restype = ctypes.c_char_p
+            lib.soltune_py_pointer_device.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+            lib.soltune_py_device_info.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_longlong)]
+            _lib = lib
+        return _lib
+
+
+def _error(code):
+    return _library().soltune_py_error_name(code).decode()
+
+
+# Expressions of the problem's shapes (soltune's syntax: C's operators, ?:, cdiv, fdiv, mod, min,
+# max, pow), evaluated over doubles as soltune evaluates them. A name not yet known raises _Unknown.
+class _Unknown(Exception):
+    pass
+
+
+def _tokens(text):
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c.isdigit() or c == ".":
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] == "."):
+                j += 1
+            out.append(("num", float(text[i:j])))
+            i = j
+        elif c.isalpha() or c == "_":
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            out.append(("name", text[i:j]))
+            i = j
+        else:
+            two = text[i:i + 2]
+            op = two if two in ("&&", "||", "==", "!=", "<=", ">=") else c
+            out.append(("op", op))
+            i += len(op)
+    return out
+
+
+_FUNCS = {"cdiv": lambda a, b: -((-a) // b), "fdiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
+          "min": min, "max": max, "pow": pow}
+_BINARY = [("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%")]
+
+
+def _eval(text, env):
+    toks = _tokens(text)
+    pos = [0]
+
+    def peek():
+        return toks[pos[0]] if pos[0] < len(toks) else ("end", None)
+
+    def take():
+        t = peek()
+        pos[0] += 1
+        return t
+
+    def expect(op):
+        if take() != ("op", op):
+            raise ValueError("bad expression %r" % text)
+
+    def primary():
+        kind, v = take()
+        if kind == "num":
+            return v
+        if kind == "op" and v == "(":
+            r = ternary()
+            expect(")")
+            return r
+        if kind == "op" and v in ("-", "!", "+"):
+            r = primary()
+            return -r if v == "-" else (float(not r) if v == "!" else r)
+        if kind == "name":
+            if peek() == ("op", "("):
+                take()
+                args = [ternary()]
+                while peek() == ("op", ","):
+                    take()
+                    args.append(ternary())
+                expect(")")
+                return float(_FUNCS[v](*args))
+            if v not in env:
+                raise _Unknown(v)
+            return float(env[v])
+        raise ValueError("bad expression %r" % text)
+
+    def binary(level):
+        if level == len(_BINARY):
+            return primary()
+        left = binary(level + 1)
+        while peek()[0] == "op" and peek()[1] in _BINARY[level]:
+            op = take()[1]
+            right = binary(level + 1)
+            left = {"||": lambda: float(bool(left) or bool(right)), "&&": lambda: float(bool(left) and bool(right)),
+                    "==": lambda: float(left == right), "!=": lambda: float(left != right),
+                    "<": lambda: float(left < right), "<=": lambda: float(left <= right),
+                    ">": lambda: float(left > right), ">=": lambda: float(left >= right),
+                    "+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
+                    "/": lambda: left / right, "%": lambda: left % right}[op]()
+        return left
+
+    def ternary():
+        c = binary(0)
+        if peek() == ("op", "?"):
+            take()
+            a = ternary()
+            expect(":")
+            b = ternary()
+            return a if c else b
+        return c
+
+    r = ternary()
+    if peek()[0] != "end":
+        raise ValueError("bad expression %r" % text)
+    return r
+
+
+class _Array:
+    """What a call needs of an array: pointer, shape, element strides (None: contiguous), dtype, device."""
+
+    def __init__(self, name, obj):
+        self.name, self.obj, self.lib, self.device = name, obj, None, None
+        mod = type(obj).__module__.split(".")[0]
+        if mod == "torch":
+            if not obj.is_cuda:
+                raise ValueError("%s: a tensor on %s; the kernels take CUDA tensors" % (name, obj.device))
+            self.lib, self.device = "torch", obj.device.index
+            self.ptr, self.shape = obj.data_ptr(), tuple(obj.shape)
+            self.strides = tuple(obj.stride())
+            self.dtype = _BY_TORCH.get(str(obj.dtype).replace("torch.", ""))
+            self.dtype_text = str(obj.dtype)
+            return
+        cai = getattr(obj, "__cuda_array_interface__", None)
+        if cai is None:
+            raise ValueError("%s: %s offers no __cuda_array_interface__ (pass a torch tensor or a CuPy, Numba or "
+                             "JAX array on the GPU)" % (name, type(obj).__name__))
+        self.lib = "cupy" if mod == "cupy" else "cai"
+        self.ptr, self.shape = int(cai["data"][0]), tuple(int(d) for d in cai["shape"])
+        self.dtype, self.dtype_text = _BY_TYPESTR.get(cai["typestr"]), cai["typestr"]
+        strides = cai.get("strides")
+        size = _DTYPES[self.dtype][2] if self.dtype else 1
+        self.strides = None if strides is None else tuple(s // size for s in strides)
+        self.cai_stream = cai.get("stream")
+
+    def contiguous(self):
+        if self.strides is None:
+            return True
+        expected, step = [], 1
+        for d in reversed(self.shape):
+            expected.append(step)
+            step *= d
+        return all(s == e or d == 1 for s, e, d in zip(self.strides, reversed(expected), self.shape))
+
+
+def _device_of(a):
+    if a.device is not None:
+        return a.device
+    dev = ctypes.c_int(-1)
+    code = _library().soltune_py_pointer_device(ctypes.c_void_p(a.ptr), ctypes.byref(dev))
+    if code != 0:
+        raise ValueError("%s: cannot tell where its memory lies (%s)" % (a.name, _error(code)))
+    if dev.value < 0:
+        raise ValueError("%s: host memory; the kernels take GPU memory" % a.name)
+    return dev.value
+
+
+def _allocate(like, dims, dtype):
+    if like.lib == "torch":
+        import torch
+        return torch.empty(dims, dtype=getattr(torch, _DTYPES[dtype][1]), device=like.obj.device)
+    if like.lib == "cupy":
+        import cupy
+        with cupy.cuda.Device(_device_of(like)):
+            return cupy.empty(dims, dtype=_DTYPES[dtype][1])
+    raise ValueError("pass out=: outputs are allocated with torch or CuPy only (the inputs are %s)"
+                     % type(like.obj).__name__)
+
+
+def _stream(stream, first):
+    if stream is not None:
+        for attr in ("cuda_stream", "ptr"):
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        return int(stream)
+    if first.lib == "torch":
+        import torch
+        return torch.cuda.current_stream(first.obj.device).cuda_stream
+    if first.lib == "cupy":
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    s = getattr(first, "cai_stream", None)
+    return 0 if s in (None, 1) else int(s)
+
+
+class _Problem:
+    def __init__(self, meta):
+        self.meta = meta
+        self.inputs = [a for a in meta["args"] if a["role"] in ("in", "constant", "inout")]
+        self.outputs = [a for a in meta["args"] if a["role"] == "out"]
+
+    def bind(self, args, out, sizes):
+        """The call's arrays by argument name, its dtype, its sizes and device; ValueError otherwise."""
+        m = self.meta
+        if len(args) != len(self.inputs):
+            raise ValueError("%s takes %d array(s) (%s), got %d" % (
+                m["name"], len(self.inputs), ", ".join(a["name"] for a in self.inputs), len(args)))
+        for k in sizes:
+            if k not in m["sizes"]:
+                raise ValueError("%s has no size %r (its sizes: %s)" % (m["name"], k, ", ".join(m["sizes"])))
+        arrays = {a["name"]: _Array(a["name"], x) for a, x in zip(self.inputs, args)}
+        outs = out if isinstance(out, (tuple, list)) else ([] if out is None else [out])
+        if outs and len(outs) != len(self.outputs):
+            raise ValueError("out: %s writes %d output(s) (%s), got %d" % (
+                m["name"], len(self.outputs), ", ".join(a["name"] for a in self.outputs), len(outs)))
+        for a, x in zip(self.outputs, outs):
+            arrays[a["name"]] = _Array(a["name"], x)
+        first = arrays[self.inputs[0]["name"]]
+        dtype = first.dtype if self.inputs[0]["dtype"] == "T" else None
+        if dtype is None:
+            dtype = next((arrays[a["name"]].dtype for a in self.inputs if a["dtype"] == "T"), None)
+        if dtype not in m["dtypes"]:
+            raise ValueError("%s: dtype %s; the exported kernels take %s" % (
+                first.name, first.dtype or first.dtype_text, ", ".join(m["dtypes"])))
+        args_meta = [a for a in m["args"] if a["name"] in arrays]
+        for a in args_meta:
+            want = dtype if a["dtype"] == "T" else a["dtype"]
+            x = arrays[a["name"]]
+            if x.dtype != want:
+                raise ValueError("%s: dtype %s; expected %s" % (a["name"], x.dtype or x.dtype_text, want))
+            rank = len(a["shape"]) + (1 if a["lanes"] > 1 else 0)
+            if len(x.shape) != rank:
+                raise ValueError("%s: %d dimension(s); expected %d (%s%s)" % (
+                    a["name"], len(x.shape), rank, ", ".join(a["shape"]), ", %d" % a["lanes"] if a["lanes"] > 1 else ""))
+        env = self.sizes({n: x.shape for n, x in arrays.items()}, sizes)
+        env.update(self.device_env(first))
+        for a in args_meta:
+            x = arrays[a["name"]]
+            dims = self.dims(a, env)
+            if list(x.shape) != dims:
+                raise ValueError("%s: shape %s; expected %s at %s" % (
+                    a["name"], tuple(x.shape), tuple(dims), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))
+            if not x.contiguous():
+                raise ValueError("%s: strides %s; the kernels take contiguous (row-major) arrays" % (a["name"], x.strides))
+            if x.ptr % 16 != 0:
+                raise ValueError("%s: its data starts at 0x%x, not 16-byte aligned" % (a["name"], x.ptr))
+        device = _device_of(first)
+        for name, x in arrays.items():
+            if _device_of(x) != device:
+                raise ValueError("%s: on GPU %d, %s on GPU %d" % (name, _device_of(x), first.name, device))
+        return arrays, dtype, env, device, first
+
+    def sizes(self, shapes, given):
+        """The sizes: those given, then those a dimension names alone (shapes: by argument name)."""
+        m = self.meta
+        env = {k: int(v) for k, v in given.items()}
+        for a in m["args"]:
+            for d, e in zip(shapes.get(a["name"], ()), a["shape"]):
+                if e in m["sizes"] and e not in env:
+                    env[e] = int(d)
+        missing = [s for s in m["sizes"] if s not in env]
+        if missing:
+            raise ValueError("%s: size(s) %s not seen in the arrays' shapes: pass them (%s=...)" % (
+                m["name"], ", ".join(missing), missing[0]))
+        return env
+
+    def dims(self, a, env):
+        return [int(_eval(e, env)) for e in a["shape"]] + ([a["lanes"]] if a["lanes"] > 1 else [])
+
+    def device_env(self, first):
+        # Device symbols a workspace's shape may name (sms); read only where a shape needs them.
+        needs = any(n in e for a in self.meta["args"] for e in a["shape"] for n in ("sms", "cc", "l2_bytes"))
+        if not needs:
+            return {}
+        info = (ctypes.c_longlong * 4)()
+        code = _library().soltune_py_device_info(_device_of(first), info)
+        if code != 0:
+            raise RuntimeError("the device's attributes: %s" % _error(code))
+        return {"sms": info[0], "cc": info[1], "smem_optin": info[2], "l2_bytes": info[3]}
+
+    def call(self, args, out, stream, sizes):
+        m = self.meta
+        arrays, dtype, env, device, first = self.bind(args, out, sizes)
+        lib = _library()
+        for a in self.outputs:
+            if a["name"] not in arrays:
+                arrays[a["name"]] = _Array(a["name"], _allocate(first, self.dims(a, env), dtype))
+        for a in m["args"]:
+            if a["role"] == "workspace":  # the header's contract: zeroed, and left zeroed
+                dims = [int(_eval(e, env)) for e in a["shape"]]
+                want = dtype if a["dtype"] == "T" else a["dtype"]
+                arrays[a["name"]] = _Array(a["name"], _zeros(first, dims, want))
+        keep = [arrays[a["name"]].obj for a in m["args"]]  # alive until the launch is queued
+        ptrs = (ctypes.c_void_p * len(m["args"]))(*[arrays[a["name"]].ptr for a in m["args"]])
+        sz = (ctypes.c_longlong * len(m["sizes"]))(*[int(env[s]) for s in m["sizes"]])
+        fn = getattr(lib, "soltune_py_%s_%s" % (m["name"], dtype))
+        code = fn(ctypes.c_int(device), ptrs, sz, ctypes.c_void_p(_stream(stream, first)))
+        del keep
+        if code != 0:
+            raise RuntimeError("%s: %s (no kernel serves %s, or the launch failed)" % (
+                m["name"], _error(code), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))
+        results = tuple(arrays[a["name"]].obj for a in self.outputs)
+        return results[0] if len(results) == 1 else results
+
+    def choice(self, args, sizes):
+        _, dtype, env, device, _ = self.bind(args, None, sizes)
+        sz = (ctypes.c_longlong * len(self.meta["sizes"]))(*[int(env[s]) for s in self.meta["sizes"]])
+        source = ctypes.c_int(-1)
+        fn = getattr(_library(), "soltune_py_%s_%s_choice" % (self.meta["name"], dtype))
+        index = fn(ctypes.c_int(device), sz, ctypes.byref(source))
+        return {"index": index, "source": {0: "tuned", 1: "nearest", 2: "fallback"}.get(source.value, "none"),
+                "dtype": dtype, "sizes": {s: int(env[s]) for s in self.meta["sizes"]}}
+
+
+def _zeros(like, dims, dtype):
+    if like.lib == "torch":
+        import torch
+        return torch.zeros(dims, dtype=getattr(torch, _DTYPES[dtype][1]), device=like.obj.device)
+    if like.lib == "cupy":
+        import cupy
+        with cupy.cuda.Device(_device_of(like)):
+            return cupy.zeros(dims, dtype=_DTYPES[dtype][1])
+    raise ValueError("%s needs a workspace, allocated with torch or CuPy only" % like.name)
+
+
+def _make(meta):
+    p = _Problem(meta)
+    names = ", ".join(a["name"] for a in p.inputs)
+
+    def run(*arrays, out=None, stream=None, **sizes):
+        return p.call(arrays, out, stream, sizes)
+
+    def choice(*arrays, **sizes):
+        return p.choice(arrays, sizes)
+
+    run.__name__ = meta["name"]
+    run.__doc__ = "%s(%s, out=None, stream=None, **sizes): %s\nKernels tuned on %s; dtypes %s." % (
+        meta["name"], names, meta["description"], _META["gpu"], ", ".join(meta["dtypes"]))
+    choice.__name__ = meta["name"] + "_choice"
+    return run, choice
+
+
+def _torch_ops():
+    """torch.ops.soltune.<problem>: each function as a PyTorch custom op with a fake implementation,
+    so that torch.compile traces it without a graph break (PyTorch 2.4 and newer; problems that write
+    an input in place are left out)."""
+    try:
+        import torch
+    except ImportError:
+        return
+    if not hasattr(torch.library, "register_fake"):
+        return
+    lib = torch.library.Library("soltune", "FRAGMENT")
+    for meta in _META["problems"]:
+        p = _Problem(meta)
+        if any(a["role"] == "inout" for a in meta["args"]):
+            continue
+        try:
+            lib.define("%s(%s%s) -> %s" % (
+                meta["name"], ", ".join("Tensor %s" % a["name"] for a in p.inputs),
+                "".join(", int? %s=None" % s for s in meta["sizes"]),
+                "Tensor" if len(p.outputs) == 1 else "(%s)" % ", ".join(["Tensor"] * len(p.outputs))))
+        except RuntimeError:
+            continue  # another package of soltune kernels defined it first in this process
+
+        def split(args, kwargs, p=p):
+            n = len(p.inputs)
+            given = dict(zip(p.meta["sizes"], args[n:]))
+            given.update(kwargs)
+            return args[:n], {k: v for k, v in given.items() if v is not None}
+
+        def impl(*args, p=p, **kwargs):
+            arrays, given = split(args, kwargs)
+            return p.call(arrays, None, None, given)
+
+        def fake(*args, p=p, **kwargs):
+            arrays, given = split(args, kwargs)
+            env = p.sizes({a["name"]: tuple(x.shape) for a, x in zip(p.inputs, arrays)}, given)
+            dtype = lambda a: arrays[0].dtype if a["dtype"] == "T" else getattr(torch, _DTYPES[a["dtype"]][1])
+            outs = tuple(arrays[0].new_empty(p.dims(a, env), dtype=dtype(a)) for a in p.outputs)
+            return outs[0] if len(outs) == 1 else outs
+
+        lib.impl(meta["name"], impl, "CUDA")
+        torch.library.register_fake("soltune::" + meta["name"], fake, lib=lib)
+    globals()["_torch_library"] = lib  # the registrations last as long as the module
+
+
+for _m in _META["problems"]:
+    globals()[_m["name"]], globals()[_m["name"] + "_choice"] = _make(_m)
+_torch_ops()
+__all__ = [m["name"] for m in _META["problems"]] + [m["name"] + "_choice" for m in _META["problems"]]

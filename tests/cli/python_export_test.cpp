@@ -1,0 +1,114 @@
+// soltune export --format python: the package builds from the exported headers (nvcc), imports
+// with the standard library alone, and refuses what its kernels cannot serve before anything runs,
+// naming the argument. The arrays here are stand-ins that offer __cuda_array_interface__ and no
+// memory: every refusal must come before the device is touched (CI has none).
+#include "cli_fixture.hpp"
+#include "core/cuda_tools.hpp"
+
+namespace soltune {
+namespace {
+
+class PythonExport : public Cli {
+ protected:
+  void SetUp() override {
+    Cli::SetUp();
+    if (!find_cuda_tool("nvcc")) GTEST_SKIP() << "no nvcc: the package's kernels cannot be built here";
+    if (std::system("python3 -c 'import ctypes, json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+    for (const char* p : {"softmax", "l1norm"}) {
+      const auto r = soltune("tune " + q(kSource / "configs" / (std::string(p) + ".yaml")) +
+                             " --backend model --evals 4 --kb " + q(kb_) + " -q");
+      ASSERT_EQ(r.code, 0) << r;
+    }
+  }
+  // Runs a Python script with the package's folder on the path; its stdout.
+  Result python(const std::string& script) const {
+    write(tmp_ / "t.py", "import sys\nsys.path.insert(0, " + py(tmp_ / "pkg") + ")\n" + script);
+    return shell("cd " + q(tmp_) + " && python3 t.py > " + q(tmp_ / "stdout.txt") + " 2> " + q(tmp_ / "stderr.txt"));
+  }
+  static std::string py(const fs::path& p) { return "'" + p.string() + "'"; }
+};
+
+// An array's stand-in: shape, type string, address and byte strides, as CuPy would describe it.
+const char* kFake = R"(
+class Fake:
+    def __init__(self, shape, typestr="<f4", ptr=0x7f0000000000, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                                         "version": 3, "strides": strides}
+
+def refused(f):
+    try:
+        f()
+    except ValueError as e:
+        print("ValueError:", e)
+        return
+    print("not refused")
+)";
+
+TEST_F(PythonExport, ThePackageBuildsImportsAndRefusesWhatItCannotServe) {
+  auto r = soltune("export --kb " + q(kb_) + " --problem softmax --problem l1norm --format python --name tuned "
+                   "--allow-predicted -o " + q(tmp_ / "pkg"));
+  ASSERT_EQ(r.code, 0) << r;
+  for (const char* f : {"__init__.py", "_kernels.cu", "_kernels.so", "_problems.json", "softmax.cuh", "l1norm.cuh"})
+    EXPECT_TRUE(fs::exists(tmp_ / "pkg" / "tuned" / f)) << f;
+  EXPECT_NE(r.out.find("its kernels built by"), std::string::npos) << r;
+
+  r = python(std::string("import tuned\n") + kFake + R"(
+print(sorted(tuned.__all__))
+print(tuned.softmax.__doc__.splitlines()[0])
+refused(lambda: tuned.softmax(Fake((4, 8), "<i4")))                    # dtype
+refused(lambda: tuned.softmax(Fake((4, 8)), Fake((4, 8))))             # arity
+refused(lambda: tuned.softmax(Fake((32,))))                            # rank
+refused(lambda: tuned.softmax(Fake((4, 8), strides=(4, 16))))          # a transposed view
+refused(lambda: tuned.softmax(Fake((4, 8)), out=Fake((4, 9))))         # the output's shape
+refused(lambda: tuned.softmax(Fake((4, 8)), out=Fake((4, 8), "<f2")))  # the output's dtype
+refused(lambda: tuned.softmax(Fake((4, 8), ptr=0x7f0000000004)))       # alignment
+refused(lambda: tuned.softmax(Fake((4, 8)), rows=3))                   # a size the array contradicts
+refused(lambda: tuned.softmax(Fake((4, 8)), width=3))                  # no such size
+refused(lambda: tuned.l1norm([1.0, 2.0]))                              # not a GPU array
+refused(lambda: tuned.softmax(Fake((4, 8))))                           # no device to hold it (CI)
+)");
+  ASSERT_EQ(r.code, 0) << r;
+  const std::string out = read(tmp_ / "stdout.txt");
+  for (const char* expected : {
+           "['l1norm', 'l1norm_choice', 'softmax', 'softmax_choice']",
+           "softmax(x, out=None, stream=None, **sizes)",
+           "ValueError: x: dtype i32; the exported kernels take",
+           "ValueError: softmax takes 1 array(s) (x), got 2",
+           "ValueError: x: 1 dimension(s); expected 2 (rows, cols)",
+           "ValueError: x: strides (1, 4); the kernels take contiguous (row-major) arrays",
+           "ValueError: y: shape (4, 9); expected (4, 8) at rows=4, cols=8",
+           "ValueError: y: dtype f16; expected f32",
+           "ValueError: x: its data starts at 0x7f0000000004, not 16-byte aligned",
+           "ValueError: x: shape (4, 8); expected (3, 8) at rows=3, cols=8",
+           "ValueError: softmax has no size 'width' (its sizes: rows, cols)",
+           "ValueError: x: list offers no __cuda_array_interface__",
+           "ValueError: x: cannot tell where its memory lies"})
+    EXPECT_NE(out.find(expected), std::string::npos) << "missing: " << expected << "\n" << out;
+  EXPECT_EQ(out.find("not refused"), std::string::npos) << out;
+}
+
+// Built at the first import instead (--build lazy), with the command export recorded; bad options
+// and a second problem for a one-problem format are refused with what was expected.
+TEST_F(PythonExport, ALazyBuildHappensAtFirstUseAndBadOptionsAreRefused) {
+  auto r = soltune("export --kb " + q(kb_) + " --problem softmax --format python --build lazy --allow-predicted -o " +
+                   q(tmp_ / "pkg"));
+  ASSERT_EQ(r.code, 0) << r;
+  const auto so = tmp_ / "pkg" / "soltune_kernels" / "_kernels.so";
+  EXPECT_FALSE(fs::exists(so));
+  r = python(std::string("import soltune_kernels as k\n") + kFake + "refused(lambda: k.softmax(Fake((4, 8))))\n");
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_TRUE(fs::exists(so));
+
+  r = soltune("export --kb " + q(kb_) + " --problem softmax --problem l1norm -o x.cuh --allow-predicted");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("--format cuh writes one problem"), std::string::npos) << r;
+  r = soltune("export --kb " + q(kb_) + " --problem softmax --format python --name 9lives -o pkg --allow-predicted");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("--name: a Python package name"), std::string::npos) << r;
+  r = soltune("export --kb " + q(kb_) + " --problem softmax --format python --build later -o pkg --allow-predicted");
+  EXPECT_EQ(r.code, 2) << r;
+  EXPECT_NE(r.err.find("--build: expected now or lazy"), std::string::npos) << r;
+}
+
+}  // namespace
+}  // namespace soltune

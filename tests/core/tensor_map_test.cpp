@@ -48,7 +48,7 @@ class TensorMaps : public test::TmaProblemCopies {
 
 // Bindings of a matmul task with the knobs of tma_a and a device of compute capability cc.
 Bindings matmul_bindings(int64_t m, int64_t n, int64_t k, DType t, int64_t bm, int cc = 90) {
-  return Bindings{{"m", static_cast<double>(m)}, {"n", static_cast<double>(n)}, {"k", static_cast<double>(k)},
+  return Bindings{{"m", static_cast<double>(m)}, {"n", static_cast<double>(n)}, {"k", static_cast<double>(k)}, {"trans_b", 0},
                   {"dtype_bytes", dtype_bytes(t)}, {"BM", static_cast<double>(bm)}, {"BK", 32},
                   {"cc", cc}, {"sms", 132}, {"smem_optin", 232448}, {"l2_bytes", 62914560}};
 }

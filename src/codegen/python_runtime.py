@@ -253,6 +253,7 @@ class _Problem:
     def __init__(self, meta):
         self.meta = meta
         self.checked = {}  # calls checked whole: their dtype and sizes, by what the check read
+        self.workspaces = {}  # zeroed workspaces by (argument, device, stream, dims)
         self.needs_device = any(n in e for a in meta["args"] for e in a["shape"] for n in ("sms", "cc", "l2_bytes"))
         self.inputs = [a for a in meta["args"] if a["role"] in ("in", "constant", "inout")]
         self.outputs = [a for a in meta["args"] if a["role"] == "out"]
@@ -377,16 +378,23 @@ class _Problem:
         for a in self.outputs:
             if a["name"] not in arrays:
                 arrays[a["name"]] = _Array(a["name"], _allocate(first, self.dims(a, env), dtype))
+        launch_stream = _stream(stream, first)
         for a in m["args"]:
-            if a["role"] == "workspace":  # the header's contract: zeroed, and left zeroed
-                dims = [int(_eval(e, env)) for e in a["shape"]]
-                want = dtype if a["dtype"] == "T" else a["dtype"]
-                arrays[a["name"]] = _Array(a["name"], _zeros(first, dims, want))
+            if a["role"] == "workspace":
+                # Zeroed once, and left zeroed by every kernel (the header's contract, which soltune
+                # checks of each candidate): one per device and stream, so that no two launches
+                # in flight share it.
+                dims = self.dims(a, env)
+                key = (a["name"], device, launch_stream, tuple(dims))
+                if key not in self.workspaces:
+                    want = dtype if a["dtype"] == "T" else a["dtype"]
+                    self.workspaces[key] = _zeros(first, dims, want)
+                arrays[a["name"]] = _Array(a["name"], self.workspaces[key])
         keep = [arrays[a["name"]].obj for a in m["args"]]  # alive until the launch is queued
         ptrs = (ctypes.c_void_p * len(m["args"]))(*[arrays[a["name"]].ptr for a in m["args"]])
         sz = (ctypes.c_longlong * len(m["sizes"]))(*[int(env[s]) for s in m["sizes"]])
         fn = getattr(lib, "soltune_py_%s_%s" % (m["name"], dtype))
-        code = fn(ctypes.c_int(device), ptrs, sz, ctypes.c_void_p(_stream(stream, first)))
+        code = fn(ctypes.c_int(device), ptrs, sz, ctypes.c_void_p(launch_stream))
         del keep
         if code != 0:
             raise RuntimeError("%s: %s (no kernel serves %s, or the launch failed)" % (
@@ -405,13 +413,20 @@ class _Problem:
 
 
 def _zeros(like, dims, dtype):
+    """Zeros, written before any launch on any stream reads them (the device synchronized after, but
+    inside a CUDA graph's capture, where the memset is part of the graph)."""
     if like.lib == "torch":
         import torch
-        return torch.zeros(dims, dtype=getattr(torch, _DTYPES[dtype][1]), device=like.obj.device)
+        z = torch.zeros(dims, dtype=getattr(torch, _DTYPES[dtype][1]), device=like.obj.device)
+        if not torch.cuda.is_current_stream_capturing():
+            torch.cuda.synchronize(like.obj.device)
+        return z
     if like.lib == "cupy":
         import cupy
-        with cupy.cuda.Device(_device_of(like)):
-            return cupy.zeros(dims, dtype=_DTYPES[dtype][1])
+        with cupy.cuda.Device(_device_of(like)) as d:
+            z = cupy.zeros(dims, dtype=_DTYPES[dtype][1])
+            d.synchronize()
+            return z
     raise ValueError("%s needs a workspace, allocated with torch or CuPy only" % like.name)
 
 

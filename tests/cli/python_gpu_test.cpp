@@ -1,5 +1,5 @@
-// GPU: the Python package of a real tune (softmax and gelu, measured), checked from PyTorch by
-// tests/python/check_package.py: against PyTorch's operations at 30 shapes per problem and dtype,
+// GPU: the Python package of a real tune (softmax, gelu, and l1norm with its workspace), checked
+// from PyTorch by tests/python/check_package.py: against PyTorch's operations at 30 shapes per problem and dtype,
 // with out=, under torch.compile(fullgraph=True), in a captured CUDA graph, bad arguments refused,
 // and the host time per call printed. Skips without a GPU, nvcc or PyTorch.
 #include <gtest/gtest.h>
@@ -33,11 +33,11 @@ TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
   const test::TempDir tmp("python-gpu");
   const fs::path kb = tmp.path() / "kb.sqlite", log = tmp.path() / "log.txt";
   const std::string soltune = q(SOLTUNE_BIN), to_log = " > " + q(log) + " 2>&1";
-  for (const char* p : {"softmax", "gelu"})
+  for (const char* p : {"softmax", "gelu", "l1norm"})
     ASSERT_EQ(run(soltune + " tune " + q(fs::path(SOLTUNE_SOURCE_DIR) / "configs" / (std::string(p) + ".yaml")) +
                   " --evals 12 --seconds 60 -q --kb " + q(kb) + to_log), 0)
         << test::read_file(log);
-  ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --format python --name tuned -o " +
+  ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --problem l1norm --format python --name tuned -o " +
                 q(tmp.path() / "pkg") + to_log), 0)
       << test::read_file(log);
   const int code = run("python3 " + q(fs::path(SOLTUNE_SOURCE_DIR) / "tests" / "python" / "check_package.py") + " " +

@@ -31,11 +31,11 @@ def check(cond, what):
 REFS = {
     "softmax": (lambda x: torch.softmax(x.double(), -1), lambda rng: (rng.randint(1, 3000), rng.randint(1, 9000))),
     "gelu": (lambda x: F.gelu(x.double(), approximate="tanh"), lambda rng: (rng.randint(1, 1 << 22),)),
-    "rmsnorm": None, "layernorm": None,
+    "l1norm": (lambda x: x.double().abs().sum().reshape(1), lambda rng: (rng.randint(1, 1 << 22),)),
 }
 TOL = {torch.float32: 2e-5, torch.bfloat16: 1.6e-2}
 rng = random.Random(7)
-present = [p for p in ("softmax", "gelu") if hasattr(k, p)]
+present = [p for p in ("softmax", "gelu", "l1norm") if hasattr(k, p)]
 for p in present:
     ref, shape_of = REFS[p]
     fn = getattr(k, p)
@@ -53,6 +53,8 @@ for p in present:
         r = fn(x, out=out)
         check(r is out and not torch.isnan(out).any().item(), "%s %s writes out=" % (p, dtype))
     x = torch.randn(shape_of(random.Random(1)), device="cuda")
+    if p == "l1norm":
+        x = x[: 1 << 16].contiguous()  # a sum's rounding: a short one compares tightly
     # torch.compile without a graph break, through the custom op.
     op = getattr(torch.ops.soltune, p)
     compiled = torch.compile(lambda t: op(t) * 2, fullgraph=True)

@@ -35,7 +35,7 @@ TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
   const std::string soltune = q(SOLTUNE_BIN), to_log = " > " + q(log) + " 2>&1";
   for (const char* p : {"softmax", "gelu", "l1norm"})
     ASSERT_EQ(run(soltune + " tune " + q(fs::path(SOLTUNE_SOURCE_DIR) / "configs" / (std::string(p) + ".yaml")) +
-                  " --evals 12 --seconds 60 -q --kb " + q(kb) + to_log), 0)
+                  " --evals 6 --seconds 30 -q --kb " + q(kb) + to_log), 0)
         << test::read_file(log);
   ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --problem l1norm --format python --name tuned -o " +
                 q(tmp.path() / "pkg") + to_log), 0)

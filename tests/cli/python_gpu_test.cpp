@@ -33,10 +33,16 @@ TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
   const test::TempDir tmp("python-gpu");
   const fs::path kb = tmp.path() / "kb.sqlite", log = tmp.path() / "log.txt";
   const std::string soltune = q(SOLTUNE_BIN), to_log = " > " + q(log) + " 2>&1";
-  for (const char* p : {"softmax", "gelu", "l1norm"})
-    ASSERT_EQ(run(soltune + " tune " + q(fs::path(SOLTUNE_SOURCE_DIR) / "configs" / (std::string(p) + ".yaml")) +
-                  " --evals 6 --seconds 30 -q --kb " + q(kb) + to_log), 0)
-        << test::read_file(log);
+  // One shape each and a budget that reaches every task, the fallback-only ones included: the
+  // package then serves every shape.
+  for (const auto& [p, shape] : {std::pair{"softmax", "{rows: 1024, cols: 1000}"}, std::pair{"gelu", "{n: 1000003}"},
+                                 std::pair{"l1norm", "{n: 1000003}"}}) {
+    const auto cfg = tmp.path() / (std::string(p) + ".yaml");
+    ASSERT_TRUE(test::write_file(cfg, std::string("problem: ") + p + "\ndtypes: [f32, bf16]\nshapes: [" + shape +
+                                          "]\nbudget: {evals: 24, seconds: 40}\nseed: 3\ntemplates: " +
+                                          (fs::path(SOLTUNE_SOURCE_DIR) / "templates").string() + "\n"));
+    ASSERT_EQ(run(soltune + " tune " + q(cfg) + " -q --kb " + q(kb) + to_log), 0) << test::read_file(log);
+  }
   ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --problem l1norm --format python --name tuned -o " +
                 q(tmp.path() / "pkg") + to_log), 0)
       << test::read_file(log);

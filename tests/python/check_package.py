@@ -40,13 +40,23 @@ for p in present:
     ref, shape_of = REFS[p]
     fn = getattr(k, p)
     for dtype in (torch.float32, torch.bfloat16):
-        worst = 0.0
+        worst, unserved = 0.0, []
+        choice = getattr(k, p + "_choice")
         for _ in range(30):
             x = torch.randn(shape_of(rng), device="cuda", dtype=dtype) * 4
+            if choice(x)["index"] < 0:  # no kernel (not even a fallback): the call must say so
+                unserved.append(tuple(x.shape))
+                try:
+                    fn(x)
+                    check(False, "%s %s at %s: no kernel, yet no error" % (p, dtype, tuple(x.shape)))
+                except RuntimeError:
+                    pass
+                continue
             y = fn(x)
             torch.cuda.synchronize()
             err = ((y.double() - ref(x)).abs() / (ref(x).abs() + 1e-3)).max().item() if x.numel() else 0
             worst = max(worst, err)
+        check(not unserved, "%s %s: every one of 30 shapes served (unserved: %s)" % (p, dtype, unserved[:4]))
         check(worst <= TOL[dtype] * 4, "%s %s at 30 shapes: worst relative error %.3g" % (p, dtype, worst))
         x = torch.randn(shape_of(rng), device="cuda", dtype=dtype)
         out = torch.full_like(x, float("nan"))

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include "agents/archivist.hpp"
+#include "core/fallback.hpp"
 #include "agents/strategies.hpp"
 
 namespace soltune {
@@ -30,6 +32,9 @@ struct Slot {
   std::unique_ptr<Space> space;
   std::unique_ptr<Strategy> search;
   SearchPrior prior;             // handed to the run at its start
+  // A task of the fallback's variant: (dtype, the fallback's class at its shape), whose first
+  // evaluation measures the fallback there; nullopt for the others.
+  std::optional<std::pair<DType, std::vector<int64_t>>> fallback_key;
   std::unique_ptr<Rng> rng;
   std::unique_ptr<TaskRun> run;  // made at the task's first batch, after its baseline
   bool active = true;
@@ -90,8 +95,11 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(b.seconds));
   std::vector<Slot> slots;
   for (const auto& t : tasks()) {
-    Slot s{t, std::make_unique<Space>(*t.variant, t.fixed(ev_.device())), nullptr, {},
+    Slot s{t, std::make_unique<Space>(*t.variant, t.fixed(ev_.device())), nullptr, {}, {},
            std::make_unique<Rng>(Rng::mix(seed, slots.size())), nullptr};
+    if (t.variant == cfg_.spec.fallback_variant())
+      if (const auto fb = fallback_config(*t.variant, t.dtype))
+        s.fallback_key = std::pair{t.dtype, fallback_class(cfg_.spec, *t.variant, *fb, t.shape)};
     auto prior = archivist_prior(archive_, t, *s.space);
     if (!prior) continue;
     s.prior = std::move(*prior);
@@ -206,6 +214,12 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     // Warm-up first: tasks without a result, then the variant leading at its shape before those
     // behind it (a 120-s run of eight GEMM shapes gave the first variant listed its whole warm-up and
     // the fastest one a single evaluation), then the least spent; then the least effort for the weight.
+    // Before them, the first task to measure the fallback of each dtype and class (a budget smaller
+    // than the tasks would otherwise end before the fallback's variant starts, and export would
+    // have no kernel of last resort).
+    std::set<std::pair<DType, std::vector<int64_t>>> fallback_started;
+    for (const auto& s : slots)
+      if (s.run && s.fallback_key) fallback_started.insert(*s.fallback_key);
     Slot* next = nullptr;
     std::tuple<int, double, double, size_t> best{2, 0.0, 0.0, 0};
     for (size_t i = 0; i < slots.size(); ++i) {
@@ -217,9 +231,11 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
       const double w = !s.run  ? 1.0
                        : behind ? 0.1 * task_weight(s.run->outcome(), 0)
                                 : contention(s) * task_weight(s.run->outcome(), s.run->recent_gain(2 * batch));
+      const bool fallback_first = !s.run && s.fallback_key && !fallback_started.count(*s.fallback_key);
       const std::tuple<int, double, double, size_t> key =
-          warming ? std::tuple{0, behind_by(s), static_cast<double>(s.spent()), i}
-                  : std::tuple{1, static_cast<double>(s.spent()) / w, 0.0, i};
+          fallback_first ? std::tuple{-1, 0.0, 0.0, i}
+          : warming      ? std::tuple{0, behind_by(s), static_cast<double>(s.spent()), i}
+                         : std::tuple{1, static_cast<double>(s.spent()) / w, 0.0, i};
       if (!next || key < best) {
         best = key;
         next = &s;

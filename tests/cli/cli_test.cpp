@@ -148,6 +148,17 @@ TEST_F(Cli, ExportWritesAHeader) {
   EXPECT_NE(r.err.find("gelux"), std::string::npos) << r;
 }
 
+// A budget smaller than the run's tasks (softmax.yaml: 32) still measures the fallback of each
+// dtype first, so that the export has its kernel of last resort and serves every shape.
+TEST_F(Cli, ABudgetSmallerThanTheTasksStillMeasuresEachFallback) {
+  auto r = soltune("tune " + q(kSource / "configs" / "softmax.yaml") + " --backend model --evals 8 -q --kb " + q(kb_));
+  ASSERT_EQ(r.code, 0) << r;
+  r = soltune("export --kb " + q(kb_) + " --problem softmax --allow-predicted -o " + q(tmp_ / "softmax.cuh"));
+  ASSERT_EQ(r.code, 0) << r;
+  EXPECT_NE(r.out.find("and 2 fallback(s)"), std::string::npos) << r;
+  EXPECT_EQ(r.err.find("no measurement of the fallback"), std::string::npos) << r;
+}
+
 TEST_F(Cli, ExportedHeaderCompilesWithNvcc) {
   const auto nvcc = test::nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc: neither $CUDA_HOME/bin/nvcc nor /usr/local/cuda/bin/nvcc exists";

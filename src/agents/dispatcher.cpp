@@ -233,7 +233,7 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
                                 : contention(s) * task_weight(s.run->outcome(), s.run->recent_gain(2 * batch));
       const bool fallback_first = !s.run && s.fallback_key && !fallback_started.count(*s.fallback_key);
       const std::tuple<int, double, double, size_t> key =
-          fallback_first ? std::tuple{-1, 0.0, 0.0, i}
+          fallback_first ? std::tuple{-1, static_cast<double>(s.task.bytes()), 0.0, i}  // the smallest shape first
           : warming      ? std::tuple{0, behind_by(s), static_cast<double>(s.spent()), i}
                          : std::tuple{1, static_cast<double>(s.spent()) / w, 0.0, i};
       if (!next || key < best) {

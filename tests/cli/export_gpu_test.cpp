@@ -27,12 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-int run(const std::string& cmd) {
-  const int st = std::system(cmd.c_str());
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using test::q;
+using test::run;
 
 // For the sweeps' drawn sizes (tests/export/check_common.cuh has the device programs' own).
 bool is_prime(long long v) {

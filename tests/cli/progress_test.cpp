@@ -119,7 +119,7 @@ TEST_F(Progress, TheSummaryFitsIn120ColumnsAndSaysWhatToRunNext) {
   int configs = 0;
   for (size_t i = 0; i + 1 < summary.size(); ++i)
     if (summary[i].rfind("softmax/", 0) == 0 && summary[i].find("  ") != std::string::npos &&
-        summary[i + 1].rfind("  ", 0) == 0 && summary[i + 1].find("TPR=") != std::string::npos)
+        summary[i + 1].rfind("  ", 0) == 0 && summary[i + 1].find("BLOCK=") != std::string::npos)
       ++configs;
   EXPECT_GE(configs, 8) << r;
   EXPECT_NE(r.out.find("results: 8 new in " + kb_.string()), std::string::npos) << r;

@@ -1,6 +1,7 @@
 #pragma once
 // File helpers the tests share: a whole file as bytes, a file written whole, and edits of a copy.
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -72,6 +73,13 @@ inline void remove_variant(const std::filesystem::path& problem_dir, const std::
 
 // The toolkit's nvcc: $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin; empty where there is none
 // (tests that build with it skip).
+// A path quoted for sh, and a command's exit status (-1 where it did not exit).
+inline std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+inline int run(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 inline std::filesystem::path nvcc_path() {
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* v = std::getenv(env); v && *v && std::filesystem::exists(std::filesystem::path(v) / "bin" / "nvcc"))

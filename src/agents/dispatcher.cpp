@@ -8,8 +8,8 @@
 #include <tuple>
 
 #include "agents/archivist.hpp"
-#include "core/fallback.hpp"
 #include "agents/strategies.hpp"
+#include "core/fallback.hpp"
 
 namespace soltune {
 

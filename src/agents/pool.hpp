@@ -1,9 +1,9 @@
 #pragma once
 // The pool of agents working one task (soltune's search). After the archivist's seeds (proposed by
-// the funnel, search/tune_task.hpp), space-filling samples from the explorer until `initial` results are in; after that a bandit
-// (search/bandit.hpp) over every proposing agent's operators picks who proposes next, rewarding
-// the operator whose proposal entered the elite (a new best counts most). The validator admits
-// results into the elite. Illegal proposals are repaired (fewest knobs changed) or dropped before
+// the funnel, search/tune_task.hpp), space-filling samples from the explorer until `initial`
+// results are in; after that a bandit (search/bandit.hpp) over every proposing agent's operators
+// picks who proposes next, rewarding the operator whose proposal entered the elite (a new best
+// counts most). The validator admits results into the elite. Illegal proposals are repaired (fewest knobs changed) or dropped before
 // they reach the evaluator; seen ones are never proposed again.
 //
 // The screen: for every proposal the chosen operator draws `screen` candidates, and the surrogate
@@ -17,9 +17,9 @@
 #include <memory>
 
 #include "agents/validator.hpp"
-#include "search/population.hpp"
 #include "core/run_config.hpp"
 #include "search/bandit.hpp"
+#include "search/population.hpp"
 #include "search/surrogate.hpp"
 #include "search/strategy.hpp"
 

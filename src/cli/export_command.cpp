@@ -178,14 +178,14 @@ void add_fallbacks(const KnowledgeBase& kb, const ProblemSpec& spec, const std::
   }
 }
 
-
 // The kernels an export of `problem` carries: per tuned (dtype, shape) the fastest result, the
 // fallbacks, their cubins; with the warnings said on stderr as they are found.
 struct Chosen {
   ProblemSpec spec;
   std::vector<Specialization> specs;
   std::vector<ResultRecord> records;
-  std::string gpu;
+  DeviceInfo device;  // the GPU they were tuned on, as the knowledge base records it
+  std::string gpu;    // its name
 };
 
 struct ChoiceOptions {
@@ -196,7 +196,7 @@ struct ChoiceOptions {
 Chosen choose_kernels(const KnowledgeBase& kb, const std::string& problem, const ChoiceOptions& o) {
   const auto& kb_path = o.kb_path;
   const auto& gpu = o.gpu;
-  Chosen c{load_problem(o.templates.empty() ? default_templates() : std::filesystem::path(o.templates), problem), {}, {}, {}};
+  Chosen c{load_problem(o.templates.empty() ? default_templates() : std::filesystem::path(o.templates), problem), {}, {}, {}, {}};
   const auto& spec = c.spec;
   auto& specs = c.specs;
   auto& records = c.records;
@@ -296,13 +296,12 @@ Chosen choose_kernels(const KnowledgeBase& kb, const std::string& problem, const
                  "was never checked (the model backend runs nothing); each says so in the header. Tune on a GPU "
                  "(--backend cuda) before relying on them\n", unchecked, records.size());
   check_audits(kb, spec, records, specs, o.allow_failed_audit, kb_path, problem);
-  if (!o.source_only) {
-    const auto gpu_rows = kb.gpus();
-    const auto g = std::find_if(gpu_rows.begin(), gpu_rows.end(),
-                                [&](const GpuRecord& x) { return x.device.name == *gpus.begin(); });
-    if (g == gpu_rows.end()) throw Error("knowledge base " + kb_path + " has results for GPU '" + *gpus.begin() + "' but no record of it");
-    attach_binaries(specs, records, g->device);
-  }
+  const auto gpu_rows = kb.gpus();
+  const auto g = std::find_if(gpu_rows.begin(), gpu_rows.end(),
+                              [&](const GpuRecord& x) { return x.device.name == *gpus.begin(); });
+  if (g == gpu_rows.end()) throw Error("knowledge base " + kb_path + " has results for GPU '" + *gpus.begin() + "' but no record of it");
+  if (!o.source_only) attach_binaries(specs, records, g->device);
+  c.device = g->device;
   c.gpu = *gpus.begin();
   return c;
 }
@@ -324,7 +323,6 @@ int export_python(const KnowledgeBase& kb, const std::vector<std::string>& probl
   static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
   if (!std::regex_match(name, identifier)) throw UsageError("--name: a Python package name (letters, digits, _), got '" + name + "'");
   std::vector<Chosen> chosen;
-  std::string arch;
   for (const auto& p : problems) {
     if (std::any_of(chosen.begin(), chosen.end(), [&](const Chosen& c) { return c.spec.name == p; }))
       throw UsageError("--problem " + p + " given twice");
@@ -334,10 +332,8 @@ int export_python(const KnowledgeBase& kb, const std::vector<std::string>& probl
                        "): choose one with --gpu");
   }
   // The architecture: the tuned GPU's (sm_90a where a kernel needs its architecture-specific features).
-  const auto gpus = kb.gpus();
-  const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuRecord& x) { return x.device.name == chosen.front().gpu; });
-  if (g == gpus.end()) throw Error("knowledge base " + o.kb_path + " has no record of GPU '" + chosen.front().gpu + "'");
-  arch = "sm_" + std::to_string(g->device.cc_major * 10 + g->device.cc_minor);
+  const auto& device = chosen.front().device;
+  std::string arch = "sm_" + std::to_string(device.cc_major * 10 + device.cc_minor);
   for (const auto& c : chosen)
     for (const auto& s : c.specs)
       if (!s.variant->arch.empty()) arch = s.variant->arch;

@@ -93,6 +93,13 @@ def _tokens(text):
 _FUNCS = {"cdiv": lambda a, b: -((-a) // b), "fdiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
           "min": min, "max": max, "pow": pow}
 _BINARY = [("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%")]
+_OPS = {"||": lambda a, b: float(bool(a) or bool(b)), "&&": lambda a, b: float(bool(a) and bool(b)),
+        "==": lambda a, b: float(a == b), "!=": lambda a, b: float(a != b), "<": lambda a, b: float(a < b),
+        "<=": lambda a, b: float(a <= b), ">": lambda a, b: float(a > b), ">=": lambda a, b: float(a >= b),
+        "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+        "%": lambda a, b: a % b}
+# The device's attributes an expression may name (a workspace's shape), read from the device.
+_DEVICE_SYMBOLS = ("sms", "cc", "smem_optin", "l2_bytes")
 
 
 _TOKENS = {}
@@ -148,12 +155,7 @@ def _eval(text, env):
         while peek()[0] == "op" and peek()[1] in _BINARY[level]:
             op = take()[1]
             right = binary(level + 1)
-            left = {"||": lambda: float(bool(left) or bool(right)), "&&": lambda: float(bool(left) and bool(right)),
-                    "==": lambda: float(left == right), "!=": lambda: float(left != right),
-                    "<": lambda: float(left < right), "<=": lambda: float(left <= right),
-                    ">": lambda: float(left > right), ">=": lambda: float(left >= right),
-                    "+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-                    "/": lambda: left / right, "%": lambda: left % right}[op]()
+            left = _OPS[op](left, right)
         return left
 
     def ternary():
@@ -254,7 +256,8 @@ class _Problem:
         self.meta = meta
         self.checked = {}  # calls checked whole: their dtype and sizes, by what the check read
         self.workspaces = {}  # zeroed workspaces by (argument, device, stream, dims)
-        self.needs_device = any(n in e for a in meta["args"] for e in a["shape"] for n in ("sms", "cc", "l2_bytes"))
+        self.needs_device = any(kind == "name" and v in _DEVICE_SYMBOLS
+                                for a in meta["args"] for e in a["shape"] for kind, v in _tokens(e))
         self.inputs = [a for a in meta["args"] if a["role"] in ("in", "constant", "inout")]
         self.outputs = [a for a in meta["args"] if a["role"] == "out"]
 
@@ -369,7 +372,7 @@ class _Problem:
         code = _library().soltune_py_device_info(_device_of(first), info)
         if code != 0:
             raise RuntimeError("the device's attributes: %s" % _error(code))
-        return {"sms": info[0], "cc": info[1], "smem_optin": info[2], "l2_bytes": info[3]}
+        return dict(zip(_DEVICE_SYMBOLS, info))  # the order soltune_py_device_info writes them in
 
     def call(self, args, out, stream, sizes):
         m = self.meta

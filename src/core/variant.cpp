@@ -53,7 +53,7 @@ std::vector<DefineSpec> parse_defines(const yaml::Node& dn, const Names& names, 
 // `let:` names derived quantities over the knobs, sizes and device symbols (and the lets before
 // them), e.g. a kernel's shared memory, that constraints and the launch both need: every expression
 // of the variant may name them, and reads them spelled out.
-yaml::Lets parse_lets(const yaml::Node& ln, const Names& all) {
+std::shared_ptr<const yaml::Lets> parse_lets(const yaml::Node& ln, const Names& all) {
   auto lets = std::make_shared<yaml::Lets>();
   static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
   for (auto& [name, en] : ln.map_items()) {
@@ -62,11 +62,9 @@ yaml::Lets parse_lets(const yaml::Node& ln, const Names& all) {
     en.lets = lets;  // the lets before this one
     const Expr e = en.expr();
     e.check_names(all, "let '" + name + "'");
-    if (std::any_of(lets->begin(), lets->end(), [&](const auto& l) { return l.first == name; }))
-      en.fail("let '" + name + "' declared twice");
-    lets->emplace_back(name, e.text());
+    lets->emplace_back(name, e.text());  // a name given twice: load_file refused the duplicate key
   }
-  return *lets;
+  return lets;
 }
 
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
@@ -121,7 +119,7 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   }
   Names all = base;
   all.insert(knob_names.begin(), knob_names.end());
-  if (n.has("let")) n.lets = std::make_shared<const yaml::Lets>(parse_lets(n.at("let"), all));
+  if (n.has("let")) n.lets = parse_lets(n.at("let"), all);
   if (n.has("constraints")) v.constraints = exprs(n.at("constraints"), all, "constraint");
 
   auto ln = n.at("launch");

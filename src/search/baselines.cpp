@@ -1,31 +1,28 @@
 #include "search/baselines.hpp"
 
-#include <set>
-
 namespace soltune {
 
 std::vector<Proposal> RandomSearch::ask(size_t n, const AskState& state, Rng& rng) {
   std::vector<Proposal> out;
-  std::set<std::string> taken;  // this ask's
-  auto fresh = [&](const Config& c) { return !state.seen.count(space_.key(c)) && taken.insert(space_.key(c)).second; };
+  FreshInAsk fresh(space_, state);
   // Rejection sampling while the space is mostly unseen; a uniform draw from what is left after.
   for (int misses = 0; out.size() < n && !pooled_ && misses < 64;) {
     auto c = space_.sample(rng);
     if (!c) break;
-    if (fresh(*c)) out.push_back({std::move(*c), "random"});
+    if (fresh.take(*c)) out.push_back({std::move(*c), "random"});
     else ++misses;
   }
   if (out.size() < n && !pooled_) {
     pooled_ = true;
     for (const auto& c : space_.all_legal())
-      if (!state.seen.count(space_.key(c)) && !taken.count(space_.key(c))) pool_.push_back(c);
+      if (fresh.fresh(c)) pool_.push_back(c);
   }
   while (out.size() < n && !pool_.empty()) {
     const auto i = rng.below(pool_.size());
     std::swap(pool_[i], pool_.back());
     auto c = std::move(pool_.back());
     pool_.pop_back();
-    if (fresh(c)) out.push_back({std::move(c), "random"});
+    if (fresh.take(c)) out.push_back({std::move(c), "random"});
   }
   return out;
 }

@@ -1,7 +1,6 @@
 #include "search/strategy.hpp"
 
 #include <algorithm>
-#include <set>
 
 namespace soltune {
 
@@ -23,19 +22,18 @@ std::optional<Config> EvolutionarySearch::child(Rng& rng) {
 
 std::vector<Proposal> EvolutionarySearch::ask(size_t n, const AskState& state, Rng& rng) {
   std::vector<Proposal> out;
-  std::set<std::string> taken;  // this ask's, so that a batch never holds a configuration twice
-  auto fresh = [&](const Config& c) { return !state.seen.count(space_.key(c)) && taken.insert(space_.key(c)).second; };
+  FreshInAsk fresh(space_, state);
   // Bounded attempts: in a nearly exhausted space most draws are repeats.
   for (int attempts = 0; out.size() < n && attempts < 200 * static_cast<int>(n); ++attempts) {
     const bool explore = elite_.empty() || observed_ + out.size() < static_cast<size_t>(opt_.initial);
     auto c = explore ? space_.sample(rng) : child(rng);
     if (!c) break;
-    if (fresh(*c)) out.push_back({std::move(*c), explore ? "random" : "evolution"});
+    if (fresh.take(*c)) out.push_back({std::move(*c), explore ? "random" : "evolution"});
   }
   // Fall back to systematic enumeration so a small space is finished, not abandoned.
   for (const auto& c : space_.all_legal()) {
     if (out.size() >= n) break;
-    if (fresh(c)) out.push_back({c, "enumeration"});
+    if (fresh.take(c)) out.push_back({c, "enumeration"});
   }
   return out;
 }

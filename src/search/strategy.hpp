@@ -29,6 +29,27 @@ struct AskState {
   int64_t proposed = 0;  // configurations proposed for the task so far, seeds included
 };
 
+// The configurations one ask may still propose: not seen by the funnel, and not proposed earlier in
+// the same ask (the funnel learns of those only when the ask returns).
+class FreshInAsk {
+ public:
+  FreshInAsk(const Space& space, const AskState& state) : space_(space), state_(state) {}
+  bool fresh(const Config& c) const {
+    const auto k = space_.key(c);
+    return !state_.seen.count(k) && !taken_.count(k);
+  }
+  // True, and remembered, where c is fresh.
+  bool take(const Config& c) {
+    auto k = space_.key(c);
+    return !state_.seen.count(k) && taken_.insert(std::move(k)).second;
+  }
+
+ private:
+  const Space& space_;
+  const AskState& state_;
+  std::set<std::string> taken_;
+};
+
 // What a task's search is measured against and ranked by, before its first ask.
 struct SearchStart {
   double t_ref_us = 0, t_sol_us = 0;

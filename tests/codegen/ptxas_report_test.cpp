@@ -1,10 +1,19 @@
 // The parser on reports captured from NVRTC 13.0 (--ptxas-options=-v), so the numbers are exact.
 #include "codegen/ptxas_report.hpp"
 
+#include <array>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace soltune {
 namespace {
+
+// A function's numbers in the report's order: registers, stack, spill stores and loads, static
+// shared memory, constant bank 0.
+std::array<int, 6> numbers(const Resources& r) {
+  return {r.registers, r.stack, r.spill_stores, r.spill_loads, r.smem_static, r.cmem};
+}
 
 // sm_90, --maxrregcount=16 (ptxas raises it to 24): spill<64> spills, shm<256> has 256 floats and
 // 3 doubles of static shared memory. Note: no cmem[0] item at all on sm_90.
@@ -57,12 +66,7 @@ TEST(PtxasReport, Sm90SpillsAndSharedMemory) {
   ASSERT_EQ(m.size(), 3u);
   const Resources& s = m.at("_Z5spillILi64EEvPfPKfi");
   EXPECT_TRUE(s.parsed);
-  EXPECT_EQ(s.registers, 24);
-  EXPECT_EQ(s.stack, 832);
-  EXPECT_EQ(s.spill_stores, 1464);
-  EXPECT_EQ(s.spill_loads, 1508);
-  EXPECT_EQ(s.smem_static, 0);
-  EXPECT_EQ(s.cmem, 0);
+  EXPECT_EQ(numbers(s), (std::array{24, 832, 1464, 1508, 0, 0}));
 
   const Resources& h = m.at("_Z3shmILi256EEvPfPKf");
   EXPECT_EQ(h.registers, 14);
@@ -102,33 +106,25 @@ TEST(PtxasReport, IndentedContinuationLines) {
       "ptxas info    : Function properties for _Z6kernelPf\n"
       "    16 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n"
       "ptxas info    : Used 10 registers, 512 bytes smem, 360 bytes cmem[0]\n");
-  const Resources& r = m.at("_Z6kernelPf");
-  EXPECT_EQ(r.registers, 10);
-  EXPECT_EQ(r.stack, 16);
-  EXPECT_EQ(r.spill_stores, 4);
-  EXPECT_EQ(r.spill_loads, 8);
-  EXPECT_EQ(r.smem_static, 512);
-  EXPECT_EQ(r.cmem, 360);
+  EXPECT_EQ(numbers(m.at("_Z6kernelPf")), (std::array{10, 16, 4, 8, 512, 360}));
 }
 
 // sm_90a, NVRTC 13.0: serial<1> touches its wgmma accumulators between wgmmas without a fence
 // (ptxas serialises them), clean<1> fences every group. The notes precede the entry functions.
-const char* kSm90aSerialised = R"(ptxas info    : (C7519) warpgroup.arrive is injected in around line 636 by compiler to allow use of registers in GMMA in function '_Z6serialILi1EEvPfi'
+// The lines NVRTC 13.0 prints for an entry function of 30 registers and 2304 bytes of shared memory.
+std::string sm90a_entry(const std::string& name, const char* compile_ms) {
+  return "ptxas info    : Compiling entry function '" + name + "' for 'sm_90a'\n"
+         "ptxas info    : Function properties for " + name + "\n"
+         "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+         "ptxas info    : Used 30 registers, used 1 barriers, 2304 bytes smem\n"
+         "ptxas info    : Compile time = " + compile_ms + " ms\n";
+}
+const std::string kSm90aSerialised = R"(ptxas info    : (C7519) warpgroup.arrive is injected in around line 636 by compiler to allow use of registers in GMMA in function '_Z6serialILi1EEvPfi'
 ptxas info    : (C7519) warpgroup.arrive is injected in around line 648 by compiler to allow use of registers in GMMA in function '_Z6serialILi1EEvPfi'
 ptxas info    : (C7517) warpgroup.wait is injected in around line 641 by compiler to allow use of registers defined by GMMA in function '_Z6serialILi1EEvPfi'
 ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the wgmma pipeline in the function '_Z6serialILi1EEvPfi'
 ptxas info    : 0 bytes gmem
-ptxas info    : Compiling entry function '_Z6serialILi1EEvPfi' for 'sm_90a'
-ptxas info    : Function properties for _Z6serialILi1EEvPfi
-ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-ptxas info    : Used 30 registers, used 1 barriers, 2304 bytes smem
-ptxas info    : Compile time = 22.450 ms
-ptxas info    : Compiling entry function '_Z5cleanILi1EEvPfi' for 'sm_90a'
-ptxas info    : Function properties for _Z5cleanILi1EEvPfi
-ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-ptxas info    : Used 30 registers, used 1 barriers, 2304 bytes smem
-ptxas info    : Compile time = 7.625 ms
-)";
+)" + sm90a_entry("_Z6serialILi1EEvPfi", "22.450") + sm90a_entry("_Z5cleanILi1EEvPfi", "7.625");
 
 TEST(PtxasReport, WgmmaSerialisationNotesBelongToTheKernelTheyName) {
   const auto m = parse_ptxas_report(kSm90aSerialised);

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "../support/fields.hpp"
 #include "core/measure.hpp"
 
 namespace soltune {
@@ -10,12 +11,7 @@ namespace {
 
 TEST(Measure, MedianAndQuartilesOfUnsortedSamples) {
   const auto t = summarize({9, 1, 5, 3, 7});
-  EXPECT_EQ(t.reps, 5);
-  EXPECT_DOUBLE_EQ(t.median_us, 5);
-  EXPECT_DOUBLE_EQ(t.q1_us, 3);
-  EXPECT_DOUBLE_EQ(t.q3_us, 7);
-  EXPECT_DOUBLE_EQ(t.min_us, 1);
-  EXPECT_DOUBLE_EQ(t.max_us, 9);
+  test::expect_fields_equal(t, Timing{.median_us = 5, .min_us = 1, .q1_us = 3, .q3_us = 7, .max_us = 9, .reps = 5}, "t");
   EXPECT_DOUBLE_EQ(t.cv(), 4.0 / 5.0);
 }
 
@@ -42,16 +38,8 @@ TEST(Measure, EmptyInputGivesAnEmptyTiming) {
 }
 
 TEST(Measure, AccuracySummaryNamesEveryFailureKind) {
-  Accuracy a;
-  a.checked = 1000;
-  a.mismatches = 3;
-  a.unwritten = 2;
-  a.out_of_bounds = 8;
-  a.workspace_dirty = 4;
-  a.inputs_written = 16;
-  a.written_input = "x";
-  a.precision_ok = false;
-  a.rounds = 1;
+  const Accuracy a{.checked = 1000, .mismatches = 3, .unwritten = 2, .out_of_bounds = 8, .workspace_dirty = 4,
+                   .inputs_written = 16, .written_input = "x", .rounds = 1, .precision_ok = false, .detail = ""};
   const auto s = a.summary();
   EXPECT_NE(s.find("FAIL"), std::string::npos);
   EXPECT_NE(s.find("2 unwritten"), std::string::npos);

@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <type_traits>
 
 #include "eval/gpu_lock.hpp"
 #include "eval/wire.hpp"
 #include "eval/worker_evaluator.hpp"
+#include "../support/fields.hpp"
 
 namespace soltune {
 namespace {
@@ -237,67 +237,29 @@ TEST(Wire, FramesAndValuesRoundTrip) {
   EXPECT_THROW(wire::parse("[not, a, map]"), Error);
 }
 
-// A value of its own for every field of S's list (core/fields.hpp), nested lists included.
-template <typename S>
-S distinct(int& i) {
-  S s{};
-  for_each_field(kFields<S>, [&](const auto& f) {
-    using V = typename std::remove_cvref_t<decltype(f)>::Value;
-    ++i;
-    if constexpr (kHasFields<V>) s.*(f.member) = distinct<V>(i);
-    else if constexpr (std::is_same_v<V, bool>) s.*(f.member) = !(s.*(f.member));
-    else if constexpr (std::is_same_v<V, std::string>) s.*(f.member) = "value " + std::to_string(i);
-    else if constexpr (std::is_floating_point_v<V>) s.*(f.member) = i + 0.25;
-    else s.*(f.member) = static_cast<V>(i);
-  });
-  return s;
-}
-template <typename S>
-void expect_fields_equal(const S& a, const S& b, const std::string& where) {
-  for_each_field(kFields<S>, [&](const auto& f) {
-    using V = typename std::remove_cvref_t<decltype(f)>::Value;
-    if constexpr (kHasFields<V>) expect_fields_equal(a.*(f.member), b.*(f.member), where + "." + f.name);
-    else EXPECT_EQ(a.*(f.member), b.*(f.member)) << where << "." << f.name;
-  });
-}
-
 // Every field the wire's structs list crosses it: each set to a value of its own, all come back.
 TEST(Wire, EveryListedFieldRoundTrips) {
   int i = 0;
   const auto round = [](const YAML::Node& n) { return wire::parse(wire::emit(n)); };
-  const auto d = distinct<DeviceInfo>(i);
-  expect_fields_equal(wire::decode_device(round(wire::encode(d))), d, "device");
-  const auto b = distinct<TaskBaseline>(i);
-  expect_fields_equal(wire::decode_baseline(round(wire::encode(b))), b, "baseline");
-  const auto o = distinct<CudaEvalOptions>(i);
-  expect_fields_equal(wire::decode_eval_options(round(wire::encode(o))), o, "options");
+  const auto d = test::distinct<DeviceInfo>(i);
+  test::expect_fields_equal(wire::decode_device(round(wire::encode(d))), d, "device");
+  const auto b = test::distinct<TaskBaseline>(i);
+  test::expect_fields_equal(wire::decode_baseline(round(wire::encode(b))), b, "baseline");
+  const auto o = test::distinct<CudaEvalOptions>(i);
+  test::expect_fields_equal(wire::decode_eval_options(round(wire::encode(o))), o, "options");
   EvalResult e;
-  e.time = distinct<Timing>(i);
-  e.acc = distinct<Accuracy>(i);
+  e.time = test::distinct<Timing>(i);
+  e.acc = test::distinct<Accuracy>(i);
   EvalResult f;
   wire::decode_outcome(round(wire::encode_outcome(e)), f);
-  expect_fields_equal(f.time, e.time, "time");
-  expect_fields_equal(f.acc, e.acc, "acc");
+  test::expect_fields_equal(f.time, e.time, "time");
+  test::expect_fields_equal(f.acc, e.acc, "acc");
 }
 
 // Every evaluation option reaches the worker: each set away from its default, all come back.
 TEST(Wire, EvaluationOptionsRoundTripWhole) {
-  CudaEvalOptions o;
-  o.check_rounds = 5;
-  o.slow_factor = 1.25;
-  o.target_cv = 0.125;
-  o.extra_batches = 4;
-  o.target_ms = 37.5;
-  o.min_reps = 12;
-  o.max_reps = 340;
-  o.warmup = 6;
-  o.seed = 0xfedcba9876543210ull;
-  o.measure_ceilings = false;
-  o.timing.gate = false;
-  o.timing.settle_us = 100;
-  o.timing.input_sets = 3;
-  o.timing.flush_mib = 512;
-  o.gate_timeout_ms = 250;
+  int i = 0;
+  const auto o = test::distinct<CudaEvalOptions>(i);
   const auto back = wire::decode_eval_options(wire::parse(wire::emit(wire::encode(o))));
   EXPECT_TRUE(back == o);
   EXPECT_FALSE(back == CudaEvalOptions{});

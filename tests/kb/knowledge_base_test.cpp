@@ -13,8 +13,10 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "../support/fields.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -120,20 +122,9 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   r.geo.grid = {1024, 2, 3};
   r.geo.block = {256, 1, 4};
   r.geo.smem = 49152;
-  r.acc.checked = 1000000;
-  r.acc.mismatches = 3;
-  r.acc.nonfinite = 1;
-  r.acc.unwritten = 2;
-  r.acc.out_of_bounds = 5;
-  r.acc.workspace_dirty = 9;
-  r.acc.inputs_written = 12;
-  r.acc.written_input = "x";
-  r.acc.max_abs_err = 0.25;
-  r.acc.max_rel_err = 0.5;
-  r.acc.rel_l2 = 1e-3;
-  r.acc.rounds = 2;
-  r.acc.precision_ok = false;
-  r.acc.pass = false;
+  r.acc = {.checked = 1000000, .mismatches = 3, .nonfinite = 1, .unwritten = 2, .out_of_bounds = 5,
+           .workspace_dirty = 9, .inputs_written = 12, .written_input = "x", .max_abs_err = 0.25, .max_rel_err = 0.5,
+           .rel_l2 = 1e-3, .rounds = 2, .precision_ok = false, .pass = false, .detail = ""};
   r.proposer = "evolution";
   r.compile_ms = 812.5;
   r.cache_hit = true;
@@ -156,43 +147,22 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   EXPECT_EQ(g.status, "wrong_answer");
   EXPECT_EQ(g.time_kind, "measured");
   EXPECT_EQ(g.source_hash, "hash-abc");
-  EXPECT_EQ(g.time_us, 123.25);
-  EXPECT_EQ(g.min_us, 120.5);
-  EXPECT_EQ(g.q1_us, 122.0);
-  EXPECT_EQ(g.q3_us, 124.75);
-  EXPECT_EQ(g.max_us, 130.0);
-  EXPECT_EQ(g.reps, 57);
+  EXPECT_EQ(std::tuple(g.time_us, g.min_us, g.q1_us, g.q3_us, g.max_us, g.reps),
+            std::tuple(123.25, 120.5, 122.0, 124.75, 130.0, 57));
   EXPECT_EQ(g.t_ref_us, 400.0);
   EXPECT_EQ(g.t_sol_us, 100.0);
   EXPECT_EQ(g.sol_score, 0.7312);
   EXPECT_EQ(g.sol_execbench, 0.9);
   EXPECT_FALSE(g.below_sol);
   EXPECT_TRUE(g.sol_valid);
-  EXPECT_EQ(g.res.registers, 40);
-  EXPECT_EQ(g.res.spill_stores, 8);
-  EXPECT_EQ(g.res.spill_loads, 12);
-  EXPECT_EQ(g.res.stack, 16);
-  EXPECT_EQ(g.res.smem_static, 4096);
-  EXPECT_EQ(g.res.cmem, 368);
-  EXPECT_TRUE(g.res.parsed);
+  EXPECT_EQ(std::tuple(g.res.registers, g.res.spill_stores, g.res.spill_loads, g.res.stack, g.res.smem_static,
+                       g.res.cmem, g.res.parsed),
+            std::tuple(40, 8, 12, 16, 4096, 368, true));
   EXPECT_EQ(g.geo.grid, (std::array<int64_t, 3>{1024, 2, 3}));
   EXPECT_EQ(g.geo.block, (std::array<int64_t, 3>{256, 1, 4}));
   EXPECT_EQ(g.geo.smem, 49152);
-  EXPECT_EQ(g.acc.checked, 1000000);
-  EXPECT_EQ(g.acc.mismatches, 3);
-  EXPECT_EQ(g.acc.nonfinite, 1);
-  EXPECT_EQ(g.acc.unwritten, 2);
-  EXPECT_EQ(g.acc.out_of_bounds, 5);
-  EXPECT_EQ(g.acc.workspace_dirty, 9);
-  EXPECT_EQ(g.acc.inputs_written, 12);
-  EXPECT_EQ(g.acc.written_input, "x");
+  test::expect_fields_equal(g.acc, r.acc, "acc");
   EXPECT_EQ(g.proposer, "evolution");
-  EXPECT_FALSE(g.acc.precision_ok);
-  EXPECT_EQ(g.acc.max_abs_err, 0.25);
-  EXPECT_EQ(g.acc.max_rel_err, 0.5);
-  EXPECT_EQ(g.acc.rel_l2, 1e-3);
-  EXPECT_EQ(g.acc.rounds, 2);
-  EXPECT_FALSE(g.acc.pass);
   EXPECT_EQ(g.accuracy, r.acc.summary());
   EXPECT_EQ(g.compile_ms, 812.5);
   EXPECT_TRUE(g.cache_hit);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/tensor_map.hpp"
+#include "eval/device_props.hpp"
 
 namespace soltune {
 
@@ -156,19 +157,10 @@ std::string launch_limits(const Resources& r, const Geometry& g, const DeviceInf
 }
 
 int occupancy_blocks_per_sm(const Resources& r, const Geometry& g, const DeviceInfo& d) {
-  cudaOccDeviceProp p;
-  p.computeMajor = d.cc_major;
-  p.computeMinor = d.cc_minor;
-  p.maxThreadsPerBlock = d.max_threads_per_block;
-  p.maxThreadsPerMultiprocessor = d.max_threads_per_sm;
-  p.regsPerBlock = d.regs_per_block;
-  p.regsPerMultiprocessor = d.regs_per_sm;
-  p.warpSize = d.warp_size;
-  p.sharedMemPerBlock = static_cast<size_t>(d.smem_per_block);
-  p.sharedMemPerMultiprocessor = static_cast<size_t>(d.smem_per_sm);
-  p.numSms = d.sms;
-  p.sharedMemPerBlockOptin = static_cast<size_t>(d.smem_per_block_optin);
-  p.reservedSharedMemPerBlock = 1024;  // the driver's reserve on sm_80 and later
+  cudaDeviceProp props{};
+  write_props(props, d);
+  props.reservedSharedMemPerBlock = 1024;  // the driver's reserve on sm_80 and later
+  const cudaOccDeviceProp p(props);
   cudaOccFuncAttributes a;
   a.maxThreadsPerBlock = d.max_threads_per_block;
   a.numRegs = r.registers;

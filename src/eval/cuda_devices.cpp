@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "eval/cuda_check.hpp"
+#include "eval/device_props.hpp"
 
 namespace soltune {
 namespace {
@@ -39,20 +40,7 @@ DeviceInfo cuda_device(int index) {
   DeviceInfo d;
   d.name = p.name;
   d.uuid = uuid_text(p.uuid);
-  d.cc_major = p.major;
-  d.cc_minor = p.minor;
-  d.sms = p.multiProcessorCount;
-  d.l2_bytes = p.l2CacheSize;
-  d.mem_bytes = static_cast<int64_t>(p.totalGlobalMem);
-  d.smem_per_sm = static_cast<int>(p.sharedMemPerMultiprocessor);
-  d.smem_per_block = static_cast<int>(p.sharedMemPerBlock);
-  d.smem_per_block_optin = static_cast<int>(p.sharedMemPerBlockOptin);
-  d.regs_per_sm = p.regsPerMultiprocessor;
-  d.regs_per_block = p.regsPerBlock;
-  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-  d.max_threads_per_block = p.maxThreadsPerBlock;
-  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
-  d.warp_size = p.warpSize;
+  read_props(d, p);
   SOLTUNE_CUDA(cudaDeviceGetAttribute(&d.clock_khz, cudaDevAttrClockRate, index));
   SOLTUNE_CUDA(cudaDriverGetVersion(&d.driver_version));
   SOLTUNE_CUDA(cudaRuntimeGetVersion(&d.runtime_version));

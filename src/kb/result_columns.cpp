@@ -49,6 +49,10 @@ using R = ResultRecord;
 constexpr std::tuple kTimingColumns{std::pair{&R::time_us, &Timing::median_us}, std::pair{&R::min_us, &Timing::min_us},
                                     std::pair{&R::q1_us, &Timing::q1_us},       std::pair{&R::q3_us, &Timing::q3_us},
                                     std::pair{&R::max_us, &Timing::max_us},     std::pair{&R::reps, &Timing::reps}};
+// the score's columns, beside the SolScore fields they hold (a row only: a result has no score):
+constexpr std::tuple kScoreColumns{std::pair{&R::t_ref_us, &SolScore::t_ref_us}, std::pair{&R::t_sol_us, &SolScore::t_sol_us},
+                                   std::pair{&R::sol_score, &SolScore::score},   std::pair{&R::sol_execbench, &SolScore::execbench},
+                                   std::pair{&R::sol_valid, &SolScore::valid},   std::pair{&R::below_sol, &SolScore::below_sol}};
 // and the members both have:
 constexpr std::tuple kCarried{std::pair{&R::res, &EvalResult::res},
                               std::pair{&R::geo, &EvalResult::geo},
@@ -112,12 +116,7 @@ ResultRecord to_record(const Task& t, const std::string& source_hash, const Eval
   rec.status = status_name(r.status);
   rec.time_kind = time_kind_name(r.kind);
   for_each_field(kTimingColumns, [&](const auto& c) { rec.*c.first = r.time.*c.second; });
-  rec.t_ref_us = s.t_ref_us;
-  rec.t_sol_us = s.t_sol_us;
-  rec.sol_score = s.score;
-  rec.sol_execbench = s.execbench;
-  rec.sol_valid = s.valid;
-  rec.below_sol = s.below_sol;
+  for_each_field(kScoreColumns, [&](const auto& c) { rec.*c.first = s.*c.second; });
   for_each_field(kCarried, [&](const auto& c) { rec.*c.first = r.*c.second; });
   // A summary of a check that never ran would read "FAIL: 0 checked"; an empty text says so instead.
   rec.accuracy = r.acc.rounds > 0 || r.acc.checked > 0 ? r.acc.summary() : std::string();

@@ -26,27 +26,22 @@ namespace ln_split_detail {
 template <typename T, int BLOCK, int VEC, int UNROLL, int STEPS, int HINT>
 __global__ void __launch_bounds__(BLOCK)
     layernorm_split_stats(const T* __restrict__ x, float* __restrict__ part, long long rows, long long cols) {
-  static_assert(sizeof(T) * VEC <= 16 && VEC > 0 && (VEC & (VEC - 1)) == 0, "VEC: a power of two, at most 16 bytes");
-  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK: whole warps");
   using namespace ln_split_detail;
-  using Raw = typename RawOf<sizeof(T) * VEC>::type;
-  constexpr int STEP = BLOCK * UNROLL;  // vectors per step of the block
+  using Block = SplitBlock<T, BLOCK, VEC, UNROLL, STEPS, HINT>;
+  using Raw = typename Block::Raw;
   __shared__ Wel scratch[BLOCK / 32];
-  const SplitChunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(blockIdx.x, cols);
+  const Block ch(blockIdx.x, x, cols);
   split_release_dependents();  // the second launch may start: it waits for these pairs itself
-  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
   const float x0 = to_f(x[ch.row * cols]);  // the row's shift, the same in every block of the row
 
   Wel st{0.f, 0.f, 0.f};
-  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += STEP) {
+  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += Block::STEP) {
     Raw buf[UNROLL];
-#pragma unroll
-    for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) buf[e] = first_read<HINT>(xv + j0 + e * BLOCK);
+    ch.first(buf, j0);
     float v[UNROLL][VEC], n = 0.f, s = 0.f;
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e) {
-      const bool in = j0 + e * BLOCK < ch.nvec;
+      const bool in = ch.in(j0, e);
       if (in) unpack<T>(buf[e], v[e]);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
@@ -59,7 +54,7 @@ __global__ void __launch_bounds__(BLOCK)
     float m2 = 0.f;
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec)
+      if (ch.in(j0, e))
 #pragma unroll
         for (int k = 0; k < VEC; ++k) m2 = fmaf(v[e][k] - m, v[e][k] - m, m2);
     st = combine(st, Wel{n, m, m2});
@@ -73,23 +68,17 @@ __global__ void __launch_bounds__(BLOCK)
     layernorm_split_apply(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
                           T* __restrict__ y, const float* __restrict__ part, long long rows, long long cols, float eps) {
   using namespace ln_split_detail;
-  using Raw = typename RawOf<sizeof(T) * VEC>::type;
-  constexpr int CHUNK = BLOCK * VEC * UNROLL * STEPS, STEP = BLOCK * UNROLL;
+  using Block = SplitBlock<T, BLOCK, VEC, UNROLL, STEPS, HINT>;
+  using Raw = typename Block::Raw;
   __shared__ Wel scratch[BLOCK / 32];
   const long long b = REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const SplitChunk<CHUNK, VEC> ch(b, cols);
+  const Block ch(b, x, cols);
 
-  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
   const Raw* wv = reinterpret_cast<const Raw*>(weight + ch.col);
   const Raw* bv = reinterpret_cast<const Raw*>(bias + ch.col);
   Raw* yv = reinterpret_cast<Raw*>(y + ch.begin);
   Raw buf[UNROLL];  // a step of x: the next one is read while this one is stored
-  auto read_step = [&](int j0) {
-#pragma unroll
-    for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) buf[e] = last_read<HINT>(xv + j0 + e * BLOCK);
-  };
-  read_step(threadIdx.x);  // x is no launch's output: its first step is read before the wait
+  ch.last(buf, threadIdx.x);  // x is no launch's output: its first step is read before the wait
   split_wait_for_stats();
 
   // The row's pairs, a share per thread (written by the previous launch: plain loads).
@@ -97,16 +86,16 @@ __global__ void __launch_bounds__(BLOCK)
   Wel st{0.f, 0.f, 0.f};
   for (long long j = threadIdx.x; j < ch.chunks; j += BLOCK) {
     const float2 p = pr[j];
-    st = combine(st, Wel{split_chunk_count(j, CHUNK, cols), p.x, p.y});
+    st = combine(st, Wel{split_chunk_count(j, Block::CHUNK, cols), p.x, p.y});
   }
   const Wel r = group_allreduce<BLOCK, 0>(st, scratch);
   const float x0 = to_f(x[ch.row * cols]);
   const float mean = r.m, rstd = rsqrtf(r.m2 / static_cast<float>(cols) + eps);  // mean of x - x0
 
-  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += STEP) {
+  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += Block::STEP) {
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) {
+      if (ch.in(j0, e)) {
         float v[VEC], w[VEC], bb[VEC];
         unpack<T>(buf[e], v);
         unpack<T>(param_read<HINT>(wv + j0 + e * BLOCK), w);
@@ -115,6 +104,6 @@ __global__ void __launch_bounds__(BLOCK)
         for (int k = 0; k < VEC; ++k) v[k] = fmaf((v[k] - x0 - mean) * rstd, w[k], bb[k]);
         store<HINT == 2 ? 1 : HINT>(yv + j0 + e * BLOCK, pack<T, Raw>(v));
       }
-    read_step(j0 + STEP);
+    ch.last(buf, j0 + Block::STEP);
   }
 }

@@ -19,38 +19,32 @@
 
 namespace mma_sync_detail {
 
-// The mma.sync flavour for the input type.
-template <typename T> struct Mma;
-template <> struct Mma<__nv_bfloat16> {
+// The mma.sync flavour for the input type (f16 or bf16), and a pair of floats packed into it.
+template <typename T> constexpr bool kHalf = false;
+template <> constexpr bool kHalf<__half> = true;
+#define SOLTUNE_MMA_SYNC(TYPE)                                                                            \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE                                     \
+               ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                   \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                           \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+template <typename T> struct Mma {
   static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    if constexpr (kHalf<T>) SOLTUNE_MMA_SYNC("f16");
+    else SOLTUNE_MMA_SYNC("bf16");
   }
   static __device__ __forceinline__ unsigned pack(float lo, float hi) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     unsigned r;
-    memcpy(&r, &v, 4);
+    if constexpr (kHalf<T>) {
+      const __half2 v = __floats2half2_rn(lo, hi);
+      memcpy(&r, &v, 4);
+    } else {
+      const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+      memcpy(&r, &v, 4);
+    }
     return r;
   }
 };
-template <> struct Mma<__half> {
-  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-  static __device__ __forceinline__ unsigned pack(float lo, float hi) {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    unsigned r;
-    memcpy(&r, &v, 4);
-    return r;
-  }
-};
+#undef SOLTUNE_MMA_SYNC
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));

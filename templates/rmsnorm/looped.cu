@@ -12,6 +12,7 @@ namespace rms_detail {
 #include "../common/types.cuh"
 #include "../common/norm_access.cuh"
 #include "../common/cp_async.cuh"
+#include "../common/row_stage.cuh"
 #include "../common/group_allreduce.cuh"
 
 }  // namespace rms_detail
@@ -26,47 +27,27 @@ __global__ void __launch_bounds__(TPR * RPB, BPS)
 rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restrict__ y, long long rows,
                long long cols_arg, float eps) {
   using namespace rms_detail;
-  static_assert(TPR % 32 == 0 && TPR * RPB <= 1024, "TPR: whole warps; a block of at most 1024 threads");
-  static_assert(VEC > 0 && (VEC & (VEC - 1)) == 0 && VEC * sizeof(T) <= 16, "VEC: a power of two, at most 16 bytes");
-  static_assert(STAGE >= 0 && STAGE <= 2, "STAGE in 0..2");
-  static_assert(STAGE != 2 || VEC * sizeof(T) >= 4, "cp.async moves 4, 8 or 16 bytes");
-  using Raw = typename RawOf<sizeof(T) * VEC>::type;
+  using Stage = RowStage<T, TPR, RPB, VEC, STAGE, PERSIST>;
+  using Raw = typename Stage::Raw;
   constexpr int CHUNK = TPR * VEC * UNROLL;
   const long long cols = WIDTH ? COLS : cols_arg;
   constexpr int kUnrollSum = WIDTH ? 16 : 2;  // WIDTH: every chunk (at most 8)
-  constexpr bool DOUBLE = STAGE == 2 && PERSIST;  // prefetch the next row group into the other buffer
   __shared__ float scratch[2][RPB * TPR / 32];
   extern __shared__ __align__(16) unsigned char staged[];
 
-  const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
-  const long long groups = (rows + RPB - 1) / RPB;
+  const Stage stage{staged, x, rows, cols};
+  const int lane = stage.lane, group = stage.group;
+  const long long groups = stage.groups;
   const float inv_n = 1.0f / static_cast<float>(cols);
-  const long long stride = (cols * static_cast<long long>(sizeof(T)) + 15) / 16 * 16;  // bytes per staged row
-  auto buffer = [&](int slot) { return reinterpret_cast<T*>(staged + (slot * RPB + group) * stride); };
-  // The columns a thread touches: lane * VEC + j * TPR * VEC, the same set in every pass.
-  auto issue = [&](long long g, int slot) {  // cp.async the thread's part of row group g
-    const long long row = g * RPB + group;
-    if (g < groups && row < rows)
-      for (long long c = static_cast<long long>(lane) * VEC; c < cols; c += TPR * VEC)
-        cp_async<sizeof(Raw)>(buffer(slot) + c, x + row * cols + c);
-    cp_async_commit();
-  };
-  if constexpr (STAGE == 2) issue(blockIdx.x, 0);
+  if constexpr (STAGE == 2) stage.issue(blockIdx.x, 0);
 
   int phase = 0, slot = 0;
   for (long long g = blockIdx.x; g < groups; g += gridDim.x) {  // one trip unless persistent
     const long long row = g * RPB + group;
     const bool active = row < rows;
     const T* xr = x + (active ? row : 0) * cols;
-    T* sr = STAGE ? buffer(slot) : nullptr;
-    if constexpr (STAGE == 2) {
-      if constexpr (DOUBLE) {
-        issue(g + gridDim.x, slot ^ 1);
-        cp_async_wait<1>();
-      } else {
-        cp_async_wait<0>();
-      }
-    }
+    T* sr = STAGE ? stage.buffer(slot) : nullptr;
+    stage.arrive(g, slot);
 
     // Reads the UNROLL vectors of one chunk (0 where outside the row). STAGE 1: the first pass
     // reads x and copies it to shared memory, the output pass reads the copy. HINT streams the last
@@ -213,7 +194,7 @@ rmsnorm_looped(const T* __restrict__ x, const T* __restrict__ weight, T* __restr
     } else {
       for (long long base = 0; base < cols; base += CHUNK) out_chunk(base);
     }
-    if constexpr (DOUBLE) slot ^= 1;
+    if constexpr (Stage::DOUBLE) slot ^= 1;
   }
   if constexpr (STAGE == 2) cp_async_wait<0>();  // no copy outlives the block
 }

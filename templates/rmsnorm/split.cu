@@ -21,25 +21,20 @@ namespace rms_split_detail {
 template <typename T, int BLOCK, int VEC, int UNROLL, int STEPS, int HINT>
 __global__ void __launch_bounds__(BLOCK)
     rmsnorm_split_stats(const T* __restrict__ x, float* __restrict__ part, long long rows, long long cols) {
-  static_assert(sizeof(T) * VEC <= 16 && VEC > 0 && (VEC & (VEC - 1)) == 0, "VEC: a power of two, at most 16 bytes");
-  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK: whole warps");
   using namespace rms_split_detail;
-  using Raw = typename RawOf<sizeof(T) * VEC>::type;
-  constexpr int STEP = BLOCK * UNROLL;  // vectors per step of the block
+  using Block = SplitBlock<T, BLOCK, VEC, UNROLL, STEPS, HINT>;
+  using Raw = typename Block::Raw;
   __shared__ float scratch[BLOCK / 32];
-  const SplitChunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(blockIdx.x, cols);
+  const Block ch(blockIdx.x, x, cols);
   split_release_dependents();  // the second launch may start: it waits for these sums itself
-  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
 
   float q = 0.f;
-  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += STEP) {
+  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += Block::STEP) {
     Raw buf[UNROLL];
+    ch.first(buf, j0);
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) buf[e] = first_read<HINT>(xv + j0 + e * BLOCK);
-#pragma unroll
-    for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) {
+      if (ch.in(j0, e)) {
         float v[VEC];
         unpack<T>(buf[e], v);
 #pragma unroll
@@ -55,22 +50,16 @@ __global__ void __launch_bounds__(BLOCK)
     rmsnorm_split_apply(const T* __restrict__ x, const T* __restrict__ weight, T* __restrict__ y,
                         const float* __restrict__ part, long long rows, long long cols, float eps) {
   using namespace rms_split_detail;
-  using Raw = typename RawOf<sizeof(T) * VEC>::type;
-  constexpr int STEP = BLOCK * UNROLL;
+  using Block = SplitBlock<T, BLOCK, VEC, UNROLL, STEPS, HINT>;
+  using Raw = typename Block::Raw;
   __shared__ float scratch[BLOCK / 32];
   const long long b = REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const SplitChunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(b, cols);
+  const Block ch(b, x, cols);
 
-  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
   const Raw* wv = reinterpret_cast<const Raw*>(weight + ch.col);
   Raw* yv = reinterpret_cast<Raw*>(y + ch.begin);
   Raw buf[UNROLL];  // a step of x: the next one is read while this one is stored
-  auto read_step = [&](int j0) {
-#pragma unroll
-    for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) buf[e] = last_read<HINT>(xv + j0 + e * BLOCK);
-  };
-  read_step(threadIdx.x);  // x is no launch's output: its first step is read before the wait
+  ch.last(buf, threadIdx.x);  // x is no launch's output: its first step is read before the wait
   split_wait_for_stats();
 
   // The row's partial sums, a share per thread (written by the previous launch: plain loads).
@@ -79,10 +68,10 @@ __global__ void __launch_bounds__(BLOCK)
   for (long long j = threadIdx.x; j < ch.chunks; j += BLOCK) q += pr[j];
   const float rstd = rsqrtf(group_allreduce<BLOCK, 0>(q, scratch) / static_cast<float>(cols) + eps);
 
-  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += STEP) {
+  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += Block::STEP) {
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) {
+      if (ch.in(j0, e)) {
         float v[VEC], w[VEC];
         unpack<T>(buf[e], v);
         unpack<T>(param_read<HINT>(wv + j0 + e * BLOCK), w);
@@ -90,6 +79,6 @@ __global__ void __launch_bounds__(BLOCK)
         for (int k = 0; k < VEC; ++k) v[k] = v[k] * rstd * w[k];
         store<HINT == 2 ? 1 : HINT>(yv + j0 + e * BLOCK, pack<T, Raw>(v));
       }
-    read_step(j0 + STEP);
+    ch.last(buf, j0 + Block::STEP);
   }
 }

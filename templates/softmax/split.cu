@@ -37,26 +37,21 @@ template <int FAST, int BLOCK> __device__ __forceinline__ void block_combine(flo
 template <typename T, int BLOCK, int VEC, int UNROLL, int STEPS, int HINT, int FAST_EXP>
 __global__ void __launch_bounds__(BLOCK)
     softmax_split_stats(const T* __restrict__ x, float* __restrict__ part, long long rows, long long cols) {
-  static_assert(sizeof(T) * VEC <= 16 && VEC > 0 && (VEC & (VEC - 1)) == 0, "VEC: a power of two, at most 16 bytes");
-  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK: whole warps");
   using namespace softmax_split_detail;
-  using Raw = typename RawOf<sizeof(T) * VEC>::type;
-  constexpr int STEP = BLOCK * UNROLL;  // vectors per step of the block
+  using Block = SplitBlock<T, BLOCK, VEC, UNROLL, STEPS, HINT>;
+  using Raw = typename Block::Raw;
   __shared__ float red[2 * BLOCK / 32];
-  const SplitChunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(blockIdx.x, cols);
+  const Block ch(blockIdx.x, x, cols);
   split_release_dependents();  // the second launch may start: it waits for these pairs itself
-  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
 
   float m = neg_inf(), s = 0.0f;
-  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += STEP) {
+  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += Block::STEP) {
     Raw buf[UNROLL];
-#pragma unroll
-    for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) buf[e] = first_read<HINT>(xv + j0 + e * BLOCK);
+    ch.first(buf, j0);
     float cm = neg_inf();  // this step's max: one rescale per step, not per element
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) {
+      if (ch.in(j0, e)) {
         float v[VEC];
         unpack<T, VEC>(buf[e], v);
 #pragma unroll
@@ -68,7 +63,7 @@ __global__ void __launch_bounds__(BLOCK)
     }
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) {
+      if (ch.in(j0, e)) {
         float v[VEC];
         unpack<T, VEC>(buf[e], v);
 #pragma unroll
@@ -84,21 +79,15 @@ __global__ void __launch_bounds__(BLOCK)
     softmax_split_apply(const T* __restrict__ x, T* __restrict__ y, const float* __restrict__ part, long long rows,
                         long long cols) {
   using namespace softmax_split_detail;
-  using Raw = typename RawOf<sizeof(T) * VEC>::type;
-  constexpr int STEP = BLOCK * UNROLL;
+  using Block = SplitBlock<T, BLOCK, VEC, UNROLL, STEPS, HINT>;
+  using Raw = typename Block::Raw;
   __shared__ float red[2 * BLOCK / 32];
   const long long b = REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const SplitChunk<BLOCK * VEC * UNROLL * STEPS, VEC> ch(b, cols);
+  const Block ch(b, x, cols);
 
-  const Raw* xv = reinterpret_cast<const Raw*>(x + ch.begin);
   Raw* yv = reinterpret_cast<Raw*>(y + ch.begin);
   Raw buf[UNROLL];  // a step of x: the next one is read while this one is stored
-  auto read_step = [&](int j0) {
-#pragma unroll
-    for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) buf[e] = last_read<HINT>(xv + j0 + e * BLOCK);
-  };
-  read_step(threadIdx.x);  // x is no launch's output: its first step is read before the wait
+  ch.last(buf, threadIdx.x);  // x is no launch's output: its first step is read before the wait
   split_wait_for_stats();
 
   // The row's pairs, a share per thread (they were written by the previous launch: plain loads).
@@ -111,16 +100,16 @@ __global__ void __launch_bounds__(BLOCK)
   block_combine<FAST_EXP, BLOCK>(m, s, red);
   const float inv = 1.0f / s;
 
-  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += STEP) {
+  for (int j0 = threadIdx.x; j0 < ch.nvec; j0 += Block::STEP) {
 #pragma unroll
     for (int e = 0; e < UNROLL; ++e)
-      if (j0 + e * BLOCK < ch.nvec) {
+      if (ch.in(j0, e)) {
         float v[VEC];
         unpack<T, VEC>(buf[e], v);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) v[k] = ex<FAST_EXP>(v[k] - m) * inv;
         store<HINT == 2 ? 1 : HINT>(yv + j0 + e * BLOCK, pack<T, Raw>(v));
       }
-    read_step(j0 + STEP);
+    ch.last(buf, j0 + Block::STEP);
   }
 }

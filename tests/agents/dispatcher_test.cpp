@@ -191,7 +191,13 @@ class DispatcherTest : public ::testing::Test {
     const std::vector<std::string> ids;
   };
 
+  // cfg_ run on ev under budget, its archive rec_.
+  std::vector<TaskReport> run(FakeEvaluator& ev, Budget budget, uint64_t seed) {
+    return Dispatcher(cfg_, ev, rec_).run(budget, seed);
+  }
+
   RunConfig cfg_;
+  Recorder rec_;
 };
 
 TEST_F(DispatcherTest, TaskOrderIsVariantDtypeShape) {
@@ -242,8 +248,7 @@ TEST_F(DispatcherTest, ALoneTasksNextBatchCompilesWhileItsBatchIsMeasured) {
   cfg_.shapes.resize(1);
   FakeEvaluator ev;
   ev.measure_s = 0.5;
-  Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{32, 0}, 3);
+  const auto reports = run(ev, Budget{32, 0}, 3);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(total(reports), 32);
   // Four batches of 8: the second, third and fourth were handed to the compilers while the one
@@ -259,8 +264,7 @@ TEST_F(DispatcherTest, TasksThatShareTheGpuHoldOneBatchAhead) {
   cfg_.dtypes = {DType::f32};
   cfg_.shapes.resize(2);
   FakeEvaluator ev;
-  Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{64, 0}, 3);
+  const auto reports = run(ev, Budget{64, 0}, 3);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(total(reports), 64);
   EXPECT_EQ(ev.not_prefetched, 0);
@@ -274,8 +278,7 @@ TEST_F(DispatcherTest, TasksHoldMoreBatchesAheadWhileTheGpuWaitsForCompiles) {
   cfg_.shapes.resize(2);
   FakeEvaluator ev;
   ev.compile_bound = true;
-  Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{160, 0}, 3);
+  const auto reports = run(ev, Budget{160, 0}, 3);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(total(reports), 160);
   EXPECT_EQ(ev.not_prefetched, 0);
@@ -287,8 +290,7 @@ TEST_F(DispatcherTest, TasksHoldMoreBatchesAheadWhileTheGpuWaitsForCompiles) {
 TEST_F(DispatcherTest, EveryTaskWarmsUpThenTheLargerGapGetsMore) {
   FakeEvaluator ev;
   ev.slow_task = kTaskIds[3];
-  Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{200, 0}, 42);
+  const auto reports = run(ev, Budget{200, 0}, 42);
   ASSERT_EQ(reports.size(), 4u);
   EXPECT_EQ(total(reports), 200);
   for (const auto& r : reports) {
@@ -309,9 +311,8 @@ TEST_F(DispatcherTest, EveryTaskWarmsUpThenTheLargerGapGetsMore) {
 TEST_F(DispatcherTest, ATaskAtItsTargetLeavesItsShareToTheOthers) {
   FakeEvaluator ev;
   ev.slow_task = kTaskIds[3];
-  Recorder rec;
   cfg_.stop.target_sol = 0.65;  // fast tasks reach about 0.72; the slow one about 0.55
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{200, 0}, 42);
+  const auto reports = run(ev, Budget{200, 0}, 42);
   ASSERT_EQ(reports.size(), 4u);
   EXPECT_EQ(total(reports), 200);
   for (size_t i = 0; i < 3; ++i) {
@@ -382,9 +383,8 @@ TEST_F(DispatcherTest, BatchesFollowTheConfig) {
 TEST_F(DispatcherTest, SecondsOnlyBudgetStopsAtTheDeadline) {
   // No evaluation limit, a short wall-time budget: every task gets a share and the run ends.
   FakeEvaluator ev;
-  Recorder rec;
   const auto start = std::chrono::steady_clock::now();
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.5}, 1);
+  const auto reports = run(ev, Budget{0, 1.5}, 1);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(reports.size(), 4u);
   for (const auto& r : reports) EXPECT_GT(r.outcome.evaluated, 0) << r.task.id();
@@ -396,8 +396,7 @@ TEST_F(DispatcherTest, SlowBaselinesDoNotEatAShortTimeBudget) {
   // budget; the tasks after that start at their first batch, so a short run still measures.
   FakeEvaluator ev;
   ev.baseline_s = 0.4;  // the four baselines would take 1.6 s of a 1 s budget
-  Recorder rec;
-  const auto reports = Dispatcher(cfg_, ev, rec).run(Budget{0, 1.0}, 1);
+  const auto reports = run(ev, Budget{0, 1.0}, 1);
   ASSERT_FALSE(reports.empty());
   EXPECT_GT(reports.front().outcome.evaluated, 0) << reports.front().task.id();
   EXPECT_GE(reports.size(), 2u);
@@ -412,11 +411,10 @@ TEST_F(DispatcherTest, ATimeBudgetHoldsWithSlowEvaluationsAndTheRetimingAtTheEnd
   ev.eval_s = 0.06;     // a batch of 8: 0.48 s
   ev.retime_s = 0.02;   // a task's re-timing: 5 rounds x 4 measurements = 0.4 s
   ev.baseline_s = 0.05;
-  Recorder rec;
   auto budget = Budget{0, 3.0};
   budget.clock_start = std::chrono::steady_clock::now() - std::chrono::milliseconds(500);  // the command began earlier
   const auto start = std::chrono::steady_clock::now();
-  const auto reports = Dispatcher(cfg_, ev, rec).run(budget, 1);
+  const auto reports = run(ev, budget, 1);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(secs, 2.5 + 0.25) << "the budget counts from the command's start";
   EXPECT_GT(secs, 1.5);

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "cli_fixture.hpp"
+#include "../support/spill_kernel.hpp"
 #include "kb/knowledge_base.hpp"
 
 namespace soltune {
@@ -96,7 +97,7 @@ TEST_F(Messages, SpillingCandidatesAreEvaluatedAndReported) {
   const auto dir = tmp_ / "templates" / "gelu";
   test::remove_variant(dir, "vectorized");
   // N floats kept live per thread under 32 registers (1024 threads, 2 blocks per SM): N 64 spills.
-  write(dir / "spill.cu", R"SRC(#include <cuda_bf16.h>
+  write(dir / "spill.cu", "#include <cuda_bf16.h>\n" + test::kSpillMix + R"SRC(
 __device__ inline float to_f(float v) { return v; }
 __device__ inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ inline void put(float& d, float v) { d = v; }
@@ -108,13 +109,7 @@ __global__ void __launch_bounds__(1024, 2) gelu_spill(const T* x, T* y, long lon
   float r[N];
 #pragma unroll
   for (int k = 0; k < N; ++k) r[k] = to_f(x[i + k < n ? i + k : i]);
-#pragma unroll
-  for (int j = 0; j < 3; ++j)
-#pragma unroll
-    for (int k = 0; k < N; ++k) r[k] = r[k] * r[(k + j + 1) % N] + 1.0f;
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < N; ++k) s += r[k] * r[N - 1 - k];
+  const float s = spill_mix<N, 3>(r);
   const float v = to_f(x[i]);
   const float g = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * fmaf(0.044715f * v, v * v, v)));
   put(y[i], s == 1.2345e30f ? 0.0f : g);

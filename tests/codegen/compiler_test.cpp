@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 
 #include "../support/scale_kernel.hpp"
+#include "../support/spill_kernel.hpp"
 
 namespace soltune {
 namespace {
@@ -33,20 +34,13 @@ __global__ void k(float* x) {
 )";
 
 // A register array too big for 24 registers spills; a static __shared__ array shows as smem.
-const char* kHeavy = R"(
+const std::string kHeavy = test::kSpillMix + R"(
 template <int N>
 __global__ void spill(float* out, const float* in) {
   float r[N];
 #pragma unroll
   for (int k = 0; k < N; ++k) r[k] = in[threadIdx.x * N + k];
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-#pragma unroll
-    for (int k = 0; k < N; ++k) r[k] = r[k] * r[(k + j + 1) % N] + 1.0f;
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < N; ++k) s += r[k] * r[N - 1 - k];
-  out[threadIdx.x] = s;
+  out[threadIdx.x] = spill_mix<N, 4>(r);
 }
 template <int B>
 __global__ void shm(float* out, const float* in) {

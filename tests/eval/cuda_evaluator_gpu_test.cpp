@@ -10,6 +10,7 @@
 
 #include "agents/dispatcher.hpp"
 #include "eval/worker_evaluator.hpp"
+#include "../support/call_index.hpp"
 #include "../support/plan_variants.hpp"
 #include "gpu_fixture.hpp"
 
@@ -179,18 +180,18 @@ const BadKernel kBadKernels[] = {
      Status::wrong_answer, "round 4 (full-range inputs)"},
     // Does the work on its first seven calls only: past the correctness rounds (six for gelu), so
     // only the check inside the timed loop can see it.
-    {"flaky", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+    {"flaky", SOLTUNE_TEST_CALL_INDEX
               "if (k < 7 && i < n) y[i] = gelu(x[i]);",
      Status::wrong_answer, "inside the timed loop"},
     // Computes for its first nine calls (six correctness rounds, three warm-up), then writes back
     // the last result it stashed: right for as long as the inputs stay the same, which one input
     // set alone would allow; part of the inputs is drawn afresh before every timed repetition.
-    {"replayer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+    {"replayer", SOLTUNE_TEST_CALL_INDEX
                  "if (i < n) { if (k < 9) { y[i] = gelu(x[i]); stash[i] = float(y[i]); } else { y[i] = T(stash[i]); } }",
      Status::wrong_answer, "inside the timed loop"},
     // Right through the first timed batch (six rounds, three warm-up, the probe's three, 20
     // repetitions), wrong in the extra batches, which the test always runs: they are checked too.
-    {"late", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+    {"late", SOLTUNE_TEST_CALL_INDEX
              "if (i < n) y[i] = k < 32 ? gelu(x[i]) : T(0);",
      Status::wrong_answer, "inside the timed loop"},
     // Works only where its output holds the poison the correctness rounds write, and leaves the
@@ -210,7 +211,7 @@ const BadKernel kBadKernels[] = {
      "wrote its input x"},
     // Right for its first eight calls, then zeroes its input and writes gelu(0) = 0: a reference run
     // after it on the zeroed input would agree.
-    {"zeroer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+    {"zeroer", SOLTUNE_TEST_CALL_INDEX
                "if (i < n) { if (k < 8) { y[i] = gelu(x[i]); } else { const_cast<T*>(x)[i] = T(0); y[i] = T(0); } }",
      Status::wrong_answer, "wrote its input x"},
 };
@@ -328,21 +329,14 @@ TEST_F(CudaEvaluatorGpu, FaultAndHangCostOneCandidateEach) {
 // check).
 TEST_F(CudaEvaluatorGpu, ABaselineReadingConstantMemorySeesTheConstant) {
   const auto root = test::copy_problem("pnpoly", "constbase");
-  test::write_file(root / "pnpoly" / "baseline.cu", R"(
-__constant__ float2 vertices[600];
-template <int NV>
-__global__ void pnpoly_naive(const float2* points, const float* unused, int* inside, long long n) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float px = points[i].x, py = points[i].y;
-  int c = 0;
-  for (int a = 0, b = NV - 1; a < NV; b = a++) {
-    const float2 va = vertices[a], vb = vertices[b];
-    if ((va.y > py) != (vb.y > py) && px < (vb.x - va.x) * (py - va.y) / (vb.y - va.y) + va.x) c = !c;
-  }
-  inside[i] = c;
-}
-)");
+  // The shipped baseline, its polygon read from a __constant__ array of the argument's name.
+  const auto file = root / "pnpoly" / "baseline.cu";
+  std::string src = test::read_file(file);
+  const std::string arg = "const float* vertices";
+  const auto at = src.find(arg);
+  ASSERT_NE(at, std::string::npos) << src;
+  src.replace(at, arg.size(), "const float* unused");
+  test::write_file(file, "__constant__ float vertices[1200];\n" + src);
   const auto p = load_problem(root, "pnpoly");
   auto ev = make(root);
   const Task t{&p, &p.variants.front(), DType::f32, Shape{{{"n", 1 << 20}, {"nv", 600}}}};

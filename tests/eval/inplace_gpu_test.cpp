@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "eval/worker_evaluator.hpp"
+#include "../support/call_index.hpp"
 #include "../support/npy.hpp"
 #include "gpu_fixture.hpp"
 
@@ -33,12 +34,12 @@ const InplaceKernel kKernels[] = {
     // Leaves the buffer as drawn: the output it must hold is gelu of that.
     {"untouched", "", Status::wrong_answer, "round 1"},
     // Does the work on its first seven calls (the six correctness rounds and a warm-up), none after.
-    {"flaky", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+    {"flaky", SOLTUNE_TEST_CALL_INDEX
               "if (k < 7 && i < n) x[i] = T(gelu(float(x[i])));",
      Status::wrong_answer, "inside the timed loop"},
     // Keeps its results while the rounds last, then writes them back: the buffer is drawn afresh
     // before every repetition, so the kept result is wrong.
-    {"replayer", "__shared__ unsigned k; if (threadIdx.x == 0) k = atomicAdd(&calls, 1u) / gridDim.x; __syncthreads(); "
+    {"replayer", SOLTUNE_TEST_CALL_INDEX
                  "if (i < n) { if (k < 9) { x[i] = T(gelu(float(x[i]))); stash[i] = float(x[i]); } else { x[i] = T(stash[i]); } }",
      Status::wrong_answer, "inside the timed loop"},
     // Right in place, and 64 elements past the end of x: the guard zone after the buffer sees it.

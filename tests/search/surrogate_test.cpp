@@ -59,12 +59,17 @@ EvalResult measured(const Space& s, const Config& c) {
   return r;
 }
 
-TEST(Surrogate, RanksByTheModelBeforeAnyMeasurement) {
-  const auto v = variant();
-  const Space s(v, {});
+// The surrogate of the synthetic space with the bowl model as its predictor.
+class ModelledSurrogate : public ::testing::Test {
+ protected:
+  ModelledSurrogate() { g.set_predictor(&m); }
+  const VariantSpec v = variant();
+  const Space s{v, {}};
   BowlModel m;
-  Surrogate g(s);
-  g.set_predictor(&m);
+  Surrogate g{s};
+};
+
+TEST_F(ModelledSurrogate, RanksByTheModelBeforeAnyMeasurement) {
   g.prime(s.all_legal());
   EXPECT_EQ(m.calls, 1);  // one call for the whole list: a compiling backend builds it in parallel
   EXPECT_EQ(m.asked, s.all_legal().size());
@@ -80,12 +85,7 @@ TEST(Surrogate, RanksByTheModelBeforeAnyMeasurement) {
   EXPECT_EQ(m.calls, 1);
 }
 
-TEST(Surrogate, LearnsTheKnobTheModelMisses) {
-  const auto v = variant();
-  const Space s(v, {});
-  BowlModel m;
-  Surrogate g(s);
-  g.set_predictor(&m);
+TEST_F(ModelledSurrogate, LearnsTheKnobTheModelMisses) {
   Rng rng(3);
   std::vector<EvalResult> seen;
   for (int i = 0; i < 12; ++i) seen.push_back(measured(s, *s.sample(rng)));

@@ -41,11 +41,11 @@ library() {
   bash bench/exported_bench.sh "$d/kb.sqlite" "$d/exp" > "$d/exported_build.log" 2>&1 || return 1
   local harness="python3 bench/torch_reference.py --copy --interleave --order shuffle --reset-persisting --reps $reps"
   echo "== $harness"
-  $harness --exported "$d/exp/libsoltune_exported.so" --json "$d/torch.json" > "$d/torch.log" 2>&1 || return 1
+  $harness --package "$d/exp/soltune_kernels" --json "$d/torch.json" > "$d/torch.log" 2>&1 || return 1
   grep -E 'soltune - torch.compile' "$d/torch.log" | head -40
   python3 bench/figures.py library --set library --date "$date" --tune-log "${logs[@]}" \
     --tune-command "soltune tune configs/{problem}.yaml --backend cuda --kb KB$cap" \
-    --harness "$d/torch.json" --harness-command "$harness --exported DIR/libsoltune_exported.so --json FILE" \
+    --harness "$d/torch.json" --harness-command "$harness --package DIR/soltune_kernels --json FILE" \
     > "$d/records.json"
 }
 

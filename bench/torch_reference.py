@@ -2,16 +2,17 @@
 """PyTorch eager and torch.compile figures to set beside soltune's, on the same GPU.
 
     python3 bench/torch_reference.py [--problems gelu,softmax,...] [--json FILE] [--reps N]
-                                     [--exported DIR/libsoltune_exported.so] [--copy] [--interleave]
+                                     [--package DIR/soltune_kernels] [--copy] [--interleave]
                                      [--order rotate|shuffle] [--wait after|before] [--cold-mib N]
                                      [--shapes 1x1048576,...]
 
 Measured the way soltune measures (docs/MEASUREMENT.md): warm-up (torch.compile has compiled by
 then), L2 flushed before every timed repetition, one pair of CUDA events per repetition, median
 and spread over the repetitions, random normal inputs, and the byte counts of soltune's
-problem.yaml files for GB/s. With --exported, the kernels `soltune export` wrote (built into a shared
-library by bench/exported_bench.sh) are timed as a third implementation in this same harness, on
-the same inputs, and checked against eager: the comparison then shares every condition.
+problem.yaml files for GB/s. With --package, the kernels `soltune export --format python` wrote (the
+package bench/exported_bench.sh builds) are timed through the package's functions as a third
+implementation in this same harness, on the same inputs, and checked against eager: the comparison
+then shares every condition, the package's per-call checks included.
 With --interleave, the implementations of a case take turns within every repetition (the order
 rotating, or drawn afresh with --order shuffle), so that a drift in clocks or temperature over a
 case falls on all of them alike, and each is compared with soltune by the per-repetition
@@ -23,7 +24,9 @@ import argparse
 import ctypes
 import datetime
 import gc
+import importlib.util
 import json
+import os
 import random
 import sys
 
@@ -179,44 +182,47 @@ def sm_clock_mhz():
         return None
 
 
-def exported_fn(lib, problem, dname, out=None):
-    """soltune's exported kernel for (problem, dtype) as a callable like the torch ops: it returns its
-    output, allocated per call from PyTorch's caching allocator as eager's and torch.compile's are, so
-    that in turn they write to the same freed block (no condition differs, though bench/placement.py
-    found the address moving no time by more than 0.5 us); or into `out`, a given tensor."""
-    f = getattr(lib, f"soltune_{problem}_{dname}")
-    f.restype = ctypes.c_int
+def load_package(path, name):
+    """The package `soltune export --format python` wrote at path (DIR/<its name>), imported as name so
+    that several packages of one name can be compared in one process."""
+    path = os.path.abspath(path)
+    spec = importlib.util.spec_from_file_location(name, os.path.join(path, "__init__.py"),
+                                                  submodule_search_locations=[path])
+    if spec is None:
+        sys.exit(f"{path}: no __init__.py (expected the folder soltune export --format python wrote)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def package_serves(pkg, problem, dname):
+    """Whether the package has a kernel for (problem, dtype)."""
+    return any(m["name"] == problem and dname in m["dtypes"] for m in pkg._META["problems"])
+
+
+def exported_fn(pkg, problem, out=None):
+    """soltune's exported kernel for a problem as a callable like the torch ops, through the package's
+    function: it returns its output, allocated per call from PyTorch's caching allocator as eager's
+    and torch.compile's are, so that in turn they write to the same freed block (no condition
+    differs, though bench/placement.py found the address moving no time by more than 0.5 us); or into
+    `out`, a given tensor. l1norm's one-element output is allocated once."""
+    f = getattr(pkg, problem)
     kept = {}
 
     def call(*args):
         x = args[0]
         if problem == "l1norm":
-            if "y" not in kept:
-                # The header's zeroed workspace: 4 + 16 ints per SM (it leaves it zeroed).
-                sms = torch.cuda.get_device_properties(x.device).multi_processor_count
-                kept["ws"] = torch.zeros(4 + 16 * sms, dtype=torch.int32, device=x.device)
-                kept["y"] = torch.empty((), dtype=x.dtype, device=x.device)
-            y = kept["y"]
+            y = kept.setdefault("y", torch.empty((), dtype=x.dtype, device=x.device))
         else:
             y = out if out is not None else torch.empty_like(x)
-        ptr = lambda t: ctypes.c_void_p(t.data_ptr())
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        if problem == "gelu":
-            e = f(ptr(x), ptr(y), ctypes.c_longlong(x.numel()), stream)
-        elif problem == "l1norm":
-            e = f(ptr(x), ptr(y), ptr(kept["ws"]), ctypes.c_longlong(x.numel()), stream)
-        else:
-            rows, cols = (ctypes.c_longlong(v) for v in x.shape)
-            e = f(ptr(x), *(ptr(t) for t in args[1:]), ptr(y), rows, cols, stream)  # x, weight[, bias], y
-        if e != 0:
-            raise RuntimeError(f"soltune_{problem}_{dname}: CUDA error {e}")
-        return y
+        return f(*args, out=y)
 
     return call
 
 
 def prepare(problem, dname, impl, args, ref, lib, own_output=False):
-    """The callable for impl (lib: soltune's libraries by impl name), run once, checked against
+    """The callable for impl (lib: soltune's packages by impl name), run once, checked against
     eager's output and warmed up; returns (fn, output, fields to record). torch.compile compiles here.
     own_output: soltune's kernels write into a tensor of their own (a fixed address, as under CUDA
     graphs) instead of the block the caching allocator hands every implementation in turn."""
@@ -225,8 +231,8 @@ def prepare(problem, dname, impl, args, ref, lib, own_output=False):
     if impl == "torch.compile":
         torch._dynamo.reset()  # a fresh, static-shape compile for every case
         fn = torch.compile(op)
-    elif impl.startswith("soltune"):  # soltune, soltune#2, ...: one per exported library
-        fn = exported_fn(lib[impl], problem, dname, out=torch.empty_like(args[0]) if own_output else None)
+    elif impl.startswith("soltune"):  # soltune, soltune#2, ...: one per exported package
+        fn = exported_fn(lib[impl], problem, out=torch.empty_like(args[0]) if own_output else None)
     elif impl == "copy":  # the ceiling in this harness: x copied to y, the bytes of a read and a write
         fn = lambda x, *_: torch.empty_like(x).copy_(x)  # the output allocated per call, as the others'
         ref = None  # its output is x, not the problem's
@@ -370,9 +376,10 @@ def main():
     ap.add_argument("--dtypes", default="f32,bf16", help="comma-separated subset of f32,bf16")
     ap.add_argument("--shapes", default="",
                     help="only these shapes, comma-separated, as labelled in the output (4096x4096, n=268435456)")
-    ap.add_argument("--exported", metavar="LIB",
-                    help="also time soltune's exported kernels from this shared library (bench/exported_bench.sh); "
-                         "several, comma-separated, are timed as soltune, soltune#2, ...")
+    ap.add_argument("--package", metavar="DIR",
+                    help="also time soltune's exported kernels through this Python package (soltune export --format "
+                         "python, as bench/exported_bench.sh runs it); several, comma-separated, are timed as "
+                         "soltune, soltune#2, ...")
     ap.add_argument("--copy", action="store_true",
                     help="also time PyTorch's copy of x into y (x's bytes read and written): the harness's own ceiling")
     ap.add_argument("--order", choices=["rotate", "shuffle"], default="rotate",
@@ -425,9 +432,10 @@ def main():
     print(f"{'problem':<10} {'shape':<12} {'dtype':<5} {'impl':<14} {'median us':>10} "
           f"{'p10-p90 us':>19} {'GB/s':>7}", flush=True)
 
-    # After torch: its libcudart serves all. Several libraries (comma-separated) are soltune, soltune#2, ...
-    paths = a.exported.split(",") if a.exported else []
-    lib = {("soltune" if i == 0 else f"soltune#{i + 1}"): ctypes.CDLL(p) for i, p in enumerate(paths)}
+    # After torch: its libcudart serves all. Several packages (comma-separated) are soltune, soltune#2, ...
+    paths = a.package.split(",") if a.package else []
+    lib = {("soltune" if i == 0 else f"soltune#{i + 1}"): load_package(p, f"soltune_bench_{i}")
+           for i, p in enumerate(paths)}
     impls = ("eager", "torch.compile") + tuple(lib)
     flush_buf, flush = make_flush(a.flush, a.flush_mib << 20, a.wait, a.cold_mib << 20)
     if a.reset_persisting:
@@ -447,9 +455,9 @@ def main():
                 ref = out = None
                 # The copy moves x's bytes each way: a ceiling for every problem but l1norm (read only).
                 case_impls = impls + (("copy",) if a.copy and problem != "l1norm" else ())
-                # A library built without this problem (its knowledge base had no result for it:
-                # bench/exported_bench.sh) is left out of this case, with a note.
-                missing = [i for i in case_impls if i in lib and not hasattr(lib[i], f"soltune_{problem}_{dname}")]
+                # A package exported without this problem or dtype (its knowledge base had no result
+                # for it: bench/exported_bench.sh) is left out of this case, with a note.
+                missing = [i for i in case_impls if i in lib and not package_serves(lib[i], problem, dname)]
                 for i in missing:
                     print(f"{problem} {dname}: {i} has no kernel for it (not exported)", flush=True)
                 case_impls = tuple(i for i in case_impls if i not in missing)

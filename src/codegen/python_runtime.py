@@ -1,6 +1,6 @@
 # The runtime of a package that `soltune export --format python` writes: one function per exported
-# problem, over any GPU array that offers __cuda_array_interface__ (CuPy, Numba, JAX) or is a torch
-# tensor. Each call checks dtype, shapes, contiguity, alignment and device before it launches, and
+# problem, over any GPU array that offers __cuda_array_interface__ (CuPy, Numba, JAX) or DLPack, or is
+# a torch tensor. Each call checks dtype, shapes, contiguity, alignment and device before it launches, and
 # raises ValueError naming the argument otherwise: a call never launches on what it cannot serve.
 # Standard library only; the kernels are the exported header's, built into _kernels.so.
 import ctypes
@@ -23,6 +23,34 @@ _DTYPES = {
 }
 _BY_TYPESTR = {v[0]: k for k, v in _DTYPES.items() if v[0]}
 _BY_TORCH = {v[1]: k for k, v in _DTYPES.items()}
+# DLPack's (type code, bits) of one lane: int 0, uint 1, float 2, bfloat 4, bool 6.
+_BY_DLPACK = {(0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64", (1, 8): "u8", (1, 16): "u16",
+              (1, 32): "u32", (1, 64): "u64", (2, 16): "f16", (2, 32): "f32", (2, 64): "f64", (4, 16): "bf16",
+              (6, 8): "bool"}
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13  # DLPack device types the kernels can read
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 _lib = None
 _lock = threading.Lock()
@@ -190,9 +218,12 @@ class _Array:
             self.dtype_text = str(obj.dtype)
             return
         cai = getattr(obj, "__cuda_array_interface__", None)
+        if cai is None and hasattr(obj, "__dlpack__"):
+            self._from_dlpack(obj)
+            return
         if cai is None:
-            raise ValueError("%s: %s offers no __cuda_array_interface__ (pass a torch tensor or a CuPy, Numba or "
-                             "JAX array on the GPU)" % (name, type(obj).__name__))
+            raise ValueError("%s: %s offers neither __cuda_array_interface__ nor __dlpack__ (pass a torch tensor "
+                             "or a CuPy, Numba or JAX array on the GPU)" % (name, type(obj).__name__))
         self.lib = "cupy" if mod == "cupy" else "cai"
         self.ptr, self.shape = int(cai["data"][0]), tuple(int(d) for d in cai["shape"])
         self.dtype, self.dtype_text = _BY_TYPESTR.get(cai["typestr"]), cai["typestr"]
@@ -200,6 +231,32 @@ class _Array:
         size = _DTYPES[self.dtype][2] if self.dtype else 1
         self.strides = None if strides is None else tuple(s // size for s in strides)
         self.cai_stream = cai.get("stream")
+
+    def _from_dlpack(self, obj):
+        """An array that offers only DLPack: read the DLTensor its capsule holds. The capsule stays
+        unconsumed (its destructor returns the tensor to the producer) and is kept alive with this
+        object, until the launch is queued. The producer's work is ordered before the legacy default
+        stream (stream=1), which every blocking stream waits for."""
+        where = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else None
+        if where is not None and int(where[0]) not in (_DL_CUDA, _DL_CUDA_MANAGED):
+            raise ValueError("%s: DLPack device type %d (1 is the host); the kernels take CUDA memory"
+                             % (self.name, int(where[0])))
+        try:
+            capsule = obj.__dlpack__(stream=1)
+        except TypeError:  # a producer that takes no stream
+            capsule = obj.__dlpack__()
+        address = _capsule_pointer(capsule, b"dltensor")
+        t = _DLManagedTensor.from_address(address).dl_tensor
+        if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+            raise ValueError("%s: DLPack device type %d (1 is the host); the kernels take CUDA memory"
+                             % (self.name, t.device.device_type))
+        self.lib, self.keep, self.device = "dlpack", capsule, int(t.device.device_id)
+        self.ptr = (t.data or 0) + int(t.byte_offset)
+        self.shape = tuple(int(t.shape[i]) for i in range(t.ndim))
+        self.strides = tuple(int(t.strides[i]) for i in range(t.ndim)) if t.strides else None
+        code, bits, lanes = t.dtype.code, t.dtype.bits, t.dtype.lanes
+        self.dtype = _BY_DLPACK.get((code, bits)) if lanes == 1 else None
+        self.dtype_text = "DLPack code %d, %d bits x %d" % (code, bits, lanes)
 
     def contiguous(self):
         if self.strides is None:

@@ -1,7 +1,7 @@
 // soltune export --format python: the package builds from the exported headers (nvcc), imports
 // with the standard library alone, and refuses what its kernels cannot serve before anything runs,
-// naming the argument. The arrays here are stand-ins that offer __cuda_array_interface__ and no
-// memory: every refusal must come before the device is touched (CI has none).
+// naming the argument. The arrays here are stand-ins that offer __cuda_array_interface__ or DLPack
+// and no memory: every refusal must come before the device is touched (CI has none).
 #include "cli_fixture.hpp"
 #include "core/cuda_tools.hpp"
 
@@ -35,6 +35,38 @@ class Fake:
         self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
                                          "version": 3, "strides": strides}
 
+# A DLPack producer's stand-in: a DLManagedTensor (laid out as dlpack.h declares it) in a capsule
+# named "dltensor", with no memory behind its pointer.
+import ctypes
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+capsule_new = ctypes.pythonapi.PyCapsule_New
+capsule_new.restype = ctypes.py_object
+capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+class DLFake:
+    def __init__(self, shape, code=2, bits=32, device=(2, 0), ptr=0x7f0000000000, strides=None):
+        self.device, self.held = device, DLManagedTensor()
+        self.dims = (ctypes.c_int64 * len(shape))(*shape)
+        self.steps = (ctypes.c_int64 * len(shape))(*strides) if strides else None
+        t = self.held.dl_tensor
+        t.data, t.device, t.ndim, t.dtype = ptr, DLDevice(*device), len(shape), DLDataType(code, bits, 1)
+        t.shape = ctypes.cast(self.dims, ctypes.POINTER(ctypes.c_int64))
+        if strides:
+            t.strides = ctypes.cast(self.steps, ctypes.POINTER(ctypes.c_int64))
+    def __dlpack_device__(self):
+        return self.device
+    def __dlpack__(self, stream=None):
+        return capsule_new(ctypes.addressof(self.held), b"dltensor", None)
+
 def refused(f):
     try:
         f()
@@ -66,6 +98,12 @@ refused(lambda: tuned.softmax(Fake((4, 8)), rows=3))                   # a size 
 refused(lambda: tuned.softmax(Fake((4, 8)), width=3))                  # no such size
 refused(lambda: tuned.l1norm([1.0, 2.0]))                              # not a GPU array
 refused(lambda: tuned.softmax(Fake((4, 8))))                           # no device to hold it (CI)
+refused(lambda: tuned.softmax(DLFake((4, 8), device=(1, 0))))          # DLPack: on the host
+refused(lambda: tuned.softmax(DLFake((4, 8), code=0, bits=16)))        # DLPack: dtype
+refused(lambda: tuned.softmax(DLFake((2, 8), strides=(1, 2))))         # DLPack: a transposed view
+refused(lambda: tuned.softmax(DLFake((4, 8)), out=DLFake((4, 8), code=4, bits=16)))  # DLPack: bf16 output
+refused(lambda: tuned.softmax(DLFake((4, 8), ptr=0x7f0000000008)))     # DLPack: alignment
+refused(lambda: tuned.softmax(DLFake((4, 8))))                         # DLPack: no library to allocate y
 )");
   ASSERT_EQ(r.code, 0) << r;
   const std::string out = read(tmp_ / "stdout.txt");
@@ -81,8 +119,14 @@ refused(lambda: tuned.softmax(Fake((4, 8))))                           # no devi
            "ValueError: x: its data starts at 0x7f0000000004, not 16-byte aligned",
            "ValueError: x: shape (4, 8); expected (3, 8) at rows=3, cols=8",
            "ValueError: softmax has no size 'width' (its sizes: rows, cols)",
-           "ValueError: x: list offers no __cuda_array_interface__",
-           "ValueError: x: cannot tell where its memory lies"})
+           "ValueError: x: list offers neither __cuda_array_interface__ nor __dlpack__",
+           "ValueError: x: cannot tell where its memory lies",
+           "ValueError: x: DLPack device type 1 (1 is the host); the kernels take CUDA memory",
+           "ValueError: x: dtype i16; the exported kernels take",
+           "ValueError: x: strides (1, 2); the kernels take contiguous (row-major) arrays",
+           "ValueError: y: dtype bf16; expected f32",
+           "ValueError: x: its data starts at 0x7f0000000008, not 16-byte aligned",
+           "ValueError: pass out=: outputs are allocated with torch or CuPy only (the inputs are DLFake)"})
     EXPECT_NE(out.find(expected), std::string::npos) << "missing: " << expected << "\n" << out;
   EXPECT_EQ(out.find("not refused"), std::string::npos) << out;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The package `soltune export --format python` writes, on a GPU with PyTorch: each problem's function
 against PyTorch's own operation at many shapes, from torch tensors (and CuPy arrays where CuPy is
-installed), with out=, under torch.compile(fullgraph=True) through torch.ops.soltune, inside a
+installed, and one known only by DLPack), with out=, under torch.compile(fullgraph=True) through torch.ops.soltune, inside a
 captured CUDA graph; bad arguments refused; and the host time of a call from Python against the same
 entry point called through ctypes alone.
 
@@ -87,6 +87,22 @@ for p in present:
             check(False, "%s: %s refused" % (p, what))
         except ValueError as e:
             check(True, "%s: %s refused (%s)" % (p, what, e))
+    # An array known only by DLPack (as JAX's spread over GPUs): read from its DLTensor; out= given.
+    class OnlyDLPack:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    want = fn(x)
+    got = torch.full_like(want, float("nan"))
+    fn(OnlyDLPack(x), out=got)
+    torch.cuda.synchronize()
+    check(torch.allclose(got, want), "%s from an array known only by DLPack" % p)
     try:
         import cupy
         cx = cupy.asarray(x.cpu().numpy())

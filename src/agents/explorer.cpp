@@ -7,13 +7,7 @@ namespace soltune {
 
 double config_distance(const Space& s, const Config& a, const Config& b) {
   double d = 0;
-  for (size_t i = 0; i < s.knobs().size(); ++i) {
-    const auto& v = s.knobs()[i].values;
-    if (v.size() < 2) continue;
-    const auto ia = std::find(v.begin(), v.end(), a.values[i]) - v.begin();
-    const auto ib = std::find(v.begin(), v.end(), b.values[i]) - v.begin();
-    d += std::abs(static_cast<double>(ia - ib)) / static_cast<double>(v.size() - 1);
-  }
+  for (size_t i = 0; i < s.knobs().size(); ++i) d += std::abs(s.place(i, a.values[i]) - s.place(i, b.values[i]));
   return d;
 }
 

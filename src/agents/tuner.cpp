@@ -17,14 +17,14 @@ std::optional<Config> climb_from(const Space& s, const Population& p, Rng& rng) 
   return std::nullopt;  // every elite neighbourhood is spent: a local optimum
 }
 
-// One step of one or two knobs to an adjacent value (wrapping never: steps stay local).
+// One step of one or two knobs to the next value up or down (wrapping never: steps stay local).
 Config step(const Space& s, Config c, Rng& rng) {
   const int knobs = rng.chance(0.5) ? 1 : 2;
   for (int k = 0; k < knobs; ++k) {
     const auto i = rng.below(s.knobs().size());
-    const auto& v = s.knobs()[i].values;
+    const auto& v = s.ordered(i);
     if (v.size() < 2) continue;
-    const auto at = static_cast<int64_t>(std::find(v.begin(), v.end(), c.values[i]) - v.begin());
+    const auto at = static_cast<int64_t>(std::lower_bound(v.begin(), v.end(), c.values[i]) - v.begin());
     int64_t j = at + (rng.chance(0.5) ? 1 : -1);
     if (j < 0) j = 1;
     if (j >= static_cast<int64_t>(v.size())) j = static_cast<int64_t>(v.size()) - 2;

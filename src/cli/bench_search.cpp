@@ -149,6 +149,14 @@ std::string attach_template(Landscape& l, const std::filesystem::path& dir) {
   }
 }
 
+// Lists every knob's values of the landscape's variant in an order drawn from `seed`: the same space,
+// listed as another template might list it. The search must not lean on the listing order.
+void shuffle_values(Landscape& l, uint64_t seed) {
+  Rng rng(seed);
+  for (auto& k : l.problem.variants.front().knobs)
+    for (size_t i = k.values.size(); i > 1; --i) std::swap(k.values[i - 1], k.values[rng.below(i)]);
+}
+
 // How well the prior alone ranks the landscape: Spearman's rho between predicted and measured times
 // over the correct configurations, and the measured time of the model's top k over the best.
 nlohmann::json model_ranking(const Landscape& l) {
@@ -187,6 +195,7 @@ int bench_search_command(const std::vector<std::string>& args) {
   po::options_description desc("soltune bench-search options");
   std::vector<std::string> files;
   int seeds = 25, batch = 8, ahead = 1;
+  int64_t shuffle = -1;
   SearchOptions o;
   std::string strategies, templates;
   desc.add_options()("help,h", "this text")("landscape", po::value(&files)->multitoken(), "recorded landscapes (JSON)")(
@@ -201,6 +210,8 @@ int bench_search_command(const std::vector<std::string>& args) {
       "templates", po::value(&templates), "templates folder the landscapes' launch geometry comes from, for the model's prior "
       "(default: ./templates, $SOLTUNE_TEMPLATES, or the installed ones)")(
       "no-prior", "run every strategy without the model's prior (measurements only)")(
+      "shuffle-values", po::value(&shuffle),
+      "list every knob's values in an order drawn from this seed (the same space as another template might list it)")(
       "json", "print the results as JSON (with each strategy's curve: the median best-so-far per budget)");
   const auto parsed = parse_command(desc, args, "bench-search", "--landscape FILE... --seeds N [--json]");
   if (!parsed) return 0;
@@ -220,6 +231,7 @@ int bench_search_command(const std::vector<std::string>& args) {
   for (const auto& f : files) {
     auto l = load_landscape(f);
     const auto why = prior ? attach_template(l, template_dir) : std::string("--no-prior");
+    if (shuffle >= 0) shuffle_values(l, static_cast<uint64_t>(shuffle));
     const auto cap = static_cast<int64_t>(l.results.size());
     const auto name = std::filesystem::path(f).stem().string();
     std::map<std::string, std::vector<Trace>> traces;

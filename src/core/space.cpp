@@ -8,7 +8,19 @@
 namespace soltune {
 
 Space::Space(const VariantSpec& v, Bindings fixed)
-    : variant_(&v), knobs_(&v.knobs), constraints_(&v.constraints), presets_(&v.presets), fixed_(std::move(fixed)) {}
+    : variant_(&v), knobs_(&v.knobs), constraints_(&v.constraints), presets_(&v.presets), fixed_(std::move(fixed)) {
+  for (const auto& k : v.knobs) {
+    auto& o = ordered_.emplace_back(k.values);
+    std::sort(o.begin(), o.end());
+  }
+}
+
+double Space::place(size_t knob, int64_t value) const {
+  const auto& o = ordered_[knob];
+  if (o.size() < 2) return 0.0;
+  const auto at = std::lower_bound(o.begin(), o.end(), value) - o.begin();
+  return static_cast<double>(at) / static_cast<double>(o.size() - 1);
+}
 
 std::vector<std::pair<std::string, Config>> Space::presets() const {
   std::vector<std::pair<std::string, Config>> out;
@@ -123,8 +135,8 @@ bool Space::sparse() const {
 std::vector<Config> Space::neighbours(const Config& c) const {
   std::vector<Config> out;
   for (size_t i = 0; i < knobs().size(); ++i) {
-    const auto& vals = knobs()[i].values;
-    auto pos = std::find(vals.begin(), vals.end(), c.values[i]) - vals.begin();
+    const auto& vals = ordered_[i];
+    auto pos = std::lower_bound(vals.begin(), vals.end(), c.values[i]) - vals.begin();
     for (long d : {-1L, 1L}) {
       long j = pos + d;
       if (j < 0 || j >= static_cast<long>(vals.size())) continue;

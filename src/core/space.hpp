@@ -46,7 +46,11 @@ class Space {
   // the answer is the space's, whatever was drawn before): rejection would then cost hundreds of
   // legality checks per sample, and a search that draws many samples a round would stall.
   bool sparse() const;
-  std::vector<Config> neighbours(const Config& c) const;             // legal one-knob steps
+  // A knob's values in numeric order: the search's notion of near, whatever order the template
+  // lists them in. place(): a value's position in it, 0 to 1 (0 where the knob has one value).
+  const std::vector<int64_t>& ordered(size_t knob) const { return ordered_[knob]; }
+  double place(size_t knob, int64_t value) const;
+  std::vector<Config> neighbours(const Config& c) const;  // legal one-knob steps to the next value up or down
   // Legal one-knob variants of c that give a knob a value outside `earlier` (knob -> the values an
   // earlier version of the template took): what that version's best could not try. Knobs `earlier`
   // does not name are left alone (nothing is known of them).
@@ -74,6 +78,7 @@ class Space {
   const std::vector<Expr>* constraints_;
   const std::vector<Preset>* presets_;
   Bindings fixed_;
+  std::vector<std::vector<int64_t>> ordered_;  // each knob's values, sorted
   mutable std::optional<std::vector<Config>> legal_;  // all_legal(), once asked for
   mutable std::optional<bool> sparse_;                // sparse(), once asked for
 };

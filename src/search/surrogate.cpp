@@ -47,10 +47,7 @@ Surrogate::Surrogate(const Space& s) : space_(s) {
 
 std::vector<double> Surrogate::position(const Config& c) const {
   std::vector<double> p;
-  for (size_t i = 0; i < space_.knobs().size(); ++i) {
-    const auto& v = space_.knobs()[i].values;
-    p.push_back(v.size() < 2 ? 0.0 : static_cast<double>(index_of(v, c.values[i])) / static_cast<double>(v.size() - 1));
-  }
+  for (size_t i = 0; i < space_.knobs().size(); ++i) p.push_back(space_.place(i, c.values[i]));
   return p;
 }
 

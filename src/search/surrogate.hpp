@@ -40,7 +40,7 @@ class Surrogate {
   static constexpr double kFailure = 1.386;  // log 4: a failure without a time counts as 4x the prediction
 
  private:
-  std::vector<double> position(const Config& c) const;  // knob value indices, each scaled to [0, 1]
+  std::vector<double> position(const Config& c) const;  // each knob value's place in numeric order, in [0, 1]
   std::vector<size_t> features(const Config& c) const;  // one-hot indices, one per knob
   void fit();
 

@@ -295,6 +295,23 @@ def budgets(records):
     return out + [""]
 
 
+def python_calls(records):
+    """The host time of one call of an exported kernel: from C++, ctypes, the Python package, torch."""
+    rows = [r for r in records if r["set"] == "python_call"]
+    if not rows:
+        return []
+    out = ["| call | us a call (median of 7 rounds) | rounds | card | date | command |", "| --- | ---: | --- | --- | --- | --- |"]
+    for r in rows:
+        for name, what in (("cpp", "the package's C entry point from a C++ loop"), ("ctypes", "the same through ctypes"),
+                           ("package", "the package's function, out= given"),
+                           ("package+", "the package's function, its output allocated"),
+                           ("torch", "torch's own operation (eager)")):
+            t = r["times_us"][name]
+            out.append(f"| {what} | {r['median_us'][name]:.2f} | {min(t):.2f}-{max(t):.2f} | {r['card']} | {r['date']} | "
+                       f"{code(r['command'])} |")
+    return out + [""]
+
+
 def tuned_only(records, problem):
     t, shapes = Table(), []
     for r in records:
@@ -416,6 +433,12 @@ def render(doc):
           "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end."],
          budgets(recs)),
         ("pnpoly (point in polygon)", [], tuned_only(recs, "pnpoly")),
+        ("A call from Python",
+         ["The host's time per call of the exported GELU (f32, n = 1024, where the host bounds back-to-back",
+          "calls: the GPU synchronized after 20,000 of them), through the Python package `soltune export",
+          "--format python` writes and beside the same entry point called from C++. The package's checks",
+          "(dtype, shape, contiguity, alignment, device) and its stream lookup are the difference."],
+         python_calls(recs)),
         ("Every memory-bound problem through the exported header at 30 drawn shapes",
          ["Each problem tuned briefly at two shapes, exported, then called through the header at 30 shapes",
           "drawn from a fixed seed (`tests/export/flat_sweep_check.cu`, `rows_sweep_check.cu`), checked against a",

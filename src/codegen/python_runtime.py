@@ -28,6 +28,8 @@ _BY_DLPACK = {(0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64", (1, 
               (1, 32): "u32", (1, 64): "u64", (2, 16): "f16", (2, 32): "f32", (2, 64): "f64", (4, 16): "bf16",
               (6, 8): "bool"}
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13  # DLPack device types the kernels can read
+_MODULE_OF = {}    # an array's type -> its library's top module ("torch", "cupy", ...)
+_TORCH_DTYPE = {}  # torch's dtype objects -> soltune's names, filled as they are met
 
 
 class _DLDevice(ctypes.Structure):
@@ -69,6 +71,8 @@ def _build():
 
 def _library():
     global _lib
+    if _lib is not None:  # loaded: no lock needed to read it
+        return _lib
     with _lock:
         if _lib is None:
             path = os.path.join(_HERE, "_kernels.so")
@@ -207,15 +211,21 @@ class _Array:
 
     def __init__(self, name, obj):
         self.name, self.obj, self.lib, self.device = name, obj, None, None
-        mod = type(obj).__module__.split(".")[0]
+        cls = type(obj)
+        mod = _MODULE_OF.get(cls)
+        if mod is None:
+            mod = _MODULE_OF.setdefault(cls, cls.__module__.split(".")[0])
         if mod == "torch":
             if not obj.is_cuda:
                 raise ValueError("%s: a tensor on %s; the kernels take CUDA tensors" % (name, obj.device))
-            self.lib, self.device = "torch", obj.device.index
+            self.lib, self.device = "torch", obj.get_device()
             self.ptr, self.shape = obj.data_ptr(), tuple(obj.shape)
-            self.strides = tuple(obj.stride())
-            self.dtype = _BY_TORCH.get(str(obj.dtype).replace("torch.", ""))
-            self.dtype_text = str(obj.dtype)
+            self.strides = obj.stride()
+            t = obj.dtype
+            self.dtype = _TORCH_DTYPE.get(t)
+            if self.dtype is None:
+                self.dtype = _TORCH_DTYPE.setdefault(t, _BY_TORCH.get(str(t).replace("torch.", "")))
+            self.dtype_text = str(t)
             return
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is None and hasattr(obj, "__dlpack__"):
@@ -300,7 +310,8 @@ def _stream(stream, first):
         return int(stream)
     if first.lib == "torch":
         import torch
-        return torch.cuda.current_stream(first.obj.device).cuda_stream
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # the handle alone: no Stream object
+        return raw(first.device) if raw else torch.cuda.current_stream(first.obj.device).cuda_stream
     if first.lib == "cupy":
         import cupy
         return cupy.cuda.get_current_stream().ptr
@@ -317,6 +328,20 @@ class _Problem:
                                 for a in meta["args"] for e in a["shape"] for kind, v in _tokens(e))
         self.inputs = [a for a in meta["args"] if a["role"] in ("in", "constant", "inout")]
         self.outputs = [a for a in meta["args"] if a["role"] == "out"]
+        self.names = [a["name"] for a in meta["args"]]
+        self.workspace_args = [a for a in meta["args"] if a["role"] == "workspace"]
+        self.ptr_type = ctypes.c_void_p * len(meta["args"])
+        self.size_type = ctypes.c_longlong * len(meta["sizes"])
+        self.entries = {}  # dtype -> the entry point, its argument types set
+
+    def entry(self, dtype):
+        fn = self.entries.get(dtype)
+        if fn is None:
+            fn = getattr(_library(), "soltune_py_%s_%s" % (self.meta["name"], dtype))
+            fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            fn.restype = ctypes.c_int
+            self.entries[dtype] = fn
+        return fn
 
     def bind(self, args, out, sizes):
         """The call's arrays by argument name, its dtype, its sizes and device; ValueError otherwise."""
@@ -336,17 +361,16 @@ class _Problem:
             arrays[a["name"]] = _Array(a["name"], x)
         first = arrays[self.inputs[0]["name"]]
         # A call like one checked before (dtypes, shapes, strides, sizes) needs only its pointers checked.
-        key = (tuple((n, x.dtype, x.shape, x.strides) for n, x in arrays.items()), tuple(sorted(sizes.items())))
+        key = (tuple((n, x.dtype, x.shape, x.strides) for n, x in arrays.items()), tuple(sorted(sizes.items())) if sizes else ())
         known = self.checked.get(key)
         if known is not None:
             dtype, env = known
+            device = _device_of(first)
             for x in arrays.values():
                 if x.ptr % 16 != 0:
                     raise ValueError("%s: its data starts at 0x%x, not 16-byte aligned" % (x.name, x.ptr))
-            device = _device_of(first)
-            for name, x in arrays.items():
-                if _device_of(x) != device:
-                    raise ValueError("%s: on GPU %d, %s on GPU %d" % (name, _device_of(x), first.name, device))
+                if x is not first and _device_of(x) != device:
+                    raise ValueError("%s: on GPU %d, %s on GPU %d" % (x.name, _device_of(x), first.name, device))
             return arrays, dtype, env, device, first
         dtype = first.dtype if self.inputs[0]["dtype"] == "T" else None
         if dtype is None:
@@ -434,28 +458,24 @@ class _Problem:
     def call(self, args, out, stream, sizes):
         m = self.meta
         arrays, dtype, env, device, first = self.bind(args, out, sizes)
-        lib = _library()
         for a in self.outputs:
             if a["name"] not in arrays:
                 arrays[a["name"]] = _Array(a["name"], _allocate(first, self.dims(a, env), dtype))
         launch_stream = _stream(stream, first)
-        for a in m["args"]:
-            if a["role"] == "workspace":
-                # Zeroed once, and left zeroed by every kernel (the header's contract, which soltune
-                # checks of each candidate): one per device and stream, so that no two launches
-                # in flight share it.
-                dims = self.dims(a, env)
-                key = (a["name"], device, launch_stream, tuple(dims))
-                if key not in self.workspaces:
-                    want = dtype if a["dtype"] == "T" else a["dtype"]
-                    self.workspaces[key] = _zeros(first, dims, want)
-                arrays[a["name"]] = _Array(a["name"], self.workspaces[key])
-        keep = [arrays[a["name"]].obj for a in m["args"]]  # alive until the launch is queued
-        ptrs = (ctypes.c_void_p * len(m["args"]))(*[arrays[a["name"]].ptr for a in m["args"]])
-        sz = (ctypes.c_longlong * len(m["sizes"]))(*[int(env[s]) for s in m["sizes"]])
-        fn = getattr(lib, "soltune_py_%s_%s" % (m["name"], dtype))
-        code = fn(ctypes.c_int(device), ptrs, sz, ctypes.c_void_p(launch_stream))
-        del keep
+        for a in self.workspace_args:
+            # Zeroed once, and left zeroed by every kernel (the header's contract, which soltune
+            # checks of each candidate): one per device and stream, so that no two launches
+            # in flight share it.
+            dims = self.dims(a, env)
+            key = (a["name"], device, launch_stream, tuple(dims))
+            if key not in self.workspaces:
+                want = dtype if a["dtype"] == "T" else a["dtype"]
+                self.workspaces[key] = _zeros(first, dims, want)
+            arrays[a["name"]] = _Array(a["name"], self.workspaces[key])
+        # The arrays (in `arrays`) stay alive until the launch is queued.
+        ptrs = self.ptr_type(*[arrays[n].ptr for n in self.names])
+        sz = self.size_type(*[env[s] for s in m["sizes"]])
+        code = self.entry(dtype)(device, ptrs, sz, launch_stream)
         if code != 0:
             raise RuntimeError("%s: %s (no kernel serves %s, or the launch failed)" % (
                 m["name"], _error(code), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))

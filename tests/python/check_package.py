@@ -59,7 +59,7 @@ for p in present:
         check(not unserved, "%s %s: every one of 30 shapes served (unserved: %s)" % (p, dtype, unserved[:4]))
         check(worst <= TOL[dtype] * 4, "%s %s at 30 shapes: worst relative error %.3g" % (p, dtype, worst))
         x = torch.randn(shape_of(rng), device="cuda", dtype=dtype)
-        out = torch.full_like(x, float("nan"))
+        out = torch.full_like(fn(x), float("nan"))  # the output's shape (l1norm's is one element)
         r = fn(x, out=out)
         check(r is out and not torch.isnan(out).any().item(), "%s %s writes out=" % (p, dtype))
     x = torch.randn(shape_of(random.Random(1)), device="cuda")

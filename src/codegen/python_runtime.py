@@ -7,6 +7,7 @@ import ctypes
 import json
 import os
 import subprocess
+import sys
 import threading
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -216,6 +217,9 @@ class _Array:
         if mod is None:
             mod = _MODULE_OF.setdefault(cls, cls.__module__.split(".")[0])
         if mod == "torch":
+            global _TORCH
+            if _TORCH is None:
+                _TORCH = sys.modules["torch"]
             if not obj.is_cuda:
                 raise ValueError("%s: a tensor on %s; the kernels take CUDA tensors" % (name, obj.device))
             self.lib, self.device = "torch", obj.get_device()
@@ -302,6 +306,15 @@ def _allocate(like, dims, dtype):
                      % type(like.obj).__name__)
 
 
+_TORCH = None  # the torch module, once a torch tensor was met
+
+
+def _raw_stream(device):
+    """torch's current stream on device, as a handle."""
+    raw = getattr(_TORCH._C, "_cuda_getCurrentRawStream", None)  # the handle alone: no Stream object
+    return raw(device) if raw else _TORCH.cuda.current_stream(device).cuda_stream
+
+
 def _stream(stream, first):
     if stream is not None:
         for attr in ("cuda_stream", "ptr"):
@@ -309,9 +322,7 @@ def _stream(stream, first):
                 return int(getattr(stream, attr))
         return int(stream)
     if first.lib == "torch":
-        import torch
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # the handle alone: no Stream object
-        return raw(first.device) if raw else torch.cuda.current_stream(first.obj.device).cuda_stream
+        return _raw_stream(first.device)
     if first.lib == "cupy":
         import cupy
         return cupy.cuda.get_current_stream().ptr
@@ -333,6 +344,13 @@ class _Problem:
         self.ptr_type = ctypes.c_void_p * len(meta["args"])
         self.size_type = ctypes.c_longlong * len(meta["sizes"])
         self.entries = {}  # dtype -> the entry point, its argument types set
+        # torch calls whose every check passed once, by what the checks read of each tensor (dtype,
+        # shape, strides, device): the launch's fixed parts. Only the data pointers change.
+        self.torch_calls = {}
+        # The fast path passes the inputs' pointers, then the output's: where the entry point takes
+        # exactly these, in this order.
+        self.fast = self.names == [a["name"] for a in self.inputs + self.outputs] and len(self.outputs) == 1 and \
+            all(a["role"] in ("in", "out") for a in meta["args"])
 
     def entry(self, dtype):
         fn = self.entries.get(dtype)
@@ -455,7 +473,41 @@ class _Problem:
             raise RuntimeError("the device's attributes: %s" % _error(code))
         return dict(zip(_DEVICE_SYMBOLS, info))  # the order soltune_py_device_info writes them in
 
+    def torch_key(self, tensors):
+        """What the checks read of torch tensors, or None where one is not a torch tensor."""
+        key = []
+        for t in tensors:
+            if _MODULE_OF.get(type(t)) != "torch":
+                return None
+            key.append((t.dtype, t.shape, t.stride(), t.get_device()))
+        return tuple(key)
+
+    def call_torch(self, args, out):
+        """A torch call like one checked before: its alignment checked, then launched. None where the
+        call is not one (the full path then checks it, and remembers it)."""
+        tensors = args if out is None else args + (out,)
+        key = self.torch_key(tensors)
+        launch = self.torch_calls.get(key) if key is not None else None
+        if launch is None:
+            return None
+        dtype, device, sz, out_dims, out_dtype = launch
+        if out is None:
+            out = _TORCH.empty(out_dims, dtype=out_dtype, device=args[0].device)
+        ptrs = [t.data_ptr() for t in args]
+        ptrs.append(out.data_ptr())
+        for t, p in zip(tensors, ptrs):
+            if p % 16 != 0:
+                return None  # the full path names the argument
+        code = self.entry(dtype)(device, self.ptr_type(*ptrs), sz, _raw_stream(device))
+        if code != 0:
+            return None  # the full path raises with the sizes
+        return out
+
     def call(self, args, out, stream, sizes):
+        if self.fast and stream is None and not sizes and (out is None or not isinstance(out, (tuple, list))):
+            done = self.call_torch(args, out)
+            if done is not None:
+                return done
         m = self.meta
         arrays, dtype, env, device, first = self.bind(args, out, sizes)
         for a in self.outputs:
@@ -480,6 +532,11 @@ class _Problem:
             raise RuntimeError("%s: %s (no kernel serves %s, or the launch failed)" % (
                 m["name"], _error(code), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))
         results = tuple(arrays[a["name"]].obj for a in self.outputs)
+        if self.fast and stream is None and not sizes and first.lib == "torch" and len(self.torch_calls) < 1024:
+            # Remembered by the tensors as they were checked (the output too, where it was given).
+            key = self.torch_key(tuple(args) if out is None else tuple(args) + (out,))
+            if key is not None:
+                self.torch_calls[key] = (dtype, device, sz, tuple(results[0].shape), results[0].dtype)
         return results[0] if len(results) == 1 else results
 
     def choice(self, args, sizes):

@@ -131,6 +131,91 @@ refused(lambda: tuned.softmax(DLFake((4, 8))))                         # DLPack:
   EXPECT_EQ(out.find("not refused"), std::string::npos) << out;
 }
 
+// torch tensors take a fast path once a call of the same dtypes, shapes, strides and devices passed
+// every check: only the pointers' alignment is checked again. Shown with a stand-in torch module
+// (what the runtime reads of a tensor) and a stand-in entry point that records its launches (CI has
+// no GPU): the first call goes through the checks and is remembered, the second launches without
+// them, a misaligned one goes back through them and is refused by name, another shape is checked
+// anew, and the output is allocated where none is given.
+TEST_F(PythonExport, TorchCallsCheckedOnceTakeTheFastPathAndStillRefuseMisalignment) {
+  auto r = soltune("export --kb " + q(kb_) + " --problem softmax --format python --name tuned --allow-predicted -o " +
+                   q(tmp_ / "pkg"));
+  ASSERT_EQ(r.code, 0) << r;
+  write(tmp_ / "torch.py", R"(
+class _DType:
+    def __init__(self, name): self.name = name
+    def __str__(self): return "torch." + self.name
+float32, float16 = _DType("float32"), _DType("float16")
+class Tensor:
+    def __init__(self, shape, dtype=float32, ptr=0x7f0000000000, device=0):
+        self.shape, self.dtype, self.ptr, self.dev = tuple(shape), dtype, ptr, device
+        self.is_cuda, self.device = device >= 0, "cuda:%d" % device
+    def get_device(self): return self.dev
+    def data_ptr(self): return self.ptr
+    def stride(self):
+        out, step = [], 1
+        for d in reversed(self.shape):
+            out.insert(0, step)
+            step *= d
+        return tuple(out)
+allocated = []
+def empty(dims, dtype=None, device=None):
+    allocated.append(tuple(dims))
+    return Tensor(dims, dtype, 0x7f0000800000)
+class _C:
+    @staticmethod
+    def _cuda_getCurrentRawStream(device): return 0
+class library:  # no register_fake: the package registers no custom op
+    pass
+)");
+  r = python(R"(
+import torch, tuned
+rt = sys.modules["tuned"]
+launches = []
+class Entry:
+    def __call__(self, device, ptrs, sizes, stream):
+        launches.append((ptrs[0], ptrs[1], sizes[0], sizes[1]))
+        return 0
+class Lib:
+    def __getattr__(self, name):
+        setattr(self, name, Entry())
+        return getattr(self, name)
+rt._lib = Lib()
+checked = [0]
+bind = rt._Problem.bind
+def counting_bind(self, *a):
+    checked[0] += 1
+    return bind(self, *a)
+rt._Problem.bind = counting_bind
+x, y = torch.Tensor((4, 8)), torch.Tensor((4, 8), ptr=0x7f0000100000)
+print("first", tuned.softmax(x, out=y) is y, checked[0], len(launches))
+print("again", tuned.softmax(x, out=y) is y, checked[0], len(launches))
+try:
+    tuned.softmax(torch.Tensor((4, 8), ptr=0x7f0000000004), out=y)
+    print("misaligned not refused")
+except ValueError as e:
+    print("misaligned", e, checked[0], len(launches))
+print("other shape", tuned.softmax(torch.Tensor((2, 8)), out=torch.Tensor((2, 8), ptr=0x7f0000200000)).shape, checked[0], len(launches))
+try:
+    tuned.softmax(torch.Tensor((4, 8), dtype=torch.float16), out=y)
+    print("wrong dtype not refused")
+except ValueError as e:
+    print("wrong dtype", e, checked[0])
+z = tuned.softmax(x)
+print("allocated", z.shape, torch.allocated, checked[0], len(launches))
+z = tuned.softmax(x)
+print("allocated again", torch.allocated, checked[0], len(launches), launches[-1])
+)");
+  ASSERT_EQ(r.code, 0) << r << read(tmp_ / "stderr.txt");
+  const std::string out = read(tmp_ / "stdout.txt");
+  for (const char* expected : {
+           "first True 1 1", "again True 1 2",
+           "misaligned x: its data starts at 0x7f0000000004, not 16-byte aligned 2 2",
+           "other shape (2, 8) 3 3", "wrong dtype x: dtype f16", "allocated (4, 8) [(4, 8)] 5 4",
+           "allocated again [(4, 8), (4, 8)] 5 5 (139637976727552, 139637985116160, 4, 8)"})
+    EXPECT_NE(out.find(expected), std::string::npos) << "missing: " << expected << "\n" << out;
+}
+
 // Built at the first import instead (--build lazy), with the command export recorded; bad options
 // and a second problem for a one-problem format are refused with what was expected.
 TEST_F(PythonExport, ALazyBuildHappensAtFirstUseAndBadOptionsAreRefused) {

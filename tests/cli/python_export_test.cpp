@@ -35,33 +35,24 @@ class Fake:
         self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
                                          "version": 3, "strides": strides}
 
-# A DLPack producer's stand-in: a DLManagedTensor (laid out as dlpack.h declares it) in a capsule
-# named "dltensor", with no memory behind its pointer.
-import ctypes
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int), ("dtype", DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
-class DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+# A DLPack producer's stand-in: a DLManagedTensor in a capsule named "dltensor", with no memory behind
+# its pointer. Its bytes are spelled out from dlpack.h's layout on a 64-bit host (data; device type
+# and id; ndim; dtype code, bits, lanes; shape; strides; byte_offset; manager_ctx; deleter), apart
+# from the runtime's own reading of it.
+import ctypes, struct
 capsule_new = ctypes.pythonapi.PyCapsule_New
 capsule_new.restype = ctypes.py_object
 capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 class DLFake:
     def __init__(self, shape, code=2, bits=32, device=(2, 0), ptr=0x7f0000000000, strides=None):
-        self.device, self.held = device, DLManagedTensor()
+        self.device = device
         self.dims = (ctypes.c_int64 * len(shape))(*shape)
         self.steps = (ctypes.c_int64 * len(shape))(*strides) if strides else None
-        t = self.held.dl_tensor
-        t.data, t.device, t.ndim, t.dtype = ptr, DLDevice(*device), len(shape), DLDataType(code, bits, 1)
-        t.shape = ctypes.cast(self.dims, ctypes.POINTER(ctypes.c_int64))
-        if strides:
-            t.strides = ctypes.cast(self.steps, ctypes.POINTER(ctypes.c_int64))
+        steps = ctypes.addressof(self.steps) if strides else 0
+        self.held = ctypes.create_string_buffer(struct.pack(
+            "<QiiiBBHQQQQQ", ptr, device[0], device[1], len(shape), code, bits, 1, ctypes.addressof(self.dims),
+            steps, 0, 0, 0))
     def __dlpack_device__(self):
         return self.device
     def __dlpack__(self, stream=None):

@@ -71,6 +71,14 @@ class BadInput : public ::testing::Test {
     edit(problem_yaml(), bad, good);
   }
 
+  // broken(from, to, col, phrase): expect_broken_line for the good line `good` at `line`.
+  auto breaker(std::string good, int line) {
+    return [this, good = std::move(good), line](const std::string& from, const std::string& to, int col,
+                                                const std::string& phrase) {
+      expect_broken_line(good, line, from, to, col, phrase);
+    };
+  }
+
   // The message of the Error `f` throws; checks it starts with (or, wrapped by the config's error,
   // contains) "<file name>:<line>:" and, when col > 0, "<col>:", and that it holds every phrase.
   template <typename F>
@@ -481,9 +489,7 @@ TEST_F(BadInput, LibraryBaselines) {
   EXPECT_EQ(p.baseline_library->label, "cuBLAS");
   EXPECT_EQ(p.baseline_library->operands.at("c"), "y");
   EXPECT_EQ(p.baseline_label, "baseline");  // the kernels' label where none is given
-  auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
-    expect_broken_line(good, line, from, to, col, phrase);
-  };
+  const auto broken = breaker(good, line);
   broken("routine: cublaslt_gemm", "routine: cublas_gemm", 22, "unknown library routine 'cublas_gemm' (known: cublaslt_gemm, cublaslt_scaled_gemm)");
   broken("a: x,", "a: y,", 55, "'y' must be an input for cublaslt_gemm's a");
   broken("c: y,", "c: x,", 67, "'x' must be an output for cublaslt_gemm's c");
@@ -510,9 +516,7 @@ TEST_F(BadInput, TimedChecks) {
   const auto p = load();
   ASSERT_TRUE(p.timed_check);
   EXPECT_EQ(p.timed_check->operands.at("c"), "y");
-  auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
-    expect_broken_line(good, line, from, to, col, phrase);
-  };
+  const auto broken = breaker(good, line);
   broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection)");
   broken("routine: gemm_projection,", "routine: gemm_projection, label: x,", 42, "a check has no label");
   broken("c: y,", "c: x,", 50, "'x' must be an output for gemm_projection's c");
@@ -545,9 +549,7 @@ TEST_F(BadInput, ReferenceAndBaselineDefines) {
   EXPECT_EQ(define_options(p.baseline_defines, DType::bf16, Bindings{{"n", 4096}}),
             (std::vector<std::string>{"-DGELU_WIDTH=4096", "-DGELU_T=__nv_bfloat16"}));
   EXPECT_TRUE(p.reference_defines.empty());
-  auto broken = [&](const std::string& from, const std::string& to, int col, const std::string& phrase) {
-    expect_broken_line("  defines: {GELU_WIDTH: n, GELU_T: T}\n", line, from, to, col, phrase);
-  };
+  const auto broken = breaker("  defines: {GELU_WIDTH: n, GELU_T: T}\n", line);
   broken("GELU_WIDTH: n", "GELU_WIDTH: BLOCK", 25, "unknown name 'BLOCK'");
   broken("GELU_T: T}", "GELU_T: T, NEVER_SEEN: n}", 51, "define 'NEVER_SEEN' is never named in baseline.cu");
   // The reference's source takes its own.

@@ -370,7 +370,8 @@ void CudaRunner::run_checked(const Task& t, Candidate& c, const CompileResult& r
   }
   res.status = Status::ok;
   res.log = res.acc.summary() + "; " + std::to_string(timed.checked_reps) + " timed repetitions checked" +
-            (st.rotates() ? " (" + std::to_string(st.sets()) + " input sets rotated, no flush between them)" : "") + "; " + clock;
+            (st.rotates() ? " (" + std::to_string(st.sets()) + " input sets rotated, no flush between them)" : "") +
+            (timed.loop_acc.detail.empty() ? "" : ", the last " + timed.loop_acc.detail) + "; " + clock;
 }
 
 Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, const std::vector<CompileResult>& rs,

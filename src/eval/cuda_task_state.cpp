@@ -762,6 +762,8 @@ void TaskState::abandon_all() {
   flushed_prior_.abandon();
   stats_.abandon();
   for (auto& e : events_) e->abandon();
+  for (auto& e : check_marks_) e.abandon();
+  check_ws_.abandon();
   if (gate_) gate_->abandon();
   builtin_.lib.abandon();
   reference_.lib.abandon();

@@ -237,6 +237,7 @@ class TaskState {
   // Set by round_inputs from a kept round; read (and cleared) by the next compare_outputs.
   const std::vector<DeviceBuffer>* kept_results_ = nullptr;
   DeviceBuffer check_ws_;  // the check routine's temporaries, kept while large enough
+  Event check_marks_[3];   // around the check routine's projection and exact rows: their GPU time, for the log
   bool keep_rounds();  // whether a round's results are worth keeping and fit the device's free memory
   double reference_ms_ = 0;
   cudaError_t try_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);

@@ -76,10 +76,12 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   double atol = tol.atol, rtol = tol.rtol, mtol = tol.mtol.empty() ? 0.0 : tol.mtol.eval(bind_), zscore = kProjectionZscore;
   const std::string t = "<" + std::string(dtype_cpp(task_.dtype)) + ">";
   int r_int = static_cast<int>(r);
+  SOLTUNE_CUDA(cudaEventRecord(check_marks_[0].get(), stream()));
   launch_builtin("soltune_proj_b" + t, {&b, &n, &k, &trans_b, &seed, &y, &bsum, &bmax}, dim3(cdiv(k, 256), cdiv(n, 256)));
   launch_builtin("soltune_proj_a" + t, {&a, &m, &k, &y, &bsum, &bmax, &z, &msum, &mmax}, dim3(cdiv(m * 32, 256)));
   launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &k, &seed, &z, &msum, &mmax, &atol, &rtol, &mtol, &zscore, &proj_stats},
                  dim3(cdiv(m * 32, 256)));
+  SOLTUNE_CUDA(cudaEventRecord(check_marks_[1].get(), stream()));
   // 256 columns of 16 rows a block; k split until there are blocks for two waves.
   const int64_t tiles = int64_t{cdiv(n, 256)} * cdiv(r, kExactRowsPerBlock);
   const int64_t splits = std::clamp<int64_t>(2 * dev_->sms / tiles, 1, std::max<int64_t>(k / 256, 1));
@@ -89,9 +91,13 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
                  dim3(cdiv(n, 256), cdiv(r, kExactRowsPerBlock), cdiv(k, k_chunk)));
   launch_builtin("soltune_rows_compare" + t, {&c, &n, &rows, &r_int, &row_ref, &row_mag, &atol, &rtol, &mtol, &row_stats},
                  r * n);
+  SOLTUNE_CUDA(cudaEventRecord(check_marks_[2].get(), stream()));
   CompareStats cs[2]{};
   SOLTUNE_CUDA(cudaMemcpyAsync(cs, stats, sizeof cs, cudaMemcpyDeviceToHost, stream()));
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
+  float proj_ms = 0, rows_ms = 0;
+  SOLTUNE_CUDA(cudaEventElapsedTime(&proj_ms, check_marks_[0].get(), check_marks_[1].get()));
+  SOLTUNE_CUDA(cudaEventElapsedTime(&rows_ms, check_marks_[1].get(), check_marks_[2].get()));
   const CompareStats &proj = cs[0], &exact = cs[1];
 
   // The projection sees every element: it counts the unwritten and non-finite ones; the exact rows
@@ -104,9 +110,11 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   acc.unwritten += static_cast<int64_t>(proj.unwritten);
   add_errors(acc, exact, tol);
   const bool band_ok = rows_off == 0 && static_cast<double>(exact_off) <= (1.0 - tol.min_match) * static_cast<double>(exact.checked);
-  char buf[240];
-  std::snprintf(buf, sizeof buf, "checked by projection (%lld of %lld rows off, the worst at %.3g of its bound) and %lld exact rows",
-                static_cast<long long>(rows_off), m, proj.max_rel, static_cast<long long>(r));
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "checked by projection (%lld of %lld rows off, the worst at %.3g of its bound) and %lld exact rows "
+                "(on the GPU: %.3f ms and %.3f ms)",
+                static_cast<long long>(rows_off), m, proj.max_rel, static_cast<long long>(r), proj_ms, rows_ms);
   acc.detail = buf;
   acc.out_of_bounds += guard_damage(C);
   check_workspaces(acc);

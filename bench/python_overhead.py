@@ -18,7 +18,6 @@ The overhead reported is package - cpp. Needs PyTorch with CUDA.
 """
 import argparse
 import ctypes
-import importlib.util
 import json
 import os
 import statistics
@@ -29,6 +28,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from torch_reference import load_package  # bench/ is this script's folder, first on the path
 
 CPP = r"""
 #include <dlfcn.h>
@@ -68,16 +69,6 @@ int main(int argc, char** argv) {
 """
 
 
-def load_package(path):
-    path = os.path.abspath(path)
-    spec = importlib.util.spec_from_file_location(os.path.basename(path), os.path.join(path, "__init__.py"),
-                                                  submodule_search_locations=[path])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def per_call(fn, calls, rounds=7):
     """Median and range over rounds of the wall time per call of `calls` back-to-back calls (us)."""
     fn()
@@ -103,7 +94,7 @@ def main():
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
-    pkg = load_package(a.package)
+    pkg = load_package(a.package, os.path.basename(os.path.abspath(a.package)))
     x = torch.randn(a.n, device="cuda")
     y = torch.empty_like(x)
     f = getattr(pkg, a.problem)

@@ -213,7 +213,9 @@ def exported_fn(pkg, problem, out=None):
     def call(*args):
         x = args[0]
         if problem == "l1norm":
-            y = kept.setdefault("y", torch.empty((), dtype=x.dtype, device=x.device))
+            if "y" not in kept:
+                kept["y"] = torch.empty((), dtype=x.dtype, device=x.device)
+            y = kept["y"]
         else:
             y = out if out is not None else torch.empty_like(x)
         return f(*args, out=y)

@@ -251,19 +251,20 @@ class _Array:
         unconsumed (its destructor returns the tensor to the producer) and is kept alive with this
         object, until the launch is queued. The producer's work is ordered before the legacy default
         stream (stream=1), which every blocking stream waits for."""
-        where = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else None
-        if where is not None and int(where[0]) not in (_DL_CUDA, _DL_CUDA_MANAGED):
-            raise ValueError("%s: DLPack device type %d (1 is the host); the kernels take CUDA memory"
-                             % (self.name, int(where[0])))
+        def refuse_unless_cuda(device_type):
+            if device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+                raise ValueError("%s: DLPack device type %d (1 is the host); the kernels take CUDA memory"
+                                 % (self.name, device_type))
+
+        if hasattr(obj, "__dlpack_device__"):  # asked first: no capsule is made for host memory
+            refuse_unless_cuda(int(obj.__dlpack_device__()[0]))
         try:
             capsule = obj.__dlpack__(stream=1)
         except TypeError:  # a producer that takes no stream
             capsule = obj.__dlpack__()
         address = _capsule_pointer(capsule, b"dltensor")
         t = _DLManagedTensor.from_address(address).dl_tensor
-        if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
-            raise ValueError("%s: DLPack device type %d (1 is the host); the kernels take CUDA memory"
-                             % (self.name, t.device.device_type))
+        refuse_unless_cuda(t.device.device_type)
         self.lib, self.keep, self.device = "dlpack", capsule, int(t.device.device_id)
         self.ptr = (t.data or 0) + int(t.byte_offset)
         self.shape = tuple(int(t.shape[i]) for i in range(t.ndim))
@@ -490,18 +491,22 @@ class _Problem:
         launch = self.torch_calls.get(key) if key is not None else None
         if launch is None:
             return None
-        dtype, device, sz, out_dims, out_dtype = launch
+        dtype, device, env, sz, out_dims, out_dtype = launch
         if out is None:
             out = _TORCH.empty(out_dims, dtype=out_dtype, device=args[0].device)
         ptrs = [t.data_ptr() for t in args]
         ptrs.append(out.data_ptr())
-        for t, p in zip(tensors, ptrs):
-            if p % 16 != 0:
-                return None  # the full path names the argument
+        if any(p % 16 for p in ptrs):
+            return None  # the full path names the argument
         code = self.entry(dtype)(device, self.ptr_type(*ptrs), sz, _raw_stream(device))
         if code != 0:
-            return None  # the full path raises with the sizes
+            self.launch_failed(code, env)
         return out
+
+    def launch_failed(self, code, env):
+        m = self.meta
+        raise RuntimeError("%s: %s (no kernel serves %s, or the launch failed)" % (
+            m["name"], _error(code), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))
 
     def call(self, args, out, stream, sizes):
         if self.fast and stream is None and not sizes and (out is None or not isinstance(out, (tuple, list))):
@@ -529,14 +534,13 @@ class _Problem:
         sz = self.size_type(*[env[s] for s in m["sizes"]])
         code = self.entry(dtype)(device, ptrs, sz, launch_stream)
         if code != 0:
-            raise RuntimeError("%s: %s (no kernel serves %s, or the launch failed)" % (
-                m["name"], _error(code), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))
+            self.launch_failed(code, env)
         results = tuple(arrays[a["name"]].obj for a in self.outputs)
         if self.fast and stream is None and not sizes and first.lib == "torch" and len(self.torch_calls) < 1024:
             # Remembered by the tensors as they were checked (the output too, where it was given).
             key = self.torch_key(tuple(args) if out is None else tuple(args) + (out,))
             if key is not None:
-                self.torch_calls[key] = (dtype, device, sz, tuple(results[0].shape), results[0].dtype)
+                self.torch_calls[key] = (dtype, device, env, sz, tuple(results[0].shape), results[0].dtype)
         return results[0] if len(results) == 1 else results
 
     def choice(self, args, sizes):

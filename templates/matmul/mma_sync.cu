@@ -22,12 +22,15 @@ namespace mma_sync_detail {
 // The mma.sync flavour for the input type (f16 or bf16), and a pair of floats packed into it.
 template <typename T> constexpr bool kHalf = false;
 template <> constexpr bool kHalf<__half> = true;
+template <typename T> constexpr bool kBf16 = false;
+template <> constexpr bool kBf16<__nv_bfloat16> = true;
 #define SOLTUNE_MMA_SYNC(TYPE)                                                                            \
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE                                     \
                ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                   \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                           \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 template <typename T> struct Mma {
+  static_assert(kHalf<T> || kBf16<T>, "mma.sync m16n8k16 takes f16 or bf16");
   static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     if constexpr (kHalf<T>) SOLTUNE_MMA_SYNC("f16");
     else SOLTUNE_MMA_SYNC("bf16");

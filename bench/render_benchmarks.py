@@ -78,6 +78,14 @@ class Table:
         row.setdefault(r["source"], r)
         row.setdefault("records", []).append(r)
 
+    def join(self, name, peers, key):
+        """Puts beside each row, as row[name], the peer record of its set and shape (cuBLAS's or
+        PyTorch's time) that `peers` holds under key(the row's key), where there is one."""
+        for k, row in self.rows.items():
+            if (p := peers.get(key(k))) is not None:
+                row["records"].append(p)
+                row[name] = p
+
     def letter(self, row):
         return "abcdefghijklmnopqrstuvwxyz"[self.sets.index(row["set"])]
 
@@ -177,9 +185,7 @@ def matmul(records):
     cublas = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["problem"] == "matmul" and r["source"] == "cublas"}
     for (s, variant, shape, dtype), row in t.rows.items():
         row.update(variant=variant, shape=shape, dtype=dtype, order_set=t.sets.index(s))
-        if (s, shape, dtype) in cublas:
-            row["records"].append(cublas[(s, shape, dtype)])
-            row["cublas"] = cublas[(s, shape, dtype)]
+    t.join("cublas", cublas, lambda k: (k[0], k[2], k[3]))
     if not t.rows:
         return []
 
@@ -216,9 +222,7 @@ def on_card(records):
     torch = {(r["set"], r["shape"]): r for r in records if "card" in r and r["source"] == "cublas"}
     for (s, variant, shape), row in t.rows.items():
         row.update(variant=variant, shape=shape, order_set=t.sets.index(s), card=row["tune"]["card"])
-        if (s, shape) in torch:
-            row["records"].append(torch[(s, shape)])
-            row["torch"] = torch[(s, shape)]
+    t.join("torch", torch, lambda k: (k[0], k[2]))
     if not t.rows:
         return []
 
@@ -251,9 +255,7 @@ def fp8(records):
     torch = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["source"] == "scaled_mm"}
     for (s, shape, dtype), row in t.rows.items():
         row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
-        if (s, shape, dtype) in torch:
-            row["records"].append(torch[(s, shape, dtype)])
-            row["torch"] = torch[(s, shape, dtype)]
+    t.join("torch", torch, lambda k: k)
     if not t.rows:
         return []
 

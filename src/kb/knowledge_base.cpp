@@ -6,12 +6,14 @@
 
 #include <cerrno>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "core/error.hpp"
 #include "kb/kb_impl.hpp"
 #include "kb/schema.hpp"
+#include "kb/table_columns.hpp"
 
 namespace soltune {
 namespace fs = std::filesystem;
@@ -104,40 +106,17 @@ int64_t KnowledgeBase::gpu_id(const DeviceInfo& d, TimeKind kind) {
   auto& db = impl_->db;
   sqlite::Transaction tx(db);
   // Everything but the identity is "as last seen": drivers are upgraded, ceilings re-measured.
-  static constexpr const char* kFacts[] = {
-      "cc_major", "cc_minor", "sms", "l2_bytes", "mem_bytes", "smem_per_sm", "smem_per_block",
-      "smem_per_block_optin", "regs_per_sm", "regs_per_block", "max_threads_per_sm", "max_threads_per_block",
-      "max_blocks_per_sm", "warp_size", "clock_khz", "driver_version", "runtime_version", "nvrtc_version",
-      "datasheet_mem_bw", "datasheet_fp32", "datasheet_tensor_16", "has_measured", "measured_mem_bw",
-      "measured_fp32", "measured_tensor_16", "measured_read_bw", "datasheet_tensor_8", "measured_tensor_8",
-      "measured_tensor_16_probe", "measured_tensor_8_probe"};
-  std::string cols, params, updates;
-  for (const std::string c : kFacts) {
-    cols += ", " + c;
-    params += ", :" + c;
-    updates += c + " = excluded." + c + ", ";
-  }
-  auto ins = db.prepare("INSERT INTO gpus (name, uuid, kind" + cols + ") VALUES (:name, :uuid, :kind" + params +
-                        ") ON CONFLICT (name, uuid, kind) DO UPDATE SET " + updates +
-                        "last_seen_at = " + kb::kNowSql);
-  const Ceilings m = d.measured.value_or(Ceilings{});
-  ins.bind("name", d.name).bind("uuid", d.uuid).bind("kind", time_kind_name(kind));
-  ins.bind("cc_major", d.cc_major).bind("cc_minor", d.cc_minor).bind("sms", d.sms);
-  ins.bind("l2_bytes", d.l2_bytes).bind("mem_bytes", d.mem_bytes);
-  ins.bind("smem_per_sm", d.smem_per_sm).bind("smem_per_block", d.smem_per_block);
-  ins.bind("smem_per_block_optin", d.smem_per_block_optin);
-  ins.bind("regs_per_sm", d.regs_per_sm).bind("regs_per_block", d.regs_per_block);
-  ins.bind("max_threads_per_sm", d.max_threads_per_sm).bind("max_threads_per_block", d.max_threads_per_block);
-  ins.bind("max_blocks_per_sm", d.max_blocks_per_sm).bind("warp_size", d.warp_size).bind("clock_khz", d.clock_khz);
-  ins.bind("driver_version", d.driver_version).bind("runtime_version", d.runtime_version);
-  ins.bind("nvrtc_version", d.nvrtc_version);
-  ins.bind("datasheet_mem_bw", d.datasheet.mem_bw).bind("datasheet_fp32", d.datasheet.fp32);
-  ins.bind("datasheet_tensor_16", d.datasheet.tensor_16);
-  ins.bind("has_measured", d.measured.has_value());
-  ins.bind("measured_mem_bw", m.mem_bw).bind("measured_fp32", m.fp32).bind("measured_tensor_16", m.tensor_16);
-  ins.bind("measured_read_bw", m.read_bw).bind("datasheet_tensor_8", d.datasheet.tensor_8);
-  ins.bind("measured_tensor_8", m.tensor_8).bind("measured_tensor_16_probe", m.tensor_16_probe);
-  ins.bind("measured_tensor_8_probe", m.tensor_8_probe);
+  const auto& cols = kb::gpu_columns();
+  std::string updates;
+  for (const auto& c : cols)
+    if (c.written && std::ranges::find(kb::kGpuIdentity, c.name) == std::end(kb::kGpuIdentity))
+      updates += c.name + " = excluded." + c.name + ", ";
+  auto ins = db.prepare("INSERT INTO gpus (" + kb::written_names(cols) + ") VALUES (" + kb::written_names(cols, ":") +
+                        ") ON CONFLICT (name, uuid, kind) DO UPDATE SET " + updates + "last_seen_at = " + kb::kNowSql);
+  GpuRecord row;
+  row.device = d;
+  row.kind = kind;
+  kb::bind_written(ins, cols, row);
   ins.run();
   int64_t id = 0;
   {
@@ -154,16 +133,13 @@ int64_t KnowledgeBase::begin_run(const RunInfo& r, int64_t gpu_id) {
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;
   // INSERT ... SELECT inserts nothing for an unknown GPU, which is then reported by id.
-  auto st = db.prepare(
-      "INSERT INTO runs (gpu_id, problem, config_path, seed, backend, budget, soltune_version, command_line, toolchain, "
-      "settings, pid, host) "
-      "SELECT id, :problem, :config_path, :seed, :backend, :budget, :soltune_version, :command_line, :toolchain, "
-      ":settings, :pid, :host FROM gpus WHERE id = :gpu_id");
-  st.bind("gpu_id", gpu_id).bind("problem", r.problem).bind("config_path", r.config_path);
-  st.bind("seed", static_cast<int64_t>(r.seed));  // the bits; read back as uint64
-  st.bind("backend", r.backend).bind("budget", r.budget_text).bind("soltune_version", r.soltune_version);
-  st.bind("command_line", r.command_line).bind("toolchain", r.toolchain);
-  st.bind("settings", r.settings).bind("pid", r.pid).bind("host", r.host);
+  const auto& cols = kb::run_columns();
+  auto st = db.prepare("INSERT INTO runs (gpu_id, " + kb::written_names(cols) + ") SELECT id, " + kb::written_names(cols, ":") +
+                       " FROM gpus WHERE id = :gpu_id");
+  st.bind("gpu_id", gpu_id);
+  RunRecord row;
+  row.info = r;
+  kb::bind_written(st, cols, row);
   st.run();
   if (db.changes() == 0) throw Error(db.path() + ": no GPU with id " + std::to_string(gpu_id));
   return db.last_insert_rowid();

@@ -11,6 +11,7 @@
 #include "core/sol.hpp"
 #include "kb/kb_impl.hpp"
 #include "kb/result_columns.hpp"
+#include "kb/table_columns.hpp"
 
 namespace soltune {
 namespace {
@@ -200,27 +201,7 @@ std::vector<RunRecord> KnowledgeBase::runs() const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare("SELECT * FROM runs ORDER BY id");
   std::vector<RunRecord> out;
-  while (st.step()) {
-    RunRecord r;
-    r.id = st.i64("id");
-    r.gpu_id = st.i64("gpu_id");
-    r.info.problem = st.text("problem");
-    r.info.config_path = st.text("config_path");
-    r.info.seed = static_cast<uint64_t>(st.i64("seed"));
-    r.info.backend = st.text("backend");
-    r.info.budget_text = st.text("budget");
-    r.info.soltune_version = st.text("soltune_version");
-    r.info.command_line = st.text("command_line");
-    r.info.toolchain = st.text("toolchain");
-    r.info.settings = st.text("settings");
-    r.info.pid = st.i64("pid");
-    r.info.host = st.text("host");
-    r.status = st.text("status");
-    r.started_at = st.text("started_at");
-    r.finished_at = st.text("finished_at");  // NULL reads as ""
-    r.notes = st.text("notes");
-    out.push_back(std::move(r));
-  }
+  while (st.step()) out.push_back(kb::read_row(st, kb::run_columns()));
   return out;
 }
 
@@ -228,47 +209,7 @@ std::vector<GpuRecord> KnowledgeBase::gpus() const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare("SELECT * FROM gpus ORDER BY id");
   std::vector<GpuRecord> out;
-  while (st.step()) {
-    GpuRecord g;
-    DeviceInfo& d = g.device;
-    g.id = st.i64("id");
-    d.name = st.text("name");
-    d.uuid = st.text("uuid");
-    g.kind = st.text("kind") == "predicted" ? TimeKind::predicted : TimeKind::measured;
-    d.cc_major = st.i32("cc_major");
-    d.cc_minor = st.i32("cc_minor");
-    d.sms = st.i32("sms");
-    d.l2_bytes = st.i64("l2_bytes");
-    d.mem_bytes = st.i64("mem_bytes");
-    d.smem_per_sm = st.i32("smem_per_sm");
-    d.smem_per_block = st.i32("smem_per_block");
-    d.smem_per_block_optin = st.i32("smem_per_block_optin");
-    d.regs_per_sm = st.i32("regs_per_sm");
-    d.regs_per_block = st.i32("regs_per_block");
-    d.max_threads_per_sm = st.i32("max_threads_per_sm");
-    d.max_threads_per_block = st.i32("max_threads_per_block");
-    d.max_blocks_per_sm = st.i32("max_blocks_per_sm");
-    d.warp_size = st.i32("warp_size");
-    d.clock_khz = st.i32("clock_khz");
-    d.driver_version = st.i32("driver_version");
-    d.runtime_version = st.i32("runtime_version");
-    d.nvrtc_version = st.i32("nvrtc_version");
-    // Columns added after a file was written read back as NULL (NaN): not measured.
-    auto real0 = [&](const char* c) { return std::isnan(st.real(c)) ? 0.0 : st.real(c); };
-    d.datasheet = {st.real("datasheet_mem_bw"), st.real("datasheet_fp32"), st.real("datasheet_tensor_16"),
-                   "datasheet"};
-    d.datasheet.tensor_8 = real0("datasheet_tensor_8");
-    if (st.i64("has_measured") != 0) {
-      d.measured = Ceilings{st.real("measured_mem_bw"), st.real("measured_fp32"), st.real("measured_tensor_16"),
-                            "measured", real0("measured_read_bw")};
-      d.measured->tensor_8 = real0("measured_tensor_8");
-      d.measured->tensor_16_probe = real0("measured_tensor_16_probe");
-      d.measured->tensor_8_probe = real0("measured_tensor_8_probe");
-    }
-    g.first_seen_at = st.text("first_seen_at");
-    g.last_seen_at = st.text("last_seen_at");
-    out.push_back(std::move(g));
-  }
+  while (st.step()) out.push_back(kb::read_row(st, kb::gpu_columns()));
   return out;
 }
 

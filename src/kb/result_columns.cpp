@@ -5,15 +5,10 @@
 
 #include "core/error.hpp"
 #include "core/fields.hpp"
+#include "kb/columns.hpp"
 
 namespace soltune::kb {
 namespace {
-
-void get(const sqlite::Stmt& st, const char* n, double& v) { v = st.real(n); }
-void get(const sqlite::Stmt& st, const char* n, int& v) { v = st.i32(n); }
-void get(const sqlite::Stmt& st, const char* n, int64_t& v) { v = st.i64(n); }
-void get(const sqlite::Stmt& st, const char* n, bool& v) { v = st.i64(n) != 0; }
-void get(const sqlite::Stmt& st, const char* n, std::string& v) { v = st.text(n); }
 
 ColumnValue value_of(int v) { return int64_t{v}; }
 ColumnValue value_of(int64_t v) { return v; }

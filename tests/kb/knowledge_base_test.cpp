@@ -515,6 +515,26 @@ TEST_F(kb, GpuIdentityIsNameUuidKindAndFactsUpdate) {
   EXPECT_EQ(gpus[2].kind, TimeKind::predicted);
 }
 
+// Every field of DeviceInfo's list, and every measured figure, comes back from the gpus table as it
+// went in; the datasheet stores what a datasheet gives (no read bandwidth, no probe figures).
+TEST_F(kb, GpuRowRoundTripsEveryField) {
+  int i = 0;
+  DeviceInfo d = test::distinct<DeviceInfo>(i);
+  d.datasheet.source = "datasheet";
+  d.datasheet.read_bw = d.datasheet.tensor_16_probe = d.datasheet.tensor_8_probe = 0;
+  d.measured = test::distinct<Ceilings>(i);
+  d.measured->source = "measured";
+  auto store = KnowledgeBase::open(file());
+  store.gpu_id(d, TimeKind::predicted);
+  const auto gpus = store.gpus();
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].kind, TimeKind::predicted);
+  test::expect_fields_equal(gpus[0].device, d, "device");
+  ASSERT_TRUE(gpus[0].device.measured.has_value());
+  test::expect_fields_equal(*gpus[0].device.measured, *d.measured, "measured");
+  EXPECT_FALSE(gpus[0].first_seen_at.empty());
+}
+
 TEST_F(kb, TextFileIsRefusedAndUnchanged) {
   const std::string text = "this is a text file, not a knowledge base\n";
   std::ofstream(file(), std::ios::binary) << text;

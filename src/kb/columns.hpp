@@ -61,4 +61,12 @@ Rec read_row(const sqlite::Stmt& st, const std::vector<Column<Rec>>& cols) {
   return r;
 }
 
+// Every row a query selects.
+template <typename Rec>
+std::vector<Rec> read_rows(sqlite::Stmt& st, const std::vector<Column<Rec>>& cols) {
+  std::vector<Rec> out;
+  while (st.step()) out.push_back(read_row(st, cols));
+  return out;
+}
+
 }  // namespace soltune::kb

@@ -200,46 +200,20 @@ std::map<std::string, std::set<int64_t>> KnowledgeBase::knob_values_elsewhere(co
 std::vector<RunRecord> KnowledgeBase::runs() const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare("SELECT * FROM runs ORDER BY id");
-  std::vector<RunRecord> out;
-  while (st.step()) out.push_back(kb::read_row(st, kb::run_columns()));
-  return out;
+  return kb::read_rows(st, kb::run_columns());
 }
 
 std::vector<GpuRecord> KnowledgeBase::gpus() const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare("SELECT * FROM gpus ORDER BY id");
-  std::vector<GpuRecord> out;
-  while (st.step()) out.push_back(kb::read_row(st, kb::gpu_columns()));
-  return out;
+  return kb::read_rows(st, kb::gpu_columns());
 }
 
 std::vector<BaselineRecord> KnowledgeBase::baselines(int64_t run_id) const {
   std::lock_guard lock(impl_->mu);
   auto st = impl_->db.prepare("SELECT * FROM baselines WHERE run_id = :run_id ORDER BY id");
   st.bind("run_id", run_id);
-  std::vector<BaselineRecord> out;
-  while (st.step()) {
-    BaselineRecord r;
-    r.id = st.i64("id");
-    r.run_id = st.i64("run_id");
-    r.problem = st.text("problem");
-    r.variant = st.text("variant");
-    r.dtype = st.text("dtype");
-    r.shape_key = st.text("shape_key");
-    TaskBaseline& b = r.baseline;
-    b.kind = st.text("time_kind") == "predicted" ? TimeKind::predicted : TimeKind::measured;
-    b.t_ref_us = st.real("t_ref_us");
-    b.t_sol_us = st.real("t_sol_us");
-    b.flops = st.real("flops");
-    b.bytes = st.real("bytes");
-    b.ref_timing = {st.real("ref_median_us"), st.real("ref_min_us"), st.real("ref_q1_us"),
-                    st.real("ref_q3_us"),     st.real("ref_max_us"), st.i32("ref_reps")};
-    b.note = st.text("note");
-    b.source = st.text("ref_source");
-    r.created_at = st.text("created_at");
-    out.push_back(std::move(r));
-  }
-  return out;
+  return kb::read_rows(st, kb::baseline_columns());
 }
 
 }  // namespace soltune

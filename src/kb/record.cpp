@@ -5,16 +5,20 @@
 #include "core/error.hpp"
 #include "kb/kb_impl.hpp"
 #include "kb/result_columns.hpp"
+#include "kb/table_columns.hpp"
 
 namespace soltune {
 namespace {
 
 // "INSERT INTO <table> (run_id, [gpu_id,] cols...) SELECT id, [gpu_id,] :cols... FROM runs WHERE id
-// = :run_id": parameters are named as their columns, and an unknown run inserts nothing.
-std::string insert_from_run(const std::string& table, bool with_gpu, const std::vector<std::string>& cols) {
+// = :run_id" of the columns the list writes: parameters are named as their columns, and an unknown
+// run inserts nothing.
+template <typename Columns>
+std::string insert_from_run(const std::string& table, bool with_gpu, const Columns& cols) {
   std::string names = "run_id", values = "id";
   if (with_gpu) names += ", gpu_id", values += ", gpu_id";
-  for (const auto& c : cols) names += ", " + c, values += ", :" + c;
+  for (const auto& c : cols)
+    if (c.written) names += ", " + std::string(c.name), values += ", :" + std::string(c.name);
   return "INSERT INTO " + table + " (" + names + ") SELECT " + values + " FROM runs WHERE id = :run_id";
 }
 
@@ -29,33 +33,25 @@ int64_t insert_committed(sqlite::Db& db, sqlite::Stmt& st, int64_t run_id, sqlit
 }  // namespace
 
 void KnowledgeBase::record_baseline(int64_t run_id, const Task& t, const TaskBaseline& b) {
-  static const std::string kSql = insert_from_run(
-      "baselines", false,
-      {"problem", "variant", "dtype", "shape_key", "time_kind", "t_ref_us", "t_sol_us", "flops", "bytes",
-       "ref_median_us", "ref_min_us", "ref_q1_us", "ref_q3_us", "ref_max_us", "ref_reps", "note", "ref_source"});
+  static const std::string kSql = insert_from_run("baselines", false, kb::baseline_columns());
+  BaselineRecord row;
+  row.problem = t.problem->name;
+  row.variant = t.variant->name;
+  row.dtype = dtype_name(t.dtype);
+  row.shape_key = t.shape.key();
+  row.baseline = b;
   std::lock_guard lock(impl_->mu);
   auto& db = impl_->db;
   sqlite::Transaction tx(db);
   auto st = db.prepare(kSql);
   st.bind("run_id", run_id);
-  kb::bind_task(st, t);
-  st.bind("time_kind", time_kind_name(b.kind));
-  st.bind("t_ref_us", b.t_ref_us).bind("t_sol_us", b.t_sol_us).bind("flops", b.flops).bind("bytes", b.bytes);
-  const Timing& r = b.ref_timing;
-  st.bind("ref_median_us", r.median_us).bind("ref_min_us", r.min_us).bind("ref_q1_us", r.q1_us);
-  st.bind("ref_q3_us", r.q3_us).bind("ref_max_us", r.max_us).bind("ref_reps", r.reps);
-  st.bind("note", b.note).bind("ref_source", b.source);
+  kb::bind_written(st, kb::baseline_columns(), row);
   insert_committed(db, st, run_id, tx);
 }
 
 int64_t KnowledgeBase::record(int64_t run_id, const Task& t, const std::string& source_hash, const EvalResult& r,
                               const SolScore& s) {
-  static const std::string kSql = [] {
-    std::vector<std::string> cols;
-    for (const auto& c : kb::result_columns())
-      if (c.written) cols.push_back(c.name);
-    return insert_from_run("results", true, cols);
-  }();
+  static const std::string kSql = insert_from_run("results", true, kb::result_columns());
   // evaluated_keys() and best() match on the key: a result without one could never be found again.
   if (r.key.empty()) throw Error("record: result of " + t.id() + " has no configuration key");
   const auto row = kb::to_record(t, source_hash, r, s);

@@ -73,8 +73,42 @@ std::vector<Column<G>> make_gpu_columns() {
 }
 
 using R = RunRecord;
+using B = BaselineRecord;
+
+std::vector<Column<B>> make_baseline_columns() {
+  std::vector<Column<B>> out = {
+      member_column<B, &B::id>("id", false),
+      member_column<B, &B::run_id>("run_id", false),
+      member_column<B, &B::problem>("problem"),
+      member_column<B, &B::variant>("variant"),
+      member_column<B, &B::dtype>("dtype"),
+      member_column<B, &B::shape_key>("shape_key"),
+      {"time_kind", true, [](sqlite::Stmt& st, const B& b) { st.bind("time_kind", time_kind_name(b.baseline.kind)); },
+       [](const sqlite::Stmt& st, B& b) {
+         b.baseline.kind = st.text("time_kind") == "predicted" ? TimeKind::predicted : TimeKind::measured;
+       }},
+      member_column<B, &B::baseline, &TaskBaseline::t_ref_us>("t_ref_us"),
+      member_column<B, &B::baseline, &TaskBaseline::t_sol_us>("t_sol_us"),
+      member_column<B, &B::baseline, &TaskBaseline::flops>("flops"),
+      member_column<B, &B::baseline, &TaskBaseline::bytes>("bytes")};
+  for_each_field(kFields<Timing>, [&](const auto& f) {
+    const auto m = f.member;
+    const std::string name = std::string("ref_") + f.name;
+    out.push_back({name, true, [=](sqlite::Stmt& st, const B& b) { st.bind(name, b.baseline.ref_timing.*m); },
+                   [=](const sqlite::Stmt& st, B& b) { get(st, name, b.baseline.ref_timing.*m); }});
+  });
+  out.push_back(member_column<B, &B::baseline, &TaskBaseline::note>("note"));
+  out.push_back(member_column<B, &B::baseline, &TaskBaseline::source>("ref_source"));
+  out.push_back(member_column<B, &B::created_at>("created_at", false));
+  return out;
+}
 
 }  // namespace
+
+const std::vector<Column<B>>& baseline_columns() {
+  static const auto c = make_baseline_columns();
+  return c;
+}
 
 const std::vector<Column<G>>& gpu_columns() {
   static const auto c = make_gpu_columns();

@@ -16,4 +16,8 @@ inline constexpr const char* kGpuIdentity[] = {"name", "uuid", "kind"};
 // gpu_id is written by begin_run apart (it must name a GPU row).
 const std::vector<Column<RunRecord>>& run_columns();
 
+// A task's baseline: the task, T_ref and T_SOL with what they rest on, and the baseline's timing
+// (each Timing figure as ref_<figure>). run_id is written apart (it must name a run).
+const std::vector<Column<BaselineRecord>>& baseline_columns();
+
 }  // namespace soltune::kb

@@ -535,6 +535,26 @@ TEST_F(kb, GpuRowRoundTripsEveryField) {
   EXPECT_FALSE(gpus[0].first_seen_at.empty());
 }
 
+// Every field a baseline stores comes back as it went in, the task's identity beside it; what is
+// the run's own (replayed, skipped) is not stored.
+TEST_F(kb, BaselineRoundTripsEveryStoredField) {
+  int i = 0;
+  TaskBaseline b = test::distinct<TaskBaseline>(i);
+  b.skipped.clear();
+  b.kind = TimeKind::predicted;
+  const Task t = task("scalar", DType::bf16, 4096);
+  auto store = KnowledgeBase::open(file());
+  const int64_t run = store.begin_run(run_info(), store.gpu_id(real_, TimeKind::measured));
+  store.record_baseline(run, t, b);
+  const auto got = store.baselines(run);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(std::tuple(got[0].run_id, got[0].problem, got[0].variant, got[0].dtype, got[0].shape_key),
+            std::tuple(run, t.problem->name, t.variant->name, std::string("bf16"), t.shape.key()));
+  test::expect_fields_equal(got[0].baseline, b, "baseline");
+  EXPECT_EQ(got[0].baseline.kind, TimeKind::predicted);
+  EXPECT_FALSE(got[0].created_at.empty());
+}
+
 TEST_F(kb, TextFileIsRefusedAndUnchanged) {
   const std::string text = "this is a text file, not a knowledge base\n";
   std::ofstream(file(), std::ios::binary) << text;

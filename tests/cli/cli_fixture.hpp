@@ -8,7 +8,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "../support/files.hpp"
 
@@ -32,6 +34,12 @@ struct Result {
 
 std::ostream& operator<<(std::ostream& o, const Result& r) {
   return o << "exit " << r.code << "\n--- stdout:\n" << r.out << "\n--- stderr:\n" << r.err;
+}
+
+// A command's exit code, and the phrases its stderr must hold (each named where it is missing).
+[[maybe_unused]] void expect_run(const Result& r, int code, std::initializer_list<std::string_view> says) {
+  EXPECT_EQ(r.code, code) << r;
+  for (const auto said : says) EXPECT_NE(r.err.find(said), std::string::npos) << "stderr lacks: " << said << "\n" << r;
 }
 
 class Cli : public ::testing::Test {

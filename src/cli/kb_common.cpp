@@ -70,4 +70,18 @@ std::optional<ParsedArgs> parse(po::options_description& desc, const std::vector
   return parse_command(desc, args, "kb " + sub, synopsis);
 }
 
+std::optional<ReadArgs> parse_read(const std::vector<std::string>& args, const std::string& sub,
+                                   const std::string& positional, size_t count, const std::string& wrong_count) {
+  const std::string pos = positional.empty() ? "" : positional + " ";
+  po::options_description desc("soltune kb " + sub + " " + pos + "options");
+  ReadArgs a;
+  desc.add_options()("kb", po::value(&a.path), "knowledge base file (required)")("json", "JSON output");
+  const auto p = parse(desc, args, sub, pos + "--kb PATH [--json]");
+  if (!p) return std::nullopt;
+  if (p->positional.size() != count) throw UsageError(wrong_count + "\n" + to_string(desc));
+  a.json = p->vm.count("json") > 0;
+  a.positional = p->positional;
+  return a;
+}
+
 }  // namespace soltune::cli::kb_commands

@@ -28,6 +28,17 @@ int gc_command(const std::vector<std::string>& args);
 std::optional<ParsedArgs> parse(po::options_description& desc, const std::vector<std::string>& args,
                             const std::string& sub, const std::string& synopsis);
 
+// The options of a subcommand that reads one knowledge base and prints it as text or JSON: --kb
+// PATH, --json, and `count` positional arguments shown as `positional` in its usage (a wrong count
+// is a usage error that says `wrong_count`). nullopt after --help.
+struct ReadArgs {
+  std::string path;
+  bool json = false;
+  std::vector<std::string> positional;
+};
+std::optional<ReadArgs> parse_read(const std::vector<std::string>& args, const std::string& sub,
+                                   const std::string& positional, size_t count, const std::string& wrong_count);
+
 // Reading commands never create or write a knowledge base: a missing file is an error naming it, and
 // a file on a read-only medium is read.
 KnowledgeBase open_existing(const std::string& path, const std::string& sub);

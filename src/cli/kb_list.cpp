@@ -7,20 +7,16 @@
 namespace soltune::cli::kb_commands {
 
 int list_command(const std::vector<std::string>& args) {
-  po::options_description desc("soltune kb list options");
-  std::string path;
-  desc.add_options()("kb", po::value(&path), "knowledge base file (required)")("json", "JSON output");
-  const auto p = parse(desc, args, "list", "--kb PATH [--json]");
+  const auto p = parse_read(args, "list", "", 0, "kb list takes no arguments");
   if (!p) return 0;
-  if (!p->positional.empty()) throw UsageError("kb list takes no arguments\n" + to_string(desc));
-  const auto kb = open_existing(path, "list");
+  const auto kb = open_existing(p->path, "list");
   const auto runs = kb::run_summaries(kb);
   const auto problems = kb::problem_summaries(kb);
   const auto gpus = kb::gpu_summaries(kb);
 
-  if (p->vm.count("json")) {
+  if (p->json) {
     json j;
-    j["kb"] = path;
+    j["kb"] = p->path;
     j["runs"] = json::array();
     for (const auto& s : runs) {
       json r;
@@ -70,7 +66,7 @@ int list_command(const std::vector<std::string>& args) {
     return 0;
   }
 
-  std::printf("knowledge base %s: %s, %s, %s\n", path.c_str(), plural(static_cast<int64_t>(runs.size()), "run").c_str(),
+  std::printf("knowledge base %s: %s, %s, %s\n", p->path.c_str(), plural(static_cast<int64_t>(runs.size()), "run").c_str(),
               plural(static_cast<int64_t>(problems.size()), "problem").c_str(),
               plural(static_cast<int64_t>(gpus.size()), "GPU").c_str());
   if (!runs.empty()) {

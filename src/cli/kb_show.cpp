@@ -31,12 +31,8 @@ std::vector<const ResultRecord*> best_per_task(const std::vector<ResultRecord>& 
 }  // namespace
 
 int show_command(const std::vector<std::string>& args) {
-  po::options_description desc("soltune kb show RUN options");
-  std::string path;
-  desc.add_options()("kb", po::value(&path), "knowledge base file (required)")("json", "JSON output");
-  const auto p = parse(desc, args, "show", "RUN --kb PATH [--json]");
+  const auto p = parse_read(args, "show", "RUN", 1, "kb show takes one RUN id (see soltune kb list)");
   if (!p) return 0;
-  if (p->positional.size() != 1) throw UsageError("kb show takes one RUN id (see soltune kb list)\n" + to_string(desc));
   const std::string& arg = p->positional[0];
   int64_t id = 0;
   {
@@ -48,11 +44,11 @@ int show_command(const std::vector<std::string>& args) {
     }
     if (used == 0 || used != arg.size()) throw UsageError("kb show: RUN must be a run id (see soltune kb list), got '" + arg + "'");
   }
-  const auto kb = open_existing(path, "show");
+  const auto kb = open_existing(p->path, "show");
   std::optional<RunRecord> run;
   for (auto& r : kb.runs())
     if (r.id == id) run = std::move(r);
-  if (!run) throw Error("no run " + std::to_string(id) + " in " + path);
+  if (!run) throw Error("no run " + std::to_string(id) + " in " + p->path);
   std::optional<GpuRecord> gpu;
   for (auto& g : kb.gpus())
     if (g.id == run->gpu_id) gpu = std::move(g);
@@ -62,9 +58,9 @@ int show_command(const std::vector<std::string>& args) {
   for (const auto& r : results) ++counts[r.status];
   const auto best = best_per_task(results);
 
-  if (p->vm.count("json")) {
+  if (p->json) {
     json j;
-    j["kb"] = path;
+    j["kb"] = p->path;
     json r;
     r["id"] = run->id;
     r["problem"] = run->info.problem;

@@ -43,19 +43,19 @@ TEST_F(ExportAudit, UnauditedKernelsAreNamedAndFailedOnesRefused) {
   const auto out = tmp_ / "gelu.cuh";
   const std::string common = "export --kb " + q(kb_) + " --problem gelu --templates " + q(templates) + " -o " + q(out);
 
-  auto r = soltune(common);
-  ASSERT_EQ(r.code, 0) << r;
-  EXPECT_NE(r.err.find("2 kernel(s) not audited under compute-sanitizer"), std::string::npos) << r;  // and the fallback
-  EXPECT_NE(r.err.find("never audited"), std::string::npos) << r;
-  EXPECT_NE(read(out).find("// compute-sanitizer audit: not_audited"), std::string::npos);
+  // An export that wrote the header: what it said, and the audit line the header carries.
+  const auto expect_written = [&](const Result& r, std::initializer_list<std::string_view> says, const std::string& audit) {
+    expect_run(r, 0, says);
+    EXPECT_NE(read(out).find("// compute-sanitizer audit: " + audit), std::string::npos) << audit;
+  };
+
+  auto r = soltune(common);  // "not audited" names the fallback as well
+  expect_written(r, {"2 kernel(s) not audited under compute-sanitizer", "never audited"}, "not_audited");
 
   record(AuditVerdict::passed);
   r = soltune(common);
-  ASSERT_EQ(r.code, 0) << r;
+  expect_written(r, {}, "passed (memcheck passed, racecheck passed, synccheck passed, initcheck passed)");
   EXPECT_EQ(r.err.find("not audited"), std::string::npos) << r;
-  EXPECT_NE(read(out).find("// compute-sanitizer audit: passed (memcheck passed, racecheck passed, synccheck passed, "
-                           "initcheck passed)"),
-            std::string::npos);
 
   // A later audit that failed is the one that holds; nothing is written over the earlier header.
   fs::remove(out);
@@ -67,16 +67,12 @@ TEST_F(ExportAudit, UnauditedKernelsAreNamedAndFailedOnesRefused) {
               "Race reported between Write access"});
   EXPECT_FALSE(fs::exists(out));
 
-  r = soltune(common + " --allow-failed-audit");
-  ASSERT_EQ(r.code, 0) << r;
-  EXPECT_NE(r.err.find("warning: exporting 2 kernel(s) that failed their compute-sanitizer audit"), std::string::npos) << r;
-  EXPECT_NE(read(out).find("// compute-sanitizer audit: failed"), std::string::npos);
+  expect_written(soltune(common + " --allow-failed-audit"),
+                 {"warning: exporting 2 kernel(s) that failed their compute-sanitizer audit"}, "failed");
 
   // A tool that could not run leaves the kernel not audited, with the reason.
   record(AuditVerdict::not_audited);
-  r = soltune(common);
-  ASSERT_EQ(r.code, 0) << r;
-  EXPECT_NE(r.err.find("racecheck not_audited"), std::string::npos) << r;
+  expect_written(soltune(common), {"racecheck not_audited"}, "");
 }
 
 TEST_F(ExportAudit, AuditWithoutAGpuOrWithAnUnknownToolFails) {

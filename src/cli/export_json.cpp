@@ -5,11 +5,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string_view>
+#include <variant>
 
 #include "core/tensor_map.hpp"
+#include "kb/result_columns.hpp"
 
 namespace soltune::cli {
 namespace {
+
+// The columns of a kernel's result that its specialization carries, under the columns' names.
+constexpr std::string_view kResultColumns[] = {"config_key", "time_us",       "time_kind",    "t_ref_us",
+                                               "t_sol_us",   "sol_score",     "sol_execbench", "source_hash"};
 
 // RFC 4648 base64: JSON has no bytes, and a framework loads the cubin with its own CUDA bindings.
 std::string base64(const std::string& bytes) {
@@ -83,18 +90,13 @@ std::string export_json(const ProblemSpec& p, const std::vector<Specialization>&
                                     {"shape", shape},
                                     {"fallback", s.fallback},
                                     {"knobs", knobs},
-                                    {"config_key", r.config_key},
                                     {"name_expression", name_expression(v.launch, s.dtype, b)},
                                     {"plan_name_expressions", plan_name_expressions(v, s.dtype, b)},
-                                    {"time_us", r.time_us},
-                                    {"time_kind", r.time_kind},
-                                    {"t_ref_us", r.t_ref_us},
-                                    {"t_sol_us", r.t_sol_us},
-                                    {"sol_score", r.sol_score},
-                                    {"sol_execbench", r.sol_execbench},
                                     {"measured_at", r.created_at},
-                                    {"source_hash", r.source_hash},
                                     {"notes", notes_for(v, s.dtype, s.config.values, s.shape.dims)}});
+    for (const auto& c : kb::result_columns())
+      if (std::ranges::find(kResultColumns, c.name) != std::end(kResultColumns))
+        std::visit([&](const auto& value) { j["specializations"].back()[c.name] = value; }, c.value(r));
     if (!v.defines.empty()) {  // the macros its kernels are compiled with, in order
       nlohmann::json defs = nlohmann::json::array();
       for (const auto& [name, value] : define_values(v, s.dtype, b)) defs.push_back({{"name", name}, {"value", value}});

@@ -576,9 +576,22 @@ TEST_F(Cli, ExportAsJsonForFrameworks) {
   int fallbacks = 0;
   for (const auto& s : j["specializations"]) fallbacks += s.at("fallback").get<bool>();
   EXPECT_EQ(fallbacks, 2);
+  // Each kernel's result as the knowledge base holds it (kb best --json gives the same row).
+  const auto best = nlohmann::json::parse(soltune("kb best --kb " + q(kb_) + " --problem gelu --json").out);
+  std::set<std::string> keys;
+  for (const auto& b : best.at("best")) keys.insert(b.at("config_key").get<std::string>() + " " + b.at("shape").get<std::string>());
   for (const auto& s : j["specializations"]) {
     EXPECT_EQ(s["time_kind"], "predicted");
     EXPECT_GT(s["time_us"].get<double>(), 0);
+    for (const char* key : {"config_key", "t_ref_us", "t_sol_us", "sol_score", "sol_execbench", "source_hash", "measured_at"})
+      EXPECT_TRUE(s.contains(key)) << key << " in " << s.dump().substr(0, 400);
+    EXPECT_GT(s["t_ref_us"].get<double>(), s["t_sol_us"].get<double>());
+    EXPECT_EQ(s["source_hash"].get<std::string>().size(), 32u) << s["source_hash"];
+    std::string shape;
+    for (const auto& [dim, value] : s["shape"].items()) shape += (shape.empty() ? "" : ",") + dim + "=" + value.dump();
+    if (!s["fallback"].get<bool>()) {
+      EXPECT_TRUE(keys.count(s["config_key"].get<std::string>() + " " + shape)) << shape;
+    }
     EXPECT_NE(s["name_expression"].get<std::string>().find("gelu_tanh<"), std::string::npos);
     EXPECT_EQ(s["knobs"].size(), 7u);
   }

@@ -24,10 +24,20 @@ namespace fs = std::filesystem;
 
 std::string nvcc() { return test::nvcc_path().string(); }
 
+ProblemSpec shipped(const std::string& problem) { return load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", problem); }
+
+// The output of the host program `body` (host_program.hpp) built by nvcc against `header` and run:
+// "" when every check held.
+std::string built(const std::string& nv, const std::string& problem, const std::string& header, const char* body) {
+  const test::TempDir dir("header-export");
+  test::write_host_program(dir.path(), problem, header, body);
+  return test::build_and_run(nv, dir.path());
+}
+
 TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
   // f32: a one-pass kernel tuned at 2^40 and a grid-stride one tuned at 2^20; bf16: one kernel.
@@ -38,8 +48,7 @@ TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
        Shape{{{"n", 1 << 20}}}, {"grid-stride"}},
       {&v, DType::bf16, s.parse_key("BLOCK=128,VEC=8,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=1,CACHE_HINT=1"),
        Shape{{{"n", 1 << 28}}}, {"bf16"}}};
-  const test::TempDir dir("header-export");
-  test::write_host_program(dir.path(), "gelu", export_header(p, specs, "test"), R"SRC(
+  EXPECT_EQ(built(nv, "gelu", export_header(p, specs, "test"), R"SRC(
   expect(gelu_f32_choice(1099511627776.0, sms, cc, optin, l2), 0, "tuned 2^40");
   expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2), 1, "tuned 2^20");
   expect(gelu_f32_choice(549755813888.0, sms, cc, optin, l2), 0, "2^39: nearest 2^40");
@@ -61,8 +70,7 @@ TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
   expect(p.source, 0, "2^20 was tuned");
   gelu_f32_choice(12345, sms, cc, optin, l2, &p);
   expect(p.source, 1, "12345: the nearest tuned one");
-)SRC");
-  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
+)SRC"), "");
 }
 
 // The fallback comes after every tuned specialization, whatever its distance: sizes no tuned kernel
@@ -70,7 +78,7 @@ TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
 TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "softmax");
+  const auto p = shipped("softmax");
   const auto& cached = p.variant("cached");
   const auto& fb = *p.fallback_variant();
   const Task t{&p, &cached, DType::f32, Shape{{{"rows", 4096}, {"cols", 4096}}}};
@@ -81,8 +89,7 @@ TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
   Specialization last{&fb, DType::f32, *fallback_config(fb, DType::f32), Shape{{{"rows", 4096}, {"cols", 4096}}}, {"fallback"}};
   last.fallback = true;  // measured at the tuned shape too: still tried last there
   const std::vector<Specialization> specs = {{&cached, DType::f32, *cfg, t.shape, {"tuned"}}, last};
-  const test::TempDir dir("header-export");
-  test::write_host_program(dir.path(), "softmax", export_header(p, specs, "test"), R"SRC(
+  EXPECT_EQ(built(nv, "softmax", export_header(p, specs, "test"), R"SRC(
   const double scratch = 1e12;
   softmax_f32_plan p;
   expect(softmax_f32_choice(4096, 4096, sms, cc, optin, l2, scratch, &p), 0, "tuned");
@@ -97,8 +104,7 @@ TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
   long long need = softmax_f32_scratch_bytes(1, 1048576, sms, cc, optin, l2);
   if (need != 32 * 8) { std::printf("scratch %lld, want 256\n", need); ++bad; }
   expect(softmax_f32_choice(1, 1048576, sms, cc, optin, l2, 100), -1, "too little scratch: none");
-)SRC");
-  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
+)SRC"), "");
 }
 
 // A workspace argument reaches the caller as a plain (non-const) pointer, with a note that it is
@@ -106,7 +112,7 @@ TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
 TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "l1norm");
+  const auto p = shipped("l1norm");
   const auto& v = p.variant("last_block");
   const Space s(v, Bindings{});
   const std::vector<Specialization> specs = {
@@ -118,8 +124,7 @@ TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
   EXPECT_NE(header.find("'ws' is a workspace"), std::string::npos);
   EXPECT_NE(header.find("zero it once"), std::string::npos);
   EXPECT_NE(header.find("leaves it zeroed"), std::string::npos);
-  const test::TempDir dir("header-export");
-  test::write_host_program(dir.path(), "l1norm", header, R"SRC(
+  EXPECT_EQ(built(nv, "l1norm", header, R"SRC(
   // The signatures: the workspace is an int* the kernel may write (and leaves zeroed).
   cudaError_t (*f32)(const float*, float*, int*, long long, cudaStream_t) = &l1norm_f32;
   cudaError_t (*bf16)(const __nv_bfloat16*, __nv_bfloat16*, int*, long long, cudaStream_t) = &l1norm_bf16;
@@ -127,8 +132,7 @@ TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
   const long long elems = l1norm_f32_ws_elems(1000003, 132, 90, 232448, 62914560);
   if (elems != 4 + 16 * 132) { std::printf("ws elems %lld\n", elems); ++bad; }
   if (l1norm_bf16_ws_elems(3, 78, 90, 232448, 62914560) != 4 + 16 * 78) { std::printf("bf16 ws elems\n"); ++bad; }
-)SRC");
-  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
+)SRC"), "");
 }
 
 // An embedded binary reaches the compiled program byte for byte (NULs, quotes, backslashes, '?',
@@ -136,7 +140,7 @@ TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
 TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
   const auto c = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
@@ -178,7 +182,7 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
 TEST(HeaderExport, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "matmul");
+  const auto p = shipped("matmul");
   const auto& w = p.variant("wgmma");
   const auto& m = p.variant("mma_sync");
   const Space sw(w, Bindings{}), sm(m, Bindings{});
@@ -202,7 +206,7 @@ TEST(HeaderExport, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
 TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "rmsnorm");
+  const auto p = shipped("rmsnorm");
   const auto& looped = p.variant("looped");
   const auto& rowreg = p.variant("rowreg");
   const Space sl(looped, Bindings{}), sr(rowreg, Bindings{});
@@ -217,16 +221,14 @@ TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
   EXPECT_NE(header.find("rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>"), std::string::npos);
   // WIDTH 0 compiles no width in ("WIDTH * cols" is 0): one kernel for any width its constraints allow.
   EXPECT_NE(header.find("rmsnorm_rowreg<__nv_bfloat16, 256, 1, 8, 1, 0, 0, 1, 0, 0, 0, 0, 0>"), std::string::npos);
-  const test::TempDir dir("header-export");
-  test::write_host_program(dir.path(), "rmsnorm", header, R"SRC(
+  EXPECT_EQ(built(nv, "rmsnorm", header, R"SRC(
   expect(rmsnorm_f32_choice(8192, 4096, sms, cc, optin, l2), 0, "the width it was compiled for");
   expect(rmsnorm_f32_choice(100, 4096, sms, cc, optin, l2), 0, "other rows, same width");
   expect(rmsnorm_f32_choice(8192, 4092, sms, cc, optin, l2), -1, "another width: nothing else for f32");
   expect(rmsnorm_bf16_choice(8192, 4096, sms, cc, optin, l2), 0, "bf16 at its width");
   expect(rmsnorm_bf16_choice(8192, 2048, sms, cc, optin, l2), 1, "bf16 elsewhere: the generic kernel");
   expect(rmsnorm_bf16_choice(8192, 1536, sms, cc, optin, l2), 1, "the generic kernel at a width it was not tuned for");
-)SRC");
-  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
+)SRC"), "");
 }
 
 // A cluster given at launch reaches the header: the plan carries it and refuses devices without
@@ -267,7 +269,7 @@ __global__ void gelu_clustered(const T* x, T* y, long long n) {
 // The opt-in for dynamic shared memory counts the kernel's static part: 48 KiB of rows beside a
 // reduction scratch failed to launch when only dynamic memory above 48 KiB asked for it.
 TEST(HeaderExport, SharedMemoryOptInCountsStaticMemory) {
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
   Specialization spec{&v, DType::f32, s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0"),
@@ -285,7 +287,7 @@ TEST(HeaderExport, SharedMemoryOptInCountsStaticMemory) {
 TEST(HeaderExport, TwoDifferentExportsOfOneProblemLinkIntoOneProgram) {
   const auto nv = nvcc();
   if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
   const auto one_pass = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");
@@ -325,7 +327,7 @@ int main() {
 }
 
 TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
-  const auto p = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "gelu");
+  const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
   const auto c = s.parse_key("BLOCK=256,VEC=4,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=0,CACHE_HINT=0");

@@ -101,29 +101,30 @@ TEST_F(TensorMaps, BadInputNamesTheFileLineAndColumn) {
     std::string phrase;
   };
   const std::string ta = "tensor_maps:\n  ta: ";
+  // The map of a over [k, m] in boxes of [BK, BM], with `more` keys.
+  const auto a_map = [&](const std::string& more) { return ta + "{buffer: a, dims: [k, m], box: [BK, BM]" + more + "}\n"; };
   const std::vector<Case> cases = {
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], boxes: 2}\n", "", 5, 48, "unknown key 'boxes'"},
+      {a_map(", boxes: 2"), "", 5, 48, "unknown key 'boxes'"},
       {ta + "{buffer: q, dims: [k, m], box: [BK, BM]}\n", "", 5, 16, "'q' is not a buffer of problem matmul (its buffers: a, b, c)"},
       {ta + "{buffer: m, dims: [k, m], box: [BK, BM]}\n", "", 5, 16, "'m' is not a buffer"},
       {ta + "{buffer: a, dims: [], box: [BK, BM]}\n", "", 5, 25, "has 0 dims; TMA takes 1 to 5"},
       {ta + "{buffer: a, dims: [k, m, 1, 1, 1, 1], box: [BK, BM]}\n", "", 5, 25, "has 6 dims; TMA takes 1 to 5"},
       {ta + "{buffer: a, dims: [k, m], box: [BK]}\n", "", 5, 38, "box has 1 entries for 2 dims"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], strides: [k, 1]}\n", "", 5, 57, "strides has 2 entries; a map of 2 dims takes 1"},
+      {a_map(", strides: [k, 1]"), "", 5, 57, "strides has 2 entries; a map of 2 dims takes 1"},
       {ta + "{buffer: a, dims: [k, mm], box: [BK, BM]}\n", "", 5, 29, "uses unknown name 'mm'"},
       {ta + "{buffer: a, dims: [k, m], box: [BK, sms]}\n", "", 5, 43, "uses unknown name 'sms'"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], elem: f8}\n", "", 5, 54, "unknown dtype 'f8'"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], swizzle: 16B}\n", "", 5, 57, "expected swizzle none, 32B, 64B or 128B, got '16B'"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], l2_promotion: 512B}\n", "", 5, 62, "expected l2_promotion none, 64B, 128B or 256B"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], oob: inf}\n", "", 5, 53, "expected oob zero or nan, got 'inf'"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], elem: i32, oob: nan}\n", "", 5, 64,
-       "oob nan needs a floating-point element type, and its elements are i32"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM], interleave: 16B}\n", "", 5, 60, "only interleave none is supported"},
+      {a_map(", elem: f8"), "", 5, 54, "unknown dtype 'f8'"},
+      {a_map(", swizzle: 16B"), "", 5, 57, "expected swizzle none, 32B, 64B or 128B, got '16B'"},
+      {a_map(", l2_promotion: 512B"), "", 5, 62, "expected l2_promotion none, 64B, 128B or 256B"},
+      {a_map(", oob: inf"), "", 5, 53, "expected oob zero or nan, got 'inf'"},
+      {a_map(", elem: i32, oob: nan"), "", 5, 64, "oob nan needs a floating-point element type, and its elements are i32"},
+      {a_map(", interleave: 16B"), "", 5, 60, "only interleave none is supported"},
       {"tensor_maps:\n  a: {buffer: a, dims: [k, m], box: [BK, BM]}\n", "[a, b, c, m, n, k]", 5, 6,
        "tensor map 'a' has the name of an argument of problem matmul"},
       {"tensor_maps:\n  t-a: {buffer: a, dims: [k, m], box: [BK, BM]}\n", "", 5, 8, "a map's name must be an identifier"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM]}\n", "[a, b, c, m, n, k]", 5, 7,
+      {a_map(""), "[a, b, c, m, n, k]", 5, 7,
        "tensor map 'ta' is not among the variant's args"},
-      {ta + "{buffer: a, dims: [k, m], box: [BK, BM]}\n", "[ta, tb, c, m, n, k]", 6, 7,
+      {a_map(""), "[ta, tb, c, m, n, k]", 6, 7,
        "kernel argument 'tb' is not declared in problem.yaml args"},
   };
   for (const auto& c : cases) {

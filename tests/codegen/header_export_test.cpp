@@ -24,6 +24,16 @@ namespace fs = std::filesystem;
 
 std::string nvcc() { return test::nvcc_path().string(); }
 
+// The tests that build the exported header into a program, with the nvcc they build with (skipped
+// where none is installed).
+class HeaderProgram : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (nv_.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  }
+  const std::string nv_ = nvcc();
+};
+
 ProblemSpec shipped(const std::string& problem) { return load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", problem); }
 
 // The output of the host program `body` (host_program.hpp) built by nvcc against `header` and run:
@@ -34,9 +44,7 @@ std::string built(const std::string& nv, const std::string& problem, const std::
   return test::build_and_run(nv, dir.path());
 }
 
-TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, DispatchesOnShapeAndCompilesAlone) {
   const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
@@ -48,7 +56,7 @@ TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
        Shape{{{"n", 1 << 20}}}, {"grid-stride"}},
       {&v, DType::bf16, s.parse_key("BLOCK=128,VEC=8,EPT=1,GRID_STRIDE=0,BLOCKS_PER_SM=1,FAST_TANH=1,CACHE_HINT=1"),
        Shape{{{"n", 1 << 28}}}, {"bf16"}}};
-  EXPECT_EQ(built(nv, "gelu", export_header(p, specs, "test"), R"SRC(
+  EXPECT_EQ(built(nv_, "gelu", export_header(p, specs, "test"), R"SRC(
   expect(gelu_f32_choice(1099511627776.0, sms, cc, optin, l2), 0, "tuned 2^40");
   expect(gelu_f32_choice(1 << 20, sms, cc, optin, l2), 1, "tuned 2^20");
   expect(gelu_f32_choice(549755813888.0, sms, cc, optin, l2), 0, "2^39: nearest 2^40");
@@ -75,9 +83,7 @@ TEST(HeaderExport, DispatchesOnShapeAndCompilesAlone) {
 
 // The fallback comes after every tuned specialization, whatever its distance: sizes no tuned kernel
 // serves (softmax rows of 2^20) launch it, with source 2; a tuned kernel that holds is preferred.
-TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, TheFallbackServesWhatNoTunedKernelDoes) {
   const auto p = shipped("softmax");
   const auto& cached = p.variant("cached");
   const auto& fb = *p.fallback_variant();
@@ -89,7 +95,7 @@ TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
   Specialization last{&fb, DType::f32, *fallback_config(fb, DType::f32), Shape{{{"rows", 4096}, {"cols", 4096}}}, {"fallback"}};
   last.fallback = true;  // measured at the tuned shape too: still tried last there
   const std::vector<Specialization> specs = {{&cached, DType::f32, *cfg, t.shape, {"tuned"}}, last};
-  EXPECT_EQ(built(nv, "softmax", export_header(p, specs, "test"), R"SRC(
+  EXPECT_EQ(built(nv_, "softmax", export_header(p, specs, "test"), R"SRC(
   const double scratch = 1e12;
   softmax_f32_plan p;
   expect(softmax_f32_choice(4096, 4096, sms, cc, optin, l2, scratch, &p), 0, "tuned");
@@ -109,9 +115,7 @@ TEST(HeaderExport, TheFallbackServesWhatNoTunedKernelDoes) {
 
 // A workspace argument reaches the caller as a plain (non-const) pointer, with a note that it is
 // zeroed once and left zeroed, and a function for its element count on the caller's device.
-TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, WorkspaceIsAPointerArgumentWithItsSize) {
   const auto p = shipped("l1norm");
   const auto& v = p.variant("last_block");
   const Space s(v, Bindings{});
@@ -124,7 +128,7 @@ TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
   EXPECT_NE(header.find("'ws' is a workspace"), std::string::npos);
   EXPECT_NE(header.find("zero it once"), std::string::npos);
   EXPECT_NE(header.find("leaves it zeroed"), std::string::npos);
-  EXPECT_EQ(built(nv, "l1norm", header, R"SRC(
+  EXPECT_EQ(built(nv_, "l1norm", header, R"SRC(
   // The signatures: the workspace is an int* the kernel may write (and leaves zeroed).
   cudaError_t (*f32)(const float*, float*, int*, long long, cudaStream_t) = &l1norm_f32;
   cudaError_t (*bf16)(const __nv_bfloat16*, __nv_bfloat16*, int*, long long, cudaStream_t) = &l1norm_bf16;
@@ -137,9 +141,7 @@ TEST(HeaderExport, WorkspaceIsAPointerArgumentWithItsSize) {
 
 // An embedded binary reaches the compiled program byte for byte (NULs, quotes, backslashes, '?',
 // digits right after an escape), once per distinct binary, and SOLTUNE_SOURCE_ONLY leaves it out.
-TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, EmbedsEachBinaryExactlyOnce) {
   const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
@@ -170,7 +172,7 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
                                         << "  const bool b = sizeof(image_1) == sizeof(want) + 2 && image_1[sizeof(want)] == 'x';\n"
                                         << "  std::printf(\"%d %d\\n\", a, b);\n  return a && b ? 0 : 1;\n#endif\n}\n";
   for (const std::string def : {"", " -DSOLTUNE_SOURCE_ONLY"}) {
-    EXPECT_EQ(test::build_and_run(nv, dir.path(), def), "") << def;
+    EXPECT_EQ(test::build_and_run(nv_, dir.path(), def), "") << def;
   }
 }
 
@@ -179,9 +181,7 @@ TEST(HeaderExport, EmbedsEachBinaryExactlyOnce) {
 // An architecture-specific variant (wgmma, sm_90a) travels as its cubin only: nvcc's plain sm_90 pass
 // would reject its code, so the header carries none of it, compiles with -arch=sm_90, and dispatches
 // to it only on the compute capability its cubin was built for (never from source).
-TEST(HeaderExport, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
   const auto p = shipped("matmul");
   const auto& w = p.variant("wgmma");
   const auto& m = p.variant("mma_sync");
@@ -199,13 +199,11 @@ TEST(HeaderExport, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
   expect(matmul_bf16_choice(4096, 4096, 4096, 0, sms, cc, optin, l2, 1e9), 1, "wgmma without its cubin: mma_sync");
   expect(matmul_bf16_choice(1024, 1024, 1024, 0, sms, cc, optin, l2, 1e9), 1, "mma_sync at its own shape");
 )SRC");
-  EXPECT_EQ(test::build_and_run(nv, dir.path()), "");
-  EXPECT_EQ(test::build_and_run(nv, dir.path(), " -DSOLTUNE_SOURCE_ONLY"), "");
+  EXPECT_EQ(test::build_and_run(nv_, dir.path()), "");
+  EXPECT_EQ(test::build_and_run(nv_, dir.path(), " -DSOLTUNE_SOURCE_ONLY"), "");
 }
 
-TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, AKernelCompiledForASizeServesThatSizeOnly) {
   const auto p = shipped("rmsnorm");
   const auto& looped = p.variant("looped");
   const auto& rowreg = p.variant("rowreg");
@@ -221,7 +219,7 @@ TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
   EXPECT_NE(header.find("rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>"), std::string::npos);
   // WIDTH 0 compiles no width in ("WIDTH * cols" is 0): one kernel for any width its constraints allow.
   EXPECT_NE(header.find("rmsnorm_rowreg<__nv_bfloat16, 256, 1, 8, 1, 0, 0, 1, 0, 0, 0, 0, 0>"), std::string::npos);
-  EXPECT_EQ(built(nv, "rmsnorm", header, R"SRC(
+  EXPECT_EQ(built(nv_, "rmsnorm", header, R"SRC(
   expect(rmsnorm_f32_choice(8192, 4096, sms, cc, optin, l2), 0, "the width it was compiled for");
   expect(rmsnorm_f32_choice(100, 4096, sms, cc, optin, l2), 0, "other rows, same width");
   expect(rmsnorm_f32_choice(8192, 4092, sms, cc, optin, l2), -1, "another width: nothing else for f32");
@@ -233,9 +231,7 @@ TEST(HeaderExport, AKernelCompiledForASizeServesThatSizeOnly) {
 
 // A cluster given at launch reaches the header: the plan carries it and refuses devices without
 // clusters, and the source path launches through cudaLaunchKernelEx (compiled here, run without a GPU).
-TEST(HeaderExport, ClustersGivenAtLaunchArePlannedAndLaunchedWithTheirAttribute) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, ClustersGivenAtLaunchArePlannedAndLaunchedWithTheirAttribute) {
   const test::TempDir tmp("header-export");
   const fs::path root = tmp.path();
   fs::create_directories(root / "templates");
@@ -263,7 +259,7 @@ __global__ void gelu_clustered(const T* x, T* y, long long n) {
   expect(p.grid.x % 4, 0, "a grid of whole clusters");
   expect(gelu_f32_choice(1000003, 108, 80, 166912, 41943040), -1, "an A100 has no clusters");
 )SRC");
-  EXPECT_EQ(test::build_and_run(nv, root), "");
+  EXPECT_EQ(test::build_and_run(nv_, root), "");
 }
 
 // The opt-in for dynamic shared memory counts the kernel's static part: 48 KiB of rows beside a
@@ -284,9 +280,7 @@ TEST(HeaderExport, SharedMemoryOptInCountsStaticMemory) {
 // their own code: with the same names, the linker (or, for function-local statics such as a loaded
 // cubin, the dynamic loader, even across RTLD_LOCAL libraries) kept one copy for both, and the second
 // export launched the first one's kernels. Two translation units, one header each, one program.
-TEST(HeaderExport, TwoDifferentExportsOfOneProblemLinkIntoOneProgram) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, TwoDifferentExportsOfOneProblemLinkIntoOneProgram) {
   const auto p = shipped("gelu");
   const auto& v = p.variant("vectorized");
   const Space s(v, Bindings{});
@@ -323,7 +317,7 @@ int main() {
   return bad;
 }
 )SRC";
-  EXPECT_EQ(test::build_and_run(nv, dir, " -I" + dir.string() + " " + (dir / "a.cu").string() + " " + (dir / "b.cu").string()), "");
+  EXPECT_EQ(test::build_and_run(nv_, dir, " -I" + dir.string() + " " + (dir / "a.cu").string() + " " + (dir / "b.cu").string()), "");
 }
 
 TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
@@ -338,9 +332,7 @@ TEST(HeaderExport, RefusesTwoSpecializationsForOneShape) {
 // A plan of two launches sharing scratch: the header launches both in order (the second where its
 // `when` holds), takes the scratch from the caller with its size, says how much a call uses, and
 // yields to a plan without scratch when too little is given.
-TEST(HeaderExport, PlansOfSeveralLaunchesTakeTheirScratchFromTheCaller) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, PlansOfSeveralLaunchesTakeTheirScratchFromTheCaller) {
   test::TempDir tmp("export-plan");
   fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
   test::add_two_step_gelu(tmp.path() / "gelu");
@@ -371,14 +363,12 @@ TEST(HeaderExport, PlansOfSeveralLaunchesTakeTheirScratchFromTheCaller) {
   gelu_f32_choice(1 << 28, sms, cc, optin, l2, 1e9, &p);
   expect(p.steps[0].run, 0, "one step: the second launch is left out");
 )SRC");
-  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
+  EXPECT_EQ(test::build_and_run(nv_, tmp.path()), "");
 }
 
 // A launch marked programmatic goes through cudaLaunchKernelEx with programmatic stream
 // serialisation where the device has it (p.cc >= 90), from source and from the embedded binary alike.
-TEST(HeaderExport, AProgrammaticLaunchCarriesItsAttributeWhereTheDeviceHasIt) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, AProgrammaticLaunchCarriesItsAttributeWhereTheDeviceHasIt) {
   test::TempDir tmp("export-pdl");
   fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
   test::add_two_step_gelu(tmp.path() / "gelu");
@@ -402,7 +392,7 @@ int main() {
   return 0;
 }
 )SRC";
-  EXPECT_EQ(test::build_and_run(nv, tmp.path()), "");
+  EXPECT_EQ(test::build_and_run(nv_, tmp.path()), "");
 }
 
 // A gelu copy's "vectorized" variant replaced by one kernel of (T, BLOCK) and `params`, whose body is
@@ -430,9 +420,7 @@ std::string build_with_signature(const std::string& nv, const fs::path& dir, con
 
 // An in-place buffer (role inout) reaches the caller as a plain pointer, with a note that the call
 // overwrites it.
-TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, AnInPlaceBufferIsAPointerTheCallOverwrites) {
   test::TempDir tmp("export-inout");
   fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
   auto yaml = test::read_file(tmp.path() / "gelu" / "problem.yaml");
@@ -454,15 +442,13 @@ TEST(HeaderExport, AnInPlaceBufferIsAPointerTheCallOverwrites) {
   const auto header = export_header(p, specs, "test");
   EXPECT_NE(header.find("'x' is read and overwritten in place"), std::string::npos);
   // x is not const
-  EXPECT_EQ(build_with_signature(nv, tmp.path(), header, "cudaError_t (*f32)(float*, long long, cudaStream_t)"), "");
+  EXPECT_EQ(build_with_signature(nv_, tmp.path(), header, "cudaError_t (*f32)(float*, long long, cudaStream_t)"), "");
 }
 
 // A kernel written for another tuner takes its input as a plain `T*`: its signature passes, and the
 // exported call keeps the input const (soltune checks that no kernel writes it) and still compiles,
 // from the source path as from the cubin's.
-TEST(HeaderExport, AnInputTakenAsAPlainPointerStaysConstInTheExportedCall) {
-  const auto nv = nvcc();
-  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+TEST_F(HeaderProgram, AnInputTakenAsAPlainPointerStaysConstInTheExportedCall) {
   test::TempDir tmp("export-plain-input");
   fs::copy(fs::path(SOLTUNE_SOURCE_DIR) / "templates" / "gelu", tmp.path() / "gelu", fs::copy_options::recursive);
   test::remove_fallback(tmp.path() / "gelu", "vectorized");  // the variant is replaced
@@ -474,7 +460,7 @@ TEST(HeaderExport, AnInputTakenAsAPlainPointerStaysConstInTheExportedCall) {
   const Space s(v, Bindings{});
   const std::vector<Specialization> specs = {{&v, DType::f32, s.parse_key("BLOCK=256"), Shape{{{"n", 1 << 20}}}, {"f32"}}};
   // x stays const
-  EXPECT_EQ(build_with_signature(nv, tmp.path(), export_header(p, specs, "test"),
+  EXPECT_EQ(build_with_signature(nv_, tmp.path(), export_header(p, specs, "test"),
                                  "cudaError_t (*f32)(const float*, float*, long long, cudaStream_t)"),
             "");
 }

@@ -36,6 +36,12 @@ class HeaderProgram : public ::testing::Test {
 
 ProblemSpec shipped(const std::string& problem) { return load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", problem); }
 
+// A specialization of `variant` of p at the configuration `key`, tuned for `shape`.
+Specialization spec(const ProblemSpec& p, const std::string& variant, DType dtype, const std::string& key, Shape shape) {
+  const auto& v = p.variant(variant);
+  return {&v, dtype, Space(v, Bindings{}).parse_key(key), std::move(shape), {}};
+}
+
 // The output of the host program `body` (host_program.hpp) built by nvcc against `header` and run:
 // "" when every check held.
 std::string built(const std::string& nv, const std::string& problem, const std::string& header, const char* body) {
@@ -176,20 +182,15 @@ TEST_F(HeaderProgram, EmbedsEachBinaryExactlyOnce) {
   }
 }
 
-// A kernel compiled for one width (RMSNorm looped, WIDTH=1: cols is a template argument) serves that
-// width only; another width falls to the other specializations, or to none.
 // An architecture-specific variant (wgmma, sm_90a) travels as its cubin only: nvcc's plain sm_90 pass
 // would reject its code, so the header carries none of it, compiles with -arch=sm_90, and dispatches
 // to it only on the compute capability its cubin was built for (never from source).
 TEST_F(HeaderProgram, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
   const auto p = shipped("matmul");
-  const auto& w = p.variant("wgmma");
-  const auto& m = p.variant("mma_sync");
-  const Space sw(w, Bindings{}), sm(m, Bindings{});
-  std::vector<Specialization> specs = {
-      {&w, DType::bf16, sw.parse_key("BN=256,STAGES=3"), Shape{{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"trans_b", 0}}}, {}},
-      {&m, DType::bf16, sm.parse_key("BM=128,BN=256,BK=64,WM=2,WN=4,STAGES=3,MINB=1,SPLITK=1,FRAG=0,PAD=0"),
-       Shape{{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"trans_b", 0}}}, {}}};
+  const std::vector<Specialization> specs = {
+      spec(p, "wgmma", DType::bf16, "BN=256,STAGES=3", Shape{{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"trans_b", 0}}}),
+      spec(p, "mma_sync", DType::bf16, "BM=128,BN=256,BK=64,WM=2,WN=4,STAGES=3,MINB=1,SPLITK=1,FRAG=0,PAD=0",
+           Shape{{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"trans_b", 0}}})};
   const auto header = export_header(p, specs, "test");
   EXPECT_EQ(header.find("wgmma.mma_async"), std::string::npos) << "no sm_90a source in the header";
   EXPECT_NE(header.find("targets sm_90a: its kernels run from the embedded cubins only"), std::string::npos);
@@ -203,18 +204,17 @@ TEST_F(HeaderProgram, AnArchitectureSpecificVariantRunsFromItsCubinOnly) {
   EXPECT_EQ(test::build_and_run(nv_, dir.path(), " -DSOLTUNE_SOURCE_ONLY"), "");
 }
 
+// A kernel compiled for one width (RMSNorm looped, WIDTH=1: cols is a template argument) serves that
+// width only; another width falls to the other specializations, or to none.
 TEST_F(HeaderProgram, AKernelCompiledForASizeServesThatSizeOnly) {
   const auto p = shipped("rmsnorm");
-  const auto& looped = p.variant("looped");
-  const auto& rowreg = p.variant("rowreg");
-  const Space sl(looped, Bindings{}), sr(rowreg, Bindings{});
-  std::vector<Specialization> specs = {
-      {&looped, DType::f32, sl.parse_key("TPR=512,RPB=1,VEC=4,UNROLL=1,STAGE=0,PERSIST=0,BPS=4,HINT=0,WIDTH=1"),
-       Shape{{{"rows", 8192}, {"cols", 4096}}}, {}},
-      {&looped, DType::bf16, sl.parse_key("TPR=512,RPB=1,VEC=8,UNROLL=1,STAGE=0,PERSIST=0,BPS=2,HINT=0,WIDTH=1"),
-       Shape{{{"rows", 8192}, {"cols", 4096}}}, {}},
-      {&rowreg, DType::bf16, sr.parse_key("TPR=256,RPB=1,VEC=8,EPT=1,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0"),
-       Shape{{{"rows", 16384}, {"cols", 2048}}}, {}}};
+  const std::vector<Specialization> specs = {
+      spec(p, "looped", DType::f32, "TPR=512,RPB=1,VEC=4,UNROLL=1,STAGE=0,PERSIST=0,BPS=4,HINT=0,WIDTH=1",
+           Shape{{{"rows", 8192}, {"cols", 4096}}}),
+      spec(p, "looped", DType::bf16, "TPR=512,RPB=1,VEC=8,UNROLL=1,STAGE=0,PERSIST=0,BPS=2,HINT=0,WIDTH=1",
+           Shape{{{"rows", 8192}, {"cols", 4096}}}),
+      spec(p, "rowreg", DType::bf16, "TPR=256,RPB=1,VEC=8,EPT=1,RED=0,PERSIST=0,BPS=1,WREG=0,PIPE=0,HINT=0,WIDTH=0",
+           Shape{{{"rows", 16384}, {"cols", 2048}}})};
   const auto header = export_header(p, specs, "test");
   EXPECT_NE(header.find("rmsnorm_looped<float, 512, 1, 4, 1, 0, 0, 4, 0, 1, 4096>"), std::string::npos);
   // WIDTH 0 compiles no width in ("WIDTH * cols" is 0): one kernel for any width its constraints allow.

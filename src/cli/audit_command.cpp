@@ -7,6 +7,7 @@
 
 #include "cli/backends.hpp"
 #include "run/export_earlier.hpp"
+#include "run/export_plan.hpp"
 #include "cli/options.hpp"
 #include "codegen/content_hash.hpp"
 #include "eval/cuda_devices.hpp"
@@ -16,28 +17,6 @@
 namespace po = boost::program_options;
 
 namespace soltune::cli {
-
-std::vector<ToolAudit> audits_of(const KnowledgeBase& kb, const ProblemSpec& spec, const ResultRecord& r) {
-  std::vector<std::string> hashes{r.source_hash};
-  for (const auto& v : spec.variants)
-    if (v.name == r.variant) hashes.push_back(content_hash(v.source));
-  return kb.audits(r, hashes);
-}
-
-std::string audit_summary(const std::vector<ToolAudit>& audits) {
-  std::string s;
-  for (const auto& tool : sanitizer_tools()) {
-    const auto a = std::find_if(audits.begin(), audits.end(), [&](const ToolAudit& x) { return x.tool == tool; });
-    s += (s.empty() ? "" : ", ") + tool + " ";
-    if (a == audits.end()) {
-      s += "never run";
-    } else {
-      s += std::string(audit_verdict_name(a->verdict));
-      if (a->errors) s += " (" + std::to_string(a->errors) + " error" + (a->errors == 1 ? ")" : "s)");
-    }
-  }
-  return s;
-}
 
 namespace {
 

@@ -67,6 +67,20 @@ std::shared_ptr<const yaml::Lets> parse_lets(const yaml::Node& ln, const Names& 
   return lets;
 }
 
+// The text of a note several variants show (`note: NAME`), from common/notes.yaml beside the
+// problems' folders: one text, however many variants show it.
+std::string shared_note(const std::filesystem::path& yaml_path, const yaml::Node& name) {
+  const auto file = yaml_path.parent_path().parent_path() / "common" / "notes.yaml";
+  if (!std::filesystem::exists(file)) name.fail("note '" + name.str() + "': no " + file.string() + " to take it from");
+  const auto notes = yaml::load_file(file);
+  std::string known;
+  for (const auto& [key, text] : notes.map_items()) {
+    if (key == name.str()) return text.str();
+    known += (known.empty() ? "" : ", ") + key;
+  }
+  name.fail("unknown note '" + name.str() + "' (" + file.string() + " has: " + known + ")");
+}
+
 VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemSpec& p) {
   auto n = yaml::load_file(yaml_path);
   n.only_keys({"description", "source", "kernel", "template_args", "args", "knobs", "let", "constraints", "launch", "model",
@@ -285,8 +299,10 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
     when_names.insert(p.sizes.begin(), p.sizes.end());
     when_names.insert("dtype_bytes");
     for (const auto& nn : n.at("notes").seq()) {
-      nn.only_keys({"when", "text"});
-      VariantNote note{nn.at("when").expr(), nn.at("text").str()};
+      nn.only_keys({"when", "text", "note"});
+      if (nn.has("text") == nn.has("note")) nn.fail("a note takes its words from `text:` or names one of common/notes.yaml with `note:`, one of the two");
+      VariantNote note{nn.at("when").expr(),
+                       nn.has("text") ? nn.at("text").str() : shared_note(yaml_path, nn.at("note"))};
       note.when.check_names(when_names, "note's when");
       if (note.text.empty()) nn.fail("a note's text is empty");
       v.notes.push_back(std::move(note));

@@ -630,6 +630,20 @@ TEST_F(BadInput, PlansOfSeveralLaunches) {
   expect_error([&] { load(); }, v, line, 0, {"'programmatic' is for the launches after the main kernel"});
 }
 
+// A note named from common/notes.yaml: its text is the catalogue's; an unknown name, a missing
+// catalogue, or a note with both a name and a text of its own are refused at the note's line.
+TEST_F(BadInput, ANamedNoteComesFromTheCatalogue) {
+  int line = edit(variant_yaml(), "knobs:\n", "notes:\n  - {when: BLOCK > 0, note: shared}\nknobs:\n") + 1;
+  expect_error([&] { load(); }, variant_yaml(), line, 0, {"note 'shared': no ", "common/notes.yaml to take it from"});
+  fs::create_directories(templates_ / "common");
+  write(templates_ / "common" / "notes.yaml", "shared: \"a note named once\"\nother: another\n");
+  EXPECT_EQ(load().variant("vectorized").notes.at(0).text, "a note named once");
+  edit(variant_yaml(), "note: shared}", "note: shraed}");
+  expect_error([&] { load(); }, variant_yaml(), line, 0, {"unknown note 'shraed'", "has: shared, other)"});
+  edit(variant_yaml(), "note: shraed}", "note: shared, text: mine}");
+  expect_error([&] { load(); }, variant_yaml(), line, 0, {"one of the two"});
+}
+
 // A knob the kernel never sees (a macro of a Kernel Tuner kernel, used verbatim) would tune nothing.
 TEST_F(BadInput, AKnobThatReachesNothingIsRefused) {
   const int line = edit(variant_yaml(), "knobs:\n", "knobs:\n  block_size_x: [16, 32]\n");

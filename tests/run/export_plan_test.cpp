@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "../kb/kb_fixture.hpp"
 #include "codegen/content_hash.hpp"
@@ -48,6 +49,15 @@ class ExportPlanTest : public test::KbFixture {
     o.source_only = true;  // no cubins: nothing here compiles
     return o;
   }
+  // What plan_export refused, or nullopt where it made a plan.
+  std::optional<ExportRefused> refusal(const KnowledgeBase& kb, const ExportOptions& o) const {
+    try {
+      plan_export(kb, "gelu", o);
+    } catch (const ExportRefused& e) {
+      return e;
+    }
+    return std::nullopt;
+  }
   static bool says(const std::vector<std::string>& warnings, const std::string& phrase) {
     return std::any_of(warnings.begin(), warnings.end(), [&](const auto& w) { return w.find(phrase) != std::string::npos; });
   }
@@ -81,13 +91,10 @@ TEST_F(ExportPlanTest, TheFastestMeasuredResultServesEachShapeAndTheUnauditedAre
 TEST_F(ExportPlanTest, OnlyPredictionsAreRefusedUnlessAllowed) {
   auto kb = KnowledgeBase::open(dir_ / "kb.sqlite");
   add(kb, model_, kFast, 1 << 20, 12.0, TimeKind::predicted);
-  try {
-    plan_export(kb, "gelu", options());
-    FAIL() << "a plan of predictions only";
-  } catch (const ExportRefused& e) {
-    EXPECT_NE(std::string(e.what()).find("only model predictions for 'gelu'"), std::string::npos) << e.what();
-    EXPECT_FALSE(e.usage);
-  }
+  const auto e = refusal(kb, options());
+  ASSERT_TRUE(e.has_value()) << "a plan of predictions only";
+  EXPECT_NE(std::string(e->what()).find("only model predictions for 'gelu'"), std::string::npos) << e->what();
+  EXPECT_FALSE(e->usage);
 }
 
 TEST_F(ExportPlanTest, SeveralGpusAreTheUsersChoice) {
@@ -96,13 +103,10 @@ TEST_F(ExportPlanTest, SeveralGpusAreTheUsersChoice) {
   h100.uuid = "GPU-h100";
   add(kb, real_, kFast, 1 << 28, 250.0);
   add(kb, h100, kSlow, 1 << 28, 330.0);
-  try {
-    plan_export(kb, "gelu", options());
-    FAIL() << "two GPUs and no choice";
-  } catch (const ExportRefused& e) {
-    EXPECT_NE(std::string(e.what()).find("choose one with --gpu"), std::string::npos) << e.what();
-    EXPECT_TRUE(e.usage);
-  }
+  const auto e = refusal(kb, options());
+  ASSERT_TRUE(e.has_value()) << "two GPUs and no choice";
+  EXPECT_NE(std::string(e->what()).find("choose one with --gpu"), std::string::npos) << e->what();
+  EXPECT_TRUE(e->usage);
   auto o = options();
   o.gpu = "H100";
   const auto plan = plan_export(kb, "gelu", o);
@@ -115,13 +119,10 @@ TEST_F(ExportPlanTest, SeveralGpusAreTheUsersChoice) {
 TEST_F(ExportPlanTest, ResultsOfAnotherTextAloneAreRefusedWithTheReason) {
   auto kb = KnowledgeBase::open(dir_ / "kb.sqlite");
   add(kb, real_, kFast, 1 << 28, 250.0, TimeKind::measured, "0123456789abcdef0123456789abcdef");
-  try {
-    plan_export(kb, "gelu", options());
-    FAIL() << "results of another text only";
-  } catch (const ExportRefused& e) {
-    EXPECT_NE(std::string(e.what()).find("tuned with other versions of its templates"), std::string::npos) << e.what();
-    EXPECT_FALSE(e.usage);
-  }
+  const auto e = refusal(kb, options());
+  ASSERT_TRUE(e.has_value()) << "results of another text only";
+  EXPECT_NE(std::string(e->what()).find("tuned with other versions of its templates"), std::string::npos) << e->what();
+  EXPECT_FALSE(e->usage);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// GPU: the Python package of a real tune (softmax, gelu, and l1norm with its workspace), checked
-// from PyTorch by tests/python/check_package.py: against PyTorch's operations at 30 shapes per problem and dtype,
+// GPU: the Python package of a real tune (softmax, gelu, l1norm with its workspace, layernorm and
+// rmsnorm with their weights), checked from PyTorch by tests/python/check_package.py: against PyTorch's operations at 30 shapes per problem and dtype,
 // with out=, under torch.compile(fullgraph=True), in a captured CUDA graph, bad arguments refused,
 // and the host time per call printed. Skips without a GPU, nvcc or PyTorch.
 #include <gtest/gtest.h>
@@ -32,14 +32,16 @@ TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
   // One shape each and a budget that reaches every task, the fallback-only ones included: the
   // package then serves every shape.
   for (const auto& [p, shape] : {std::pair{"softmax", "{rows: 1024, cols: 1000}"}, std::pair{"gelu", "{n: 1000003}"},
-                                 std::pair{"l1norm", "{n: 1000003}"}}) {
+                                 std::pair{"l1norm", "{n: 1000003}"}, std::pair{"layernorm", "{rows: 1024, cols: 1000}"},
+                                 std::pair{"rmsnorm", "{rows: 1024, cols: 1000}"}}) {
     const auto cfg = tmp.path() / (std::string(p) + ".yaml");
     ASSERT_TRUE(test::write_file(cfg, std::string("problem: ") + p + "\ndtypes: [f32, bf16]\nshapes: [" + shape +
                                           "]\nbudget: {evals: 24, seconds: 40}\nseed: 3\ntemplates: " +
                                           (fs::path(SOLTUNE_SOURCE_DIR) / "templates").string() + "\n"));
     ASSERT_EQ(run(soltune + " tune " + q(cfg) + " -q --kb " + q(kb) + to_log), 0) << test::read_file(log);
   }
-  ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --problem l1norm --format python --name tuned -o " +
+  ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --problem l1norm --problem layernorm --problem rmsnorm "
+                "--format python --name tuned -o " +
                 q(tmp.path() / "pkg") + to_log), 0)
       << test::read_file(log);
   const int code = run("python3 " + q(fs::path(SOLTUNE_SOURCE_DIR) / "tests" / "python" / "check_package.py") + " " +

@@ -27,61 +27,83 @@ def check(cond, what):
         failures.append(what)
 
 
-# PyTorch's operation per problem, in float64, and its tolerance per dtype.
+def rows(rng):
+    return (rng.randint(1, 3000), rng.randint(1, 9000))
+
+
+def flat(rng):
+    return (rng.randint(1, 1 << 22),)
+
+
+def with_params(*params):
+    """x, then each parameter over x's last dimension (a norm's weight, bias), drawn around `params`."""
+    def make(shape, dtype):
+        x = torch.randn(shape, device="cuda", dtype=dtype) * 4
+        return (x,) + tuple(torch.randn(shape[-1:], device="cuda", dtype=dtype) * 0.5 + c for c in params)
+    return make
+
+
+# PyTorch's operation per problem in float64 (over the problem's inputs, in the order the package's
+# function takes them), the shapes drawn, and the inputs built for a shape.
 REFS = {
-    "softmax": (lambda x: torch.softmax(x.double(), -1), lambda rng: (rng.randint(1, 3000), rng.randint(1, 9000))),
-    "gelu": (lambda x: F.gelu(x.double(), approximate="tanh"), lambda rng: (rng.randint(1, 1 << 22),)),
-    "l1norm": (lambda x: x.double().abs().sum().reshape(1), lambda rng: (rng.randint(1, 1 << 22),)),
+    "softmax": (lambda x: torch.softmax(x.double(), -1), rows, with_params()),
+    "gelu": (lambda x: F.gelu(x.double(), approximate="tanh"), flat, with_params()),
+    "l1norm": (lambda x: x.double().abs().sum().reshape(1), flat, with_params()),
+    "layernorm": (lambda x, w, b: F.layer_norm(x.double(), x.shape[-1:], w.double(), b.double(), eps=1e-5), rows,
+                  with_params(1.0, 0.0)),
+    "rmsnorm": (lambda x, w: F.rms_norm(x.double(), x.shape[-1:], w.double(), eps=1e-6), rows, with_params(1.0)),
 }
 TOL = {torch.float32: 2e-5, torch.bfloat16: 1.6e-2}
 rng = random.Random(7)
-present = [p for p in ("softmax", "gelu", "l1norm") if hasattr(k, p)]
+present = [p for p in REFS if hasattr(k, p)]
 for p in present:
-    ref, shape_of = REFS[p]
+    ref, shape_of, inputs_of = REFS[p]
     fn = getattr(k, p)
     for dtype in (torch.float32, torch.bfloat16):
         worst, unserved = 0.0, []
         choice = getattr(k, p + "_choice")
         for _ in range(30):
-            x = torch.randn(shape_of(rng), device="cuda", dtype=dtype) * 4
-            if choice(x)["index"] < 0:  # no kernel (not even a fallback): the call must say so
-                unserved.append(tuple(x.shape))
+            args = inputs_of(shape_of(rng), dtype)
+            if choice(*args)["index"] < 0:  # no kernel (not even a fallback): the call must say so
+                unserved.append(tuple(args[0].shape))
                 try:
-                    fn(x)
-                    check(False, "%s %s at %s: no kernel, yet no error" % (p, dtype, tuple(x.shape)))
+                    fn(*args)
+                    check(False, "%s %s at %s: no kernel, yet no error" % (p, dtype, tuple(args[0].shape)))
                 except RuntimeError:
                     pass
                 continue
-            y = fn(x)
+            y = fn(*args)
             torch.cuda.synchronize()
-            err = ((y.double() - ref(x)).abs() / (ref(x).abs() + 1e-3)).max().item() if x.numel() else 0
+            want = ref(*args)
+            err = ((y.double() - want).abs() / (want.abs() + 1e-3)).max().item() if args[0].numel() else 0
             worst = max(worst, err)
         check(not unserved, "%s %s: every one of 30 shapes served (unserved: %s)" % (p, dtype, unserved[:4]))
         check(worst <= TOL[dtype] * 4, "%s %s at 30 shapes: worst relative error %.3g" % (p, dtype, worst))
-        x = torch.randn(shape_of(rng), device="cuda", dtype=dtype)
-        out = torch.full_like(fn(x), float("nan"))  # the output's shape (l1norm's is one element)
-        r = fn(x, out=out)
+        args = inputs_of(shape_of(rng), dtype)
+        out = torch.full_like(fn(*args), float("nan"))  # the output's shape (l1norm's is one element)
+        r = fn(*args, out=out)
         check(r is out and not torch.isnan(out).any().item(), "%s %s writes out=" % (p, dtype))
-    x = torch.randn(shape_of(random.Random(1)), device="cuda")
+    args = inputs_of(shape_of(random.Random(1)), torch.float32)
     if p == "l1norm":
-        x = x[: 1 << 16].contiguous()  # a sum's rounding: a short one compares tightly
+        args = (args[0][: 1 << 16].contiguous(),)  # a sum's rounding: a short one compares tightly
+    x, params = args[0], args[1:]
     # torch.compile without a graph break, through the custom op.
     op = getattr(torch.ops.soltune, p)
-    compiled = torch.compile(lambda t: op(t) * 2, fullgraph=True)
-    check(torch.allclose(compiled(x), fn(x) * 2), "%s under torch.compile(fullgraph=True)" % p)
+    compiled = torch.compile(lambda *t: op(*t) * 2, fullgraph=True)
+    check(torch.allclose(compiled(*args), fn(*args) * 2), "%s under torch.compile(fullgraph=True)" % p)
     # A captured CUDA graph replays the launch on new data in place.
     static_x, g = x.clone(), torch.cuda.CUDAGraph()
-    static_y = fn(static_x)
+    static_y = fn(static_x, *params)
     torch.cuda.synchronize()
     with torch.cuda.graph(g):
-        static_y = fn(static_x)
+        static_y = fn(static_x, *params)
     static_x.copy_(torch.randn_like(static_x))
     g.replay()
     torch.cuda.synchronize()
-    check(torch.allclose(static_y, fn(static_x)), "%s inside a captured CUDA graph" % p)
+    check(torch.allclose(static_y, fn(static_x, *params)), "%s inside a captured CUDA graph" % p)
     # Bad arguments: refused with ValueError, the output untouched.
-    for what, bad in (("a CPU tensor", lambda: fn(x.cpu())), ("an int tensor", lambda: fn(x.int())),
-                      ("a transposed view", lambda: fn(x.t()) if x.dim() == 2 else fn(x[::2]))):
+    for what, bad in (("a CPU tensor", lambda: fn(x.cpu(), *params)), ("an int tensor", lambda: fn(x.int(), *params)),
+                      ("a transposed view", lambda: fn(x.t(), *params) if x.dim() == 2 else fn(x[::2]))):
         try:
             bad()
             check(False, "%s: %s refused" % (p, what))
@@ -98,15 +120,15 @@ for p in present:
         def __dlpack_device__(self):
             return self.t.__dlpack_device__()
 
-    want = fn(x)
+    want = fn(*args)
     got = torch.full_like(want, float("nan"))
-    fn(OnlyDLPack(x), out=got)
+    fn(*(OnlyDLPack(a) for a in args), out=got)
     torch.cuda.synchronize()
     check(torch.allclose(got, want), "%s from an array known only by DLPack" % p)
     try:
         import cupy
-        cx = cupy.asarray(x.cpu().numpy())
-        check(bool(cupy.allclose(fn(cx), cupy.asarray(fn(x).cpu().numpy()), rtol=1e-5)), "%s from a CuPy array" % p)
+        cargs = [cupy.asarray(a.cpu().numpy()) for a in args]
+        check(bool(cupy.allclose(fn(*cargs), cupy.asarray(fn(*args).cpu().numpy()), rtol=1e-5)), "%s from a CuPy array" % p)
     except ImportError:
         print("skip %s from CuPy: not installed" % p)
 

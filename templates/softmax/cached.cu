@@ -62,25 +62,7 @@ __device__ __forceinline__ R normalised(const R& r, float m, float inv) {
 // loads by default and keeps y in L2 (norm_access's store mode 3).
 #include "../common/norm_access.cuh"
 
-__device__ __forceinline__ unsigned long long evict_first_policy() {
-  unsigned long long p;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-  return p;
-}
-
-// One asynchronous global -> shared copy of BYTES (4, 8 or 16); 16-byte copies bypass L1.
-template <int BYTES, int HINT>
-__device__ __forceinline__ void cp_async(void* dst, const void* src, unsigned long long policy) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  if constexpr (BYTES == 16 && HINT == 1)
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "l"(policy) : "memory");
-  else if constexpr (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-  else if constexpr (HINT == 1)
-    asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], %2, %3;" ::"r"(d), "l"(src), "n"(BYTES), "l"(policy) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src), "n"(BYTES) : "memory");
-}
+#include "../common/cp_async.cuh"
 
 #include "../common/row_reduce.cuh"
 
@@ -128,7 +110,7 @@ __global__ void __launch_bounds__(BLOCK)
     if constexpr (ASYNC) {
       if (valid) {
 #pragma unroll 4
-        for (int j = jsm + lane; j < nvec; j += TPR) cp_async<sizeof(Raw), HINT>(srow + (j - jsm), xv + j, policy);
+        for (int j = jsm + lane; j < nvec; j += TPR) cp_async<sizeof(Raw), HINT == 1>(srow + (j - jsm), xv + j, policy);
       }
       if constexpr (PIPE) asm volatile("cp.async.commit_group;" ::: "memory");
     }

@@ -39,12 +39,13 @@ Column<Rec> member_column(std::string name, bool written = true) {
           [name](const sqlite::Stmt& st, Rec& r) { get(st, name, (r .* ... .* Path)); }};
 }
 
-// "a, b, c" of the columns the insert writes; with `prefix` ":" their parameters.
-template <typename Rec>
-std::string written_names(const std::vector<Column<Rec>>& cols, const std::string& prefix = "") {
+// "a, b, c" of the columns an insert writes, of any list of columns with `name` and `written`
+// (result_columns' too); with `prefix` ":" their parameters.
+template <typename Columns>
+std::string written_names(const Columns& cols, const std::string& prefix = "") {
   std::string out;
   for (const auto& c : cols)
-    if (c.written) out += (out.empty() ? "" : ", ") + prefix + c.name;
+    if (c.written) out += (out.empty() ? "" : ", ") + prefix + std::string(c.name);
   return out;
 }
 

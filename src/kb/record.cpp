@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "kb/columns.hpp"
 #include "kb/kb_impl.hpp"
 #include "kb/result_columns.hpp"
 #include "kb/table_columns.hpp"
@@ -15,11 +16,9 @@ namespace {
 // run inserts nothing.
 template <typename Columns>
 std::string insert_from_run(const std::string& table, bool with_gpu, const Columns& cols) {
-  std::string names = "run_id", values = "id";
-  if (with_gpu) names += ", gpu_id", values += ", gpu_id";
-  for (const auto& c : cols)
-    if (c.written) names += ", " + std::string(c.name), values += ", :" + std::string(c.name);
-  return "INSERT INTO " + table + " (" + names + ") SELECT " + values + " FROM runs WHERE id = :run_id";
+  const std::string gpu = with_gpu ? "gpu_id, " : "";
+  return "INSERT INTO " + table + " (run_id, " + gpu + kb::written_names(cols) + ") SELECT id, " + gpu +
+         kb::written_names(cols, ":") + " FROM runs WHERE id = :run_id";
 }
 
 int64_t insert_committed(sqlite::Db& db, sqlite::Stmt& st, int64_t run_id, sqlite::Transaction& tx) {

@@ -10,6 +10,16 @@ namespace {
 
 using G = GpuRecord;
 
+// A measured-or-predicted column held by a TimeKind member (`Path` as member_column's); a text
+// other than "predicted" reads as measured.
+template <typename Rec, auto... Path>
+Column<Rec> kind_column(std::string name) {
+  return {name, true, [name](sqlite::Stmt& st, const Rec& r) { st.bind(name, time_kind_name((r .* ... .* Path))); },
+          [name](const sqlite::Stmt& st, Rec& r) {
+            (r .* ... .* Path) = st.text(name) == "predicted" ? TimeKind::predicted : TimeKind::measured;
+          }};
+}
+
 // The ceilings a GPU row stores: the datasheet's, or the measured ones (zeros where none were).
 const Ceilings& stored(const G& g, bool measured) {
   static const Ceilings none;
@@ -57,10 +67,7 @@ std::vector<Column<G>> make_gpu_columns() {
                      [=](const sqlite::Stmt& st, G& g) { get(st, name, g.device.*m); }});
     }
   });
-  out.push_back({"kind", true, [](sqlite::Stmt& st, const G& g) { st.bind("kind", time_kind_name(g.kind)); },
-                 [](const sqlite::Stmt& st, G& g) {
-                   g.kind = st.text("kind") == "predicted" ? TimeKind::predicted : TimeKind::measured;
-                 }});
+  out.push_back(kind_column<G, &G::kind>("kind"));
   out.push_back({"has_measured", true,
                  [](sqlite::Stmt& st, const G& g) { st.bind("has_measured", g.device.measured.has_value()); },
                  [](const sqlite::Stmt& st, G& g) {
@@ -83,10 +90,7 @@ std::vector<Column<B>> make_baseline_columns() {
       member_column<B, &B::variant>("variant"),
       member_column<B, &B::dtype>("dtype"),
       member_column<B, &B::shape_key>("shape_key"),
-      {"time_kind", true, [](sqlite::Stmt& st, const B& b) { st.bind("time_kind", time_kind_name(b.baseline.kind)); },
-       [](const sqlite::Stmt& st, B& b) {
-         b.baseline.kind = st.text("time_kind") == "predicted" ? TimeKind::predicted : TimeKind::measured;
-       }},
+      kind_column<B, &B::baseline, &TaskBaseline::kind>("time_kind"),
       member_column<B, &B::baseline, &TaskBaseline::t_ref_us>("t_ref_us"),
       member_column<B, &B::baseline, &TaskBaseline::t_sol_us>("t_sol_us"),
       member_column<B, &B::baseline, &TaskBaseline::flops>("flops"),

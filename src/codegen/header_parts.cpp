@@ -65,6 +65,8 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
     h << (s.binary.empty() ? "\n      && false  // no cubin was built for " + v.arch
                            : "\n#ifdef SOLTUNE_SOURCE_ONLY\n      && false  // " + v.arch + " code comes from its cubin only\n#endif\n"
                              "      && (cc == " + std::to_string(s.binary_cc) + ")");
+  // The problem's rules first: no kernel serves a shape that breaks one.
+  for (const auto& r : p.shape_rules) h << "\n      && (" << r.expr.text() << ")";
   for (const auto& c : v.constraints) h << "\n      && (" << c.text() << ")";
   // A size compiled into the kernel (a template argument): where that argument takes the value the
   // kernel was compiled with (the knobs are constants here, so "WIDTH * cols" at WIDTH 0 is any width).

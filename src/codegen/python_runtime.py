@@ -612,10 +612,10 @@ def _torch_ops():
             continue  # another package of soltune kernels defined it first in this process
 
         def split(args, kwargs, p=p):
-            n = len(p.inputs)
-            given = dict(zip(p.meta["sizes"], args[n:]))
-            given.update(kwargs)
-            return args[:n], {k: v for k, v in given.items() if v is not None}
+            # By the schema's names: torch may pass any argument by keyword (the tensors included).
+            bound = dict(zip([a["name"] for a in p.inputs] + p.meta["sizes"], args))
+            bound.update(kwargs)
+            return [bound[a["name"]] for a in p.inputs], {s: bound[s] for s in p.meta["sizes"] if bound.get(s) is not None}
 
         def impl(*args, p=p, **kwargs):
             arrays, given = split(args, kwargs)

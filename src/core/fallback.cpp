@@ -57,21 +57,25 @@ std::vector<Shape> fallback_shapes(const ProblemSpec& p, DType t, const Shape& b
 }
 
 std::vector<Shape> fallback_probe_shapes(const ProblemSpec& p, DType t) {
-  static const int64_t kValues[] = {1, 2, 3, 7, 31, 33, 255, 1000, 4097, 65537, (1 << 20) + 3, (1 << 22) + 1};
+  static const std::vector<int64_t> kValues = {1, 2, 3, 7, 31, 33, 255, 1000, 4097, 65537, (1 << 20) + 3, (1 << 22) + 1};
+  // Past three free sizes the grid of every value would be millions of shapes: a spread of six each.
+  static const std::vector<int64_t> kSpread = {1, 3, 33, 1000, 4097, (1 << 20) + 3};
   constexpr double kMaxBytes = 4.0 * (1ull << 30);
+  const auto listed = [&](const std::string& name) {
+    const auto o = p.size_options.find(name);
+    return o != p.size_options.end() && !o->second.values.empty() ? &o->second.values : nullptr;
+  };
+  const auto free = std::count_if(p.sizes.begin(), p.sizes.end(), [&](const std::string& s) { return !listed(s); });
   // A size with listed values (matmul's trans_b) takes each of them instead.
   std::vector<std::vector<int64_t>> values;
-  for (const auto& name : p.sizes) {
-    const auto o = p.size_options.find(name);
-    if (o != p.size_options.end() && !o->second.values.empty()) values.push_back(o->second.values);
-    else values.emplace_back(std::begin(kValues), std::end(kValues));
-  }
+  for (const auto& name : p.sizes) values.push_back(listed(name) ? *listed(name) : free > 3 ? kSpread : kValues);
   std::vector<Shape> out;
   std::vector<size_t> at(p.sizes.size(), 0);
   while (true) {
     Shape s;
     for (size_t k = 0; k < p.sizes.size(); ++k) s.dims.emplace_back(p.sizes[k], values[k][at[k]]);
-    if (Task{&p, nullptr, t, s}.bytes() <= kMaxBytes) out.push_back(std::move(s));
+    const Task task{&p, nullptr, t, s};
+    if (task.bytes() <= kMaxBytes && p.broken_rule(task.sizes()).empty()) out.push_back(std::move(s));
     size_t k = 0;
     while (k < at.size() && ++at[k] == values[k].size()) at[k++] = 0;
     if (k == at.size()) break;

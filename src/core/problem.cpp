@@ -41,6 +41,12 @@ const VariantSpec* ProblemSpec::fallback_variant() const {
   return nullptr;
 }
 
+std::string ProblemSpec::broken_rule(const Bindings& b) const {
+  for (const auto& r : shape_rules)
+    if (r.expr.eval(b) == 0) return r.why + " (" + r.expr.text() + ")";
+  return "";
+}
+
 const VariantSpec& ProblemSpec::variant(const std::string& vname) const {
   std::string names;
   for (const auto& v : variants) {

@@ -218,6 +218,13 @@ struct SizeOption {
   std::string doc;
 };
 
+// A rule every shape keeps (`requires:`), over the sizes: a config's shape that breaks one is refused
+// at load with `why`, and an exported launch function returns cudaErrorInvalidValue for it.
+struct ShapeRule {
+  Expr expr;
+  std::string why;
+};
+
 // A routine of soltune's or a vendor library's called over the problem's buffers and sizes: the
 // library routine timed as the baseline (T_ref) where the library is present and takes the case,
 // called as a framework calls it (the baseline's own kernels serve where it is not, and the baseline
@@ -249,6 +256,9 @@ struct ProblemSpec {
   std::filesystem::path dir;
   std::vector<std::string> sizes;
   std::map<std::string, SizeOption> size_options;  // sizes declared as {name, values, default, doc}
+  std::vector<ShapeRule> shape_rules;               // `requires:`
+  // The first rule these sizes break, as "why (expression)"; "" where they keep every one.
+  std::string broken_rule(const Bindings& b) const;
   std::vector<DType> dtypes;
   std::vector<ArgSpec> args;
   std::map<DType, Tolerance> tolerance;

@@ -409,7 +409,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   }
   auto n = yaml::load_file(file);
   n.only_keys({"name", "description", "sizes", "dtypes", "args", "flops", "bytes", "compute", "tolerance", "reference", "fallback",
-               "baseline", "check"});
+               "baseline", "check", "requires"});
   ProblemSpec p;
   p.dir = dir;
   p.name = n.at("name").str();
@@ -437,6 +437,13 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   Names sizes;
   for (const auto& s : p.sizes)
     if (!sizes.insert(s).second) n.at("sizes").fail("size '" + s + "' declared twice");
+  if (n.has("requires"))
+    for (const auto& rn : n.at("requires").seq()) {
+      rn.only_keys({"expr", "why"});
+      ShapeRule r{rn.at("expr").expr(), rn.at("why").str()};
+      r.expr.check_names(sizes, "requires");
+      p.shape_rules.push_back(std::move(r));
+    }
   for (const auto& d : n.at("dtypes").seq()) {
     try {
       p.dtypes.push_back(parse_dtype(d.str()));

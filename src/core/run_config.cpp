@@ -199,6 +199,8 @@ RunConfig load_run_config(const std::filesystem::path& path) {
     for (const auto& [k, v] : s.map_items())
       if (std::find(c.spec.sizes.begin(), c.spec.sizes.end(), k) == c.spec.sizes.end())
         v.fail("unknown size '" + k + "' for problem '" + c.problem + "'");
+    if (const auto why = c.spec.broken_rule(Task{&c.spec, nullptr, c.dtypes.front(), sh}.sizes()); !why.empty())
+      s.fail("problem '" + c.problem + "' refuses this shape: " + why);
     // A range's bounds are expressions over the sizes: each must give a magnitude for this shape.
     for (auto dt : c.dtypes)
       for (const auto& a : c.spec.args)

@@ -589,6 +589,19 @@ TEST_F(BadInput, SizeOfAFewValues) {
   expect_error([&] { load(); }, problem_yaml(), line, 0, {"step"});
 }
 
+// A problem's rules over its sizes (`requires:`): a shape that breaks one is refused where the
+// config gives it, with the rule's why; a rule naming what is not a size is refused where it is written.
+TEST_F(BadInput, AShapeBreakingAProblemRuleIsRefusedWithItsWhy) {
+  edit(problem_yaml(), "sizes: [n]", "sizes: [n]\nrequires:\n  - {expr: \"mod(n, 2) == 1\", why: \"n must be odd\"}");
+  EXPECT_EQ(load().broken_rule(Bindings{{"n", 4}}), "n must be odd (mod(n, 2) == 1)");
+  EXPECT_NO_THROW(load_run_config(config_));  // n = 1000003
+  const int line = edit(config_, "{n: 1000003}", "{n: 1000004}");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0,
+               {"problem 'gelu' refuses this shape: n must be odd (mod(n, 2) == 1)"});
+  const int rule = edit(problem_yaml(), "mod(n, 2)", "mod(m, 2)");
+  expect_error([&] { load(); }, problem_yaml(), rule, 0, {"requires", "'m'"});
+}
+
 // A plan of several launches: every name a launch passes must be declared, every scratch buffer
 // passed somewhere, and tensor maps go to the main kernel only.
 TEST_F(BadInput, PlansOfSeveralLaunches) {

@@ -44,20 +44,24 @@ def with_params(*params):
 
 
 # PyTorch's operation per problem in float64 (over the problem's inputs, in the order the package's
-# function takes them), the shapes drawn, and the inputs built for a shape.
+# function takes them), the shapes drawn, the inputs built for a shape, and the scale below which an
+# output's error counts as absolute (1e-3 where none is given): a norm's y = xhat w + b cancels to
+# near 0 where b meets xhat w, and there its f32 error is a few ulps of the terms (up to about 4),
+# not of y.
 REFS = {
     "softmax": (lambda x: torch.softmax(x.double(), -1), rows, with_params()),
     "gelu": (lambda x: F.gelu(x.double(), approximate="tanh"), flat, with_params()),
     "l1norm": (lambda x: x.double().abs().sum().reshape(1), flat, with_params()),
     "layernorm": (lambda x, w, b: F.layer_norm(x.double(), x.shape[-1:], w.double(), b.double(), eps=1e-5), rows,
-                  with_params(1.0, 0.0)),
+                  with_params(1.0, 0.0), 0.1),
     "rmsnorm": (lambda x, w: F.rms_norm(x.double(), x.shape[-1:], w.double(), eps=1e-6), rows, with_params(1.0)),
 }
 TOL = {torch.float32: 2e-5, torch.bfloat16: 1.6e-2}
 rng = random.Random(7)
 present = [p for p in REFS if hasattr(k, p)]
 for p in present:
-    ref, shape_of, inputs_of = REFS[p]
+    ref, shape_of, inputs_of = REFS[p][:3]
+    floor = REFS[p][3] if len(REFS[p]) > 3 else 1e-3
     fn = getattr(k, p)
     for dtype in (torch.float32, torch.bfloat16):
         worst, unserved = 0.0, []
@@ -75,7 +79,7 @@ for p in present:
             y = fn(*args)
             torch.cuda.synchronize()
             want = ref(*args)
-            err = ((y.double() - want).abs() / (want.abs() + 1e-3)).max().item() if args[0].numel() else 0
+            err = ((y.double() - want).abs() / (want.abs() + floor)).max().item() if args[0].numel() else 0
             worst = max(worst, err)
         check(not unserved, "%s %s: every one of 30 shapes served (unserved: %s)" % (p, dtype, unserved[:4]))
         check(worst <= TOL[dtype] * 4, "%s %s at 30 shapes: worst relative error %.3g" % (p, dtype, worst))

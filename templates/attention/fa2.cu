@@ -1,0 +1,179 @@
+// Attention forward in FlashAttention-2's form on mma.sync (sm_80 and newer): a block owns BM
+// queries of one head, a warp 16 of them, and walks the keys BN at a time without materialising the
+// scores. Q stays in shared memory; K and V tiles come through a STAGES-deep cp.async ring into
+// XOR-swizzled shared memory, so that the next tiles load while one is used. Per key tile a warp
+// computes its 16 x BN scores (S = Q K^T, ldmatrix of K's rows), keeps an online softmax in f32
+// registers (running maximum and row sum, the output rescaled when the maximum moves), and adds
+// P V to its 16 x D output with the probabilities, rounded to the input type, taken straight from
+// the score registers as the A operand (V through ldmatrix .trans). Under the causal mask the key
+// range ends at the block's last visible key, and the blocks with the most keys run first. Tails of
+// s_q and s_k are zero-filled and masked; any b, h, h_kv, s_q, s_k works.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "../common/mma16.cuh"
+
+namespace fa2_detail {
+
+using namespace mma16;
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }  // NVRTC has no INFINITY
+
+// A rows x D tile from global rows [r0, r0 + rows) into swizzled shared memory; rows at or past
+// `limit` are zeros (cp.async of 0 source bytes), so tails multiply as zeros, never as garbage.
+template <int D, int NT>
+__device__ __forceinline__ void load_tile(unsigned dst, const unsigned short* src, long long r0, long long limit,
+                                          int rows, int tid) {
+  constexpr int CPR = D / 8;
+  for (int c = tid; c < rows * CPR; c += NT) {
+    const int r = c / CPR, ch = c % CPR;
+    const bool in = r0 + r < limit;
+    cp_async16(dst + swizzle<CPR>(r, ch), src + (in ? (r0 + r) * D + ch * 8 : 0), in ? 16u : 0u);
+  }
+}
+
+}  // namespace fa2_detail
+
+template <typename T, int D, int BM, int BN, int STAGES>
+__global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q, const T* __restrict__ k,
+                                                        const T* __restrict__ v, T* __restrict__ o,
+                                                        float* __restrict__ lse, long long b, long long h,
+                                                        long long h_kv, long long s_q, long long s_k, long long causal) {
+  using namespace fa2_detail;
+  constexpr int NT = BM * 2;                 // a warp per 16 queries
+  constexpr int CPR = D / 8;                 // 16-byte chunks per row of Q, K, V
+  constexpr int NB = BN / 8, ND = D / 8;     // m16n8 tiles of a warp's scores and of its output
+  constexpr unsigned Q_BYTES = BM * D * 2, TILE_BYTES = BN * D * 2;
+  static_assert(sizeof(T) == 2, "16-bit inputs");
+  static_assert(D % 64 == 0 && BM % 16 == 0 && BN % 16 == 0 && STAGES >= 1, "tile shapes");
+
+  extern __shared__ __align__(128) unsigned char attention_smem[];
+  const unsigned q_s = smem_addr(attention_smem);
+  const unsigned kv_s = q_s + Q_BYTES;  // stage st: K at kv_s + 2 st TILE_BYTES, V after it
+  if (dynamic_smem_bytes() < Q_BYTES + 2 * STAGES * TILE_BYTES) __trap();
+
+  // Block x: query block innermost (the blocks of one head share its K and V in L2), then head, batch.
+  const long long nq = (s_q + BM - 1) / BM;
+  const long long x = blockIdx.x, head = (x / nq) % h, bi = x / (nq * h);
+  const long long qb = causal ? nq - 1 - x % nq : x % nq;
+  const long long bh = bi * h + head, kvh = bi * h_kv + head / (h / h_kv);
+  const long long i0 = qb * BM, shift = s_k - s_q;  // causal: query i sees keys j <= i + shift
+  const long long end = causal ? min(s_k, min(i0 + BM, s_q) + shift) : s_k;
+  const int tiles = static_cast<int>((end + BN - 1) / BN);
+  const auto* qg = reinterpret_cast<const unsigned short*>(q) + bh * s_q * D;
+  const auto* kg = reinterpret_cast<const unsigned short*>(k) + kvh * s_k * D;
+  const auto* vg = reinterpret_cast<const unsigned short*>(v) + kvh * s_k * D;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  load_tile<D, NT>(q_s, qg, i0, s_q, BM, tid);
+  cp_async_commit();
+  auto load_kv = [&](int t) {
+    if (t < tiles) {
+      const unsigned st = kv_s + 2u * static_cast<unsigned>(t % STAGES) * TILE_BYTES;
+      load_tile<D, NT>(st, kg, static_cast<long long>(t) * BN, s_k, BN, tid);
+      load_tile<D, NT>(st + TILE_BYTES, vg, static_cast<long long>(t) * BN, s_k, BN, tid);
+    }
+    cp_async_commit();  // one group per tile, empty past the last: the wait below counts them alike
+  };
+  for (int t = 0; t < STAGES - 1; ++t) load_kv(t);
+
+  const float scale_log2 = 1.4426950408889634f * rsqrtf(static_cast<float>(D));
+  // This thread's rows of the warp's 16 (g and g + 8) and its accumulator columns (2 c, 2 c + 1 of each tile).
+  const int g = lane / 4, c2 = 2 * (lane % 4);
+  const long long row0 = i0 + warp * 16 + g;
+  float m[2] = {neg_inf(), neg_inf()}, l[2] = {0.f, 0.f};
+  float acc[ND][4];
+#pragma unroll
+  for (int n = 0; n < ND; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+
+  for (int t = 0; t < tiles; ++t) {
+    load_kv(t + STAGES - 1);
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    const unsigned k_s = kv_s + 2u * static_cast<unsigned>(t % STAGES) * TILE_BYTES, v_s = k_s + TILE_BYTES;
+    const long long j0 = static_cast<long long>(t) * BN;
+
+    // S = Q K^T over D in k16 steps: Q's fragment (rows of the warp) against two key tiles at a time.
+    float s[NB][4];
+#pragma unroll
+    for (int n = 0; n < NB; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      unsigned a[4];
+      ldmatrix_x4(a, q_s + swizzle<CPR>(warp * 16 + lane % 16, 2 * kk + lane / 16));
+#pragma unroll
+      for (int n = 0; n < NB; n += 2) {
+        unsigned b0[2], b1[2];
+        ldmatrix_x4(b0[0], b0[1], b1[0], b1[1], k_s + swizzle<CPR>(n * 8 + lane % 8 + (lane / 16) * 8, 2 * kk + (lane / 8) % 2));
+        Mma<T>::run(s[n], a, b0);
+        Mma<T>::run(s[n + 1], a, b1);
+      }
+    }
+    // Keys past s_k, and under the causal mask past a row's last visible key, score -inf.
+    if (j0 + BN > s_k || (causal && j0 + BN - 1 > i0 + shift)) {
+#pragma unroll
+      for (int n = 0; n < NB; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const long long j = j0 + n * 8 + c2 + (e & 1), i = row0 + 8 * (e >> 1);
+          if (j >= s_k || (causal && j > i + shift)) s[n][e] = neg_inf();
+        }
+    }
+    // The online softmax, per row: the new maximum over the quad that holds the row, the old sums
+    // and outputs rescaled by 2^(m_old - m_new) (scaled), the probabilities 2^(s - m_new).
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = m[r];
+#pragma unroll
+      for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float base = mx == neg_inf() ? 0.f : mx * scale_log2;  // a row with no key yet keeps zeros
+      const float alpha = exp2f(m[r] * scale_log2 - base);
+      m[r] = mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int n = 0; n < NB; ++n) {
+        s[n][2 * r] = exp2f(fmaf(s[n][2 * r], scale_log2, -base));
+        s[n][2 * r + 1] = exp2f(fmaf(s[n][2 * r + 1], scale_log2, -base));
+        sum += s[n][2 * r] + s[n][2 * r + 1];
+      }
+      l[r] = l[r] * alpha + sum;
+#pragma unroll
+      for (int n = 0; n < ND; ++n) {
+        acc[n][2 * r] *= alpha;
+        acc[n][2 * r + 1] *= alpha;
+      }
+    }
+    // O += P V: the accumulators of score tiles 2 kb and 2 kb + 1 are the A fragment of k16 step kb.
+#pragma unroll
+    for (int kb = 0; kb < BN / 16; ++kb) {
+      const unsigned a[4] = {Mma<T>::pack(s[2 * kb][0], s[2 * kb][1]), Mma<T>::pack(s[2 * kb][2], s[2 * kb][3]),
+                             Mma<T>::pack(s[2 * kb + 1][0], s[2 * kb + 1][1]),
+                             Mma<T>::pack(s[2 * kb + 1][2], s[2 * kb + 1][3])};
+#pragma unroll
+      for (int n = 0; n < ND; n += 2) {
+        unsigned b0[2], b1[2];
+        ldmatrix_x4_trans(b0[0], b0[1], b1[0], b1[1], v_s + swizzle<CPR>(kb * 16 + lane % 8 + ((lane / 8) % 2) * 8, n + lane / 16));
+        Mma<T>::run(acc[n], a, b0);
+        Mma<T>::run(acc[n + 1], a, b1);
+      }
+    }
+    __syncthreads();  // the stage is refilled by the next iteration's load
+  }
+  cp_async_wait<0>();
+
+  // The row sums over the quad, then O / l and the log-sum-exp (natural log) for rows inside s_q.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    const long long i = row0 + 8 * r;
+    if (i >= s_q) continue;
+    const float inv = 1.f / l[r];
+    unsigned* out = reinterpret_cast<unsigned*>(o + (bh * s_q + i) * D + c2);
+#pragma unroll
+    for (int n = 0; n < ND; ++n) out[n * 4] = Mma<T>::pack(acc[n][2 * r] * inv, acc[n][2 * r + 1] * inv);
+    if (lane % 4 == 0) lse[bh * s_q + i] = (m[r] * scale_log2 + __log2f(l[r])) * 0.6931471805599453f;
+  }
+}

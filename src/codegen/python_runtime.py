@@ -588,6 +588,14 @@ def _make(meta):
     return run, choice
 
 
+def _op_args(p, args, kwargs):
+    """A custom op's arguments by the schema's names (torch may pass any of them by keyword): the
+    input arrays in order, and the sizes given."""
+    bound = dict(zip([a["name"] for a in p.inputs] + p.meta["sizes"], args))
+    bound.update(kwargs)
+    return [bound[a["name"]] for a in p.inputs], {s: bound[s] for s in p.meta["sizes"] if bound.get(s) is not None}
+
+
 def _torch_ops():
     """torch.ops.soltune.<problem>: each function as a PyTorch custom op with a fake implementation,
     so that torch.compile traces it without a graph break (PyTorch 2.4 and newer; problems that write
@@ -611,18 +619,13 @@ def _torch_ops():
         except RuntimeError:
             continue  # another package of soltune kernels defined it first in this process
 
-        def split(args, kwargs, p=p):
-            # By the schema's names: torch may pass any argument by keyword (the tensors included).
-            bound = dict(zip([a["name"] for a in p.inputs] + p.meta["sizes"], args))
-            bound.update(kwargs)
-            return [bound[a["name"]] for a in p.inputs], {s: bound[s] for s in p.meta["sizes"] if bound.get(s) is not None}
-
+        # Each takes its problem as a default: a closure would see the loop's last one.
         def impl(*args, p=p, **kwargs):
-            arrays, given = split(args, kwargs)
+            arrays, given = _op_args(p, args, kwargs)
             return p.call(arrays, None, None, given)
 
         def fake(*args, p=p, **kwargs):
-            arrays, given = split(args, kwargs)
+            arrays, given = _op_args(p, args, kwargs)
             env = p.sizes({a["name"]: tuple(x.shape) for a, x in zip(p.inputs, arrays)}, given)
             dtype = lambda a: arrays[0].dtype if a["dtype"] == "T" else getattr(torch, _DTYPES[a["dtype"]][1])
             outs = tuple(arrays[0].new_empty(p.dims(a, env), dtype=dtype(a)) for a in p.outputs)

@@ -207,6 +207,40 @@ print("allocated again", torch.allocated, checked[0], len(launches), launches[-1
     EXPECT_NE(out.find(expected), std::string::npos) << "missing: " << expected << "\n" << out;
 }
 
+// Every problem of a package is a custom op of its own (torch.ops.soltune.<problem>): its fake,
+// which torch.compile traces through, gives that problem's output shapes whichever problem was
+// registered last, with the tensors passed by position or by name. Shown with a stand-in
+// torch.library that keeps what the package registers.
+TEST_F(PythonExport, EachCustomOpTracesItsOwnProblem) {
+  auto r = soltune("export --kb " + q(kb_) + " --problem softmax --problem l1norm --format python --name two --allow-predicted -o " +
+                   q(tmp_ / "pkg"));
+  ASSERT_EQ(r.code, 0) << r;
+  write(tmp_ / "torch.py", R"(
+float32 = "float32"
+class Tensor:
+    def __init__(self, shape, dtype=float32): self.shape, self.dtype = tuple(shape), dtype
+    def new_empty(self, dims, dtype=None): return Tensor(dims, dtype)
+fakes = {}
+class library:
+    class Library:
+        def __init__(self, ns, kind): pass
+        def define(self, schema): pass
+        def impl(self, name, fn, key): pass
+    @staticmethod
+    def register_fake(name, fn, lib=None): fakes[name] = fn
+)");
+  r = python(R"(
+import torch, two
+x = torch.Tensor((4, 8))
+print("softmax", torch.fakes["soltune::softmax"](x).shape, torch.fakes["soltune::softmax"](x=x).shape)
+print("l1norm", torch.fakes["soltune::l1norm"](torch.Tensor((32,))).shape)
+)");
+  ASSERT_EQ(r.code, 0) << r << read(tmp_ / "stderr.txt");
+  const std::string out = read(tmp_ / "stdout.txt");
+  for (const char* expected : {"softmax (4, 8) (4, 8)", "l1norm (1,)"})
+    EXPECT_NE(out.find(expected), std::string::npos) << "missing: " << expected << "\n" << out;
+}
+
 // Built at the first import instead (--build lazy), with the command export recorded; bad options
 // and a second problem for a one-problem format are refused with what was expected.
 TEST_F(PythonExport, ALazyBuildHappensAtFirstUseAndBadOptionsAreRefused) {

@@ -8,6 +8,8 @@
     python3 bench/figures.py tuned --set S --date D --command C --best BEST.json
     python3 bench/figures.py fp8 --set S --date D --tune-command C --torch-command C \\
                                  --best BEST.json --torch SCALED_MM.json
+    python3 bench/figures.py attention --set S --date D --tune-command C --torch-command C \\
+                                       --best BEST.json --torch SDPA.json
     python3 bench/figures.py merge FIGURES.json NEW.json... [--device DEVICE.json]
 
 library: per (problem, shape, dtype) the fastest variant's row of each `soltune tune` log's summary
@@ -16,7 +18,9 @@ scores, configuration), and the medians of bench/torch_reference.py --json (eage
 soltune's exported kernels, the copy; soltune paired with torch.compile). gemm: `soltune kb best
 --json` of a matmul knowledge base and bench/torch_matmul.py --json (cuBLAS). tuned: `soltune kb
 best --json` of any other problem. fp8: `soltune kb best --json` of a matmul_fp8 knowledge base and
-bench/torch_scaled_mm.py --json (torch._scaled_mm, or torch ops where it refuses a case). Each prints a JSON list of records; {problem} in a command is
+bench/torch_scaled_mm.py --json (torch._scaled_mm, or torch ops where it refuses a case). attention:
+`soltune kb best --json` of an attention knowledge base and bench/torch_attention.py --json
+(scaled_dot_product_attention). Each prints a JSON list of records; {problem} in a command is
 replaced by the record's problem.
 
 merge prints FIGURES.json with the new records in place of the old ones they measure again: a set
@@ -43,6 +47,8 @@ def shape_key(shape):
         return f"n={shape['n']}"
     if "rows" in shape:
         return f"rows={shape['rows']},cols={shape['cols']}"
+    if "s_q" in shape:
+        return ",".join(f"{k}={shape[k]}" for k in ("b", "h", "h_kv", "s_q", "s_k", "d", "causal"))
     return ",".join(f"{k}={shape[k]}" for k in ("m", "n", "k", "trans_b"))
 
 
@@ -141,10 +147,21 @@ def fp8(a):
     return out
 
 
+def attention(a):
+    out = [{**tuned_record(a, r, a.tune_command), "card": r["gpu"]} for r in kb_best(a.best)]
+    for r in json.load(open(a.torch))["rows"]:
+        shape = shape_key({"causal": 0, **r["shape"]})  # the config leaves causal 0 out
+        rec = base(a, "sdpa", "attention", shape, r["dtype"], a.torch_command)
+        rec.update(us=r["median_us"], q1_us=r["q1_us"], q3_us=r["q3_us"], card=r["gpu"],
+                   kernel=" + ".join(k for k in r["kernels"].split(";") if not k.startswith("Memset")))
+        out.append(rec)
+    return out
+
+
 def key(r):
     """What a record measures. cuBLAS's figures belong to their set: they stand beside its rows only."""
-    variant = r.get("variant") if r["source"] == "tune" and r["problem"] == "matmul" else None
-    return (r["problem"], r["shape"], r["dtype"], variant, r["source"], r["set"] if r["source"] == "cublas" else None)
+    variant = r.get("variant") if r["source"] == "tune" and r.get("problem") == "matmul" else None
+    return (r.get("problem"), r.get("shape"), r.get("dtype"), variant, r["source"], r["set"] if r["source"] == "cublas" else None)
 
 
 def merge(a):
@@ -162,7 +179,7 @@ def merge(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
-    for name in ("library", "gemm", "tuned", "fp8"):
+    for name in ("library", "gemm", "tuned", "fp8", "attention"):
         p = sub.add_parser(name)
         p.add_argument("--set", required=True, help="the measurement's name, one legend entry per table")
         p.add_argument("--date", required=True, help="when it was measured, e.g. '2026-12-04 21:30 UTC'")
@@ -183,12 +200,17 @@ def main():
     f8.add_argument("--torch", required=True)
     f8.add_argument("--tune-command", required=True)
     f8.add_argument("--torch-command", required=True)
+    att = sub.choices["attention"]
+    att.add_argument("--best", required=True)
+    att.add_argument("--torch", required=True)
+    att.add_argument("--tune-command", required=True)
+    att.add_argument("--torch-command", required=True)
     mer = sub.add_parser("merge")
     mer.add_argument("figures")
     mer.add_argument("new", nargs="+")
     mer.add_argument("--device", help="the card's JSON (name, arch, sms, driver, cuda, torch, triton)")
     a = ap.parse_args()
-    doc = {"library": library, "gemm": gemm, "tuned": tuned, "fp8": fp8, "merge": merge}[a.what](a)
+    doc = {"library": library, "gemm": gemm, "tuned": tuned, "fp8": fp8, "attention": attention, "merge": merge}[a.what](a)
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

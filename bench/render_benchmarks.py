@@ -283,6 +283,44 @@ def fp8(records):
     return t.render(columns, by_shape(shapes))
 
 
+def attention(records):
+    """Attention forward: soltune's best per shape beside T_ref (the unfused baseline in the same run)
+    and scaled_dot_product_attention in PyTorch's harness on the same card."""
+    t, shapes = Table(), []
+    for r in records:
+        if r["problem"] == "attention" and r["source"] == "tune":
+            t.add((r["shape"], r["dtype"]), r)
+            shapes += [r["shape"]] if r["shape"] not in shapes else []
+    sdpa = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["source"] == "sdpa"}
+    for (s, shape, dtype), row in t.rows.items():
+        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
+    t.join("sdpa", sdpa, lambda k: k)
+    if not t.rows:
+        return []
+
+    def label(row):
+        d = dims(row["shape"])
+        heads = f"{d['h']}" if d["h"] == d["h_kv"] else f"{d['h']}/{d['h_kv']}"
+        seq = f"{d['s_q']}" if d["s_q"] == d["s_k"] else f"{d['s_q']} x {d['s_k']}"
+        return f"b {d['b']}, h {heads}, s {seq}, d {d['d']}" + (", causal" if d["causal"] else "")
+
+    def tflops(row):
+        d = dims(row["shape"])
+        pairs = d["s_q"] * (d["s_k"] - d["s_q"]) + d["s_q"] * (d["s_q"] + 1) // 2 if d["causal"] else d["s_q"] * d["s_k"]
+        return num(4 * d["b"] * d["h"] * d["d"] * pairs / row["tune"]["us"] / 1e6, 0)
+
+    tu = lambda row, f, d=3: num(row["tune"].get(f), d)  # noqa: E731
+    columns = [("shape", False, label), ("dtype", False, lambda row: row["dtype"]),
+               ("soltune", True, lambda row: spread(row["tune"])), ("variant", False, lambda row: row["tune"]["variant"]),
+               ("SDPA", True, lambda row: spread(row.get("sdpa"))),
+               ("of SDPA", True, lambda row: pct(ratio((row.get("sdpa") or {}).get("us"), row["tune"]["us"]), 1)),
+               ("T_ref (unfused)", True, lambda row: tu(row, "t_ref_us", 1)), ("TFLOP/s", True, tflops),
+               ("SOL", True, lambda row: tu(row, "sol")), ("SOL-EB", True, lambda row: tu(row, "sol_eb")),
+               ("configuration", False, lambda row: row["tune"].get("config") or "-"),
+               ("card", False, lambda row: row["tune"].get("card", "-"))]
+    return t.render(columns, by_shape(shapes))
+
+
 def budgets(records):
     """Whole tuning runs under a time budget: the command's wall time against it, what the run reached."""
     rows = [r for r in records if r["set"] == "budget"]
@@ -430,6 +468,15 @@ def render(doc):
           "at a higher clock: compare soltune with T_ref. 4096x32768x512 has no row: every wgmma_ws candidate",
           "there failed the check's band (1 to 20 elements of 5e8, docs/FINDINGS.md)."],
          fp8(recs)),
+        ("Attention forward",
+         ["`configs/attention.yaml`: O = softmax(Q K^T / sqrt(d)) V with the rows' log-sum-exp, bf16, at 32768",
+          "tokens of 16 heads and at decoding sizes with grouped-query heads (d 256: the fallback's own task).",
+          "T_ref is the unfused product, softmax and product (plain tiled kernels) timed by soltune in the same",
+          "run, which is why SOL reads high; SDPA is PyTorch's `scaled_dot_product_attention` (cuDNN's kernels",
+          "on this card) in PyTorch's harness minutes later; of SDPA is its time over soltune's. fa2 is the",
+          "portable mma.sync kernel. 16 x 65536 with 32/8 heads has no row: every candidate failed the band of",
+          "the round with 8x wider inputs, whose scores' f32 rounding the band did not account for then."],
+         attention(recs)),
         ("Time budgets",
          ["The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",
           "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end."],

@@ -1,0 +1,68 @@
+// GPU tests (label gpu): the checks of templates/attention catch what attention kernels get wrong.
+// fa2 as shipped passes at each shape below; a copy of it with one mistake is wrong_answer there:
+// the running output not rescaled when the row's maximum moves, the causal mask one key too far,
+// the last partial key tile dropped, and the row sum kept in bf16. (A row with no visible key, the
+// case of a NaN from -inf - -inf, is refused at config load by the problem's rules.)
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/space.hpp"
+#include "eval/worker_evaluator.hpp"
+#include "gpu_fixture.hpp"
+
+namespace soltune {
+namespace {
+
+struct Mistake {
+  std::string name, from, to;
+  Shape shape;
+};
+
+Shape shape(int64_t s_q, int64_t s_k, int64_t causal) {
+  return Shape{{{"b", 1}, {"h", 4}, {"h_kv", 2}, {"s_q", s_q}, {"s_k", s_k}, {"d", 64}, {"causal", causal}}};
+}
+
+TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto root = test::copy_problem("attention", "attcheck");
+  const auto dir = root / "attention";
+  const std::string source = test::read_file(dir / "fa2.cu"), yaml = test::read_file(dir / "fa2.yaml");
+  const std::vector<Mistake> mistakes = {
+      {"norescale", "        acc[n][2 * r] *= alpha;\n        acc[n][2 * r + 1] *= alpha;\n", "", shape(128, 1024, 0)},
+      {"maskoff", "if (j >= s_k || (causal && j > i + shift))", "if (j >= s_k || (causal && j > i + shift + 1))",
+       shape(100, 300, 1)},
+      {"droptail", "const int tiles = static_cast<int>((end + BN - 1) / BN);", "const int tiles = static_cast<int>(end / BN);",
+       shape(64, 300, 0)},
+      {"bf16sum", "      l[r] = l[r] * alpha + sum;", "      l[r] = __bfloat162float(__float2bfloat16_rn(l[r] * alpha + sum));",
+       shape(64, 16384, 0)}};
+  for (const auto& m : mistakes) {
+    const auto at = source.find(m.from);
+    ASSERT_NE(at, std::string::npos) << m.name << ": fa2.cu no longer has the line it changes";
+    std::string broken = source;
+    broken.replace(at, m.from.size(), m.to);
+    test::write_file(dir / ("fa2_" + m.name + ".cu"), broken);
+    test::write_file(dir / ("fa2_" + m.name + ".yaml"), yaml);
+  }
+  const auto p = load_problem(root, "attention");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  for (const auto& m : mistakes) {
+    const auto& v = p.variant("fa2_" + m.name);
+    Config c;
+    for (const auto& k : v.knobs) c.values.push_back(std::map<std::string, int64_t>{{"BM", 64}, {"BN", 64}, {"STAGES", 2}}.at(k.name));
+    const Task right{&p, &p.variant("fa2"), DType::bf16, m.shape}, wrong{&p, &v, DType::bf16, m.shape};
+    ev.baseline(right);
+    const auto ok = ev.evaluate(right, {c});
+    ASSERT_EQ(ok.size(), 1u);
+    EXPECT_EQ(ok[0].status, Status::ok) << right.id() << ": " << ok[0].log;
+    ev.baseline(wrong);
+    const auto bad = ev.evaluate(wrong, {c});
+    ASSERT_EQ(bad.size(), 1u);
+    EXPECT_EQ(bad[0].status, Status::wrong_answer) << m.name << " at " << wrong.id() << ": " << bad[0].log;
+  }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+}  // namespace
+}  // namespace soltune

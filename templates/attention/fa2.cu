@@ -8,6 +8,9 @@
 // the score registers as the A operand (V through ldmatrix .trans). Under the causal mask the key
 // range ends at the block's last visible key, and the blocks with the most keys run first. Tails of
 // s_q and s_k are zero-filled and masked; any b, h, h_kv, s_q, s_k works.
+// SPLIT > 1 (flash decoding, for few queries over many keys): the key tiles are shared out among
+// SPLIT blocks per query block, each writing its unnormalised output and its rows' (max, sum) to
+// scratch, and attention_combine merges the SPLIT parts of every row into O and the log-sum-exp.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -34,10 +37,11 @@ __device__ __forceinline__ void load_tile(unsigned dst, const unsigned short* sr
 
 }  // namespace fa2_detail
 
-template <typename T, int D, int BM, int BN, int STAGES>
+template <typename T, int D, int BM, int BN, int STAGES, int SPLIT>
 __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q, const T* __restrict__ k,
                                                         const T* __restrict__ v, T* __restrict__ o,
-                                                        float* __restrict__ lse, long long b, long long h,
+                                                        float* __restrict__ lse, float* __restrict__ part_o,
+                                                        float* __restrict__ part_ml, long long b, long long h,
                                                         long long h_kv, long long s_q, long long s_k, long long causal) {
   using namespace fa2_detail;
   constexpr int NT = BM * 2;                 // a warp per 16 queries
@@ -45,21 +49,25 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   constexpr int NB = BN / 8, ND = D / 8;     // m16n8 tiles of a warp's scores and of its output
   constexpr unsigned Q_BYTES = BM * D * 2, TILE_BYTES = BN * D * 2;
   static_assert(sizeof(T) == 2, "16-bit inputs");
-  static_assert(D % 64 == 0 && BM % 16 == 0 && BN % 16 == 0 && STAGES >= 1, "tile shapes");
+  static_assert(D % 64 == 0 && BM % 16 == 0 && BN % 16 == 0 && STAGES >= 1 && SPLIT >= 1, "tile shapes");
 
   extern __shared__ __align__(128) unsigned char attention_smem[];
   const unsigned q_s = smem_addr(attention_smem);
   const unsigned kv_s = q_s + Q_BYTES;  // stage st: K at kv_s + 2 st TILE_BYTES, V after it
   if (dynamic_smem_bytes() < Q_BYTES + 2 * STAGES * TILE_BYTES) __trap();
 
-  // Block x: query block innermost (the blocks of one head share its K and V in L2), then head, batch.
-  const long long nq = (s_q + BM - 1) / BM;
-  const long long x = blockIdx.x, head = (x / nq) % h, bi = x / (nq * h);
+  // Block x: query block innermost (the blocks of one head share its K and V in L2), then head, batch,
+  // and the split of the keys outermost.
+  const long long nq = (s_q + BM - 1) / BM, per_split = nq * h * b;
+  const long long x = blockIdx.x % per_split, split = blockIdx.x / per_split;
+  const long long head = (x / nq) % h, bi = x / (nq * h);
   const long long qb = causal ? nq - 1 - x % nq : x % nq;
   const long long bh = bi * h + head, kvh = bi * h_kv + head / (h / h_kv);
   const long long i0 = qb * BM, shift = s_k - s_q;  // causal: query i sees keys j <= i + shift
   const long long end = causal ? min(s_k, min(i0 + BM, s_q) + shift) : s_k;
-  const int tiles = static_cast<int>((end + BN - 1) / BN);
+  // This block's key tiles: a balanced share of the visible ones (all of them without a split).
+  const long long all_tiles = (end + BN - 1) / BN;
+  const int t0 = static_cast<int>(all_tiles * split / SPLIT), tiles = static_cast<int>(all_tiles * (split + 1) / SPLIT);
   const auto* qg = reinterpret_cast<const unsigned short*>(q) + bh * s_q * D;
   const auto* kg = reinterpret_cast<const unsigned short*>(k) + kvh * s_k * D;
   const auto* vg = reinterpret_cast<const unsigned short*>(v) + kvh * s_k * D;
@@ -69,13 +77,13 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   cp_async_commit();
   auto load_kv = [&](int t) {
     if (t < tiles) {
-      const unsigned st = kv_s + 2u * static_cast<unsigned>(t % STAGES) * TILE_BYTES;
+      const unsigned st = kv_s + 2u * static_cast<unsigned>((t - t0) % STAGES) * TILE_BYTES;
       load_tile<D, NT>(st, kg, static_cast<long long>(t) * BN, s_k, BN, tid);
       load_tile<D, NT>(st + TILE_BYTES, vg, static_cast<long long>(t) * BN, s_k, BN, tid);
     }
     cp_async_commit();  // one group per tile, empty past the last: the wait below counts them alike
   };
-  for (int t = 0; t < STAGES - 1; ++t) load_kv(t);
+  for (int t = t0; t < t0 + STAGES - 1; ++t) load_kv(t);
 
   const float scale_log2 = 1.4426950408889634f * rsqrtf(static_cast<float>(D));
   // This thread's rows of the warp's 16 (g and g + 8) and its accumulator columns (2 c, 2 c + 1 of each tile).
@@ -86,11 +94,11 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
 #pragma unroll
   for (int n = 0; n < ND; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
 
-  for (int t = 0; t < tiles; ++t) {
+  for (int t = t0; t < tiles; ++t) {
     load_kv(t + STAGES - 1);
     cp_async_wait<STAGES - 1>();
     __syncthreads();
-    const unsigned k_s = kv_s + 2u * static_cast<unsigned>(t % STAGES) * TILE_BYTES, v_s = k_s + TILE_BYTES;
+    const unsigned k_s = kv_s + 2u * static_cast<unsigned>((t - t0) % STAGES) * TILE_BYTES, v_s = k_s + TILE_BYTES;
     const long long j0 = static_cast<long long>(t) * BN;
 
     // S = Q K^T over D in k16 steps: Q's fragment (rows of the warp) against two key tiles at a time.
@@ -163,17 +171,51 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   }
   cp_async_wait<0>();
 
-  // The row sums over the quad, then O / l and the log-sum-exp (natural log) for rows inside s_q.
+  // The row sums over the quad, then O / l and the log-sum-exp (natural log) for rows inside s_q; a
+  // split's part instead: its output unnormalised, its maximum (-inf where it saw no key) and sum.
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
     const long long i = row0 + 8 * r;
     if (i >= s_q) continue;
+    if constexpr (SPLIT > 1) {
+      const long long part = (split * b * h + bh) * s_q + i;
+      float2* out = reinterpret_cast<float2*>(part_o + part * D + c2);
+#pragma unroll
+      for (int n = 0; n < ND; ++n) out[n * 4] = make_float2(acc[n][2 * r], acc[n][2 * r + 1]);
+      if (lane % 4 == 0) reinterpret_cast<float2*>(part_ml)[part] = make_float2(m[r], l[r]);
+      continue;
+    }
     const float inv = 1.f / l[r];
     unsigned* out = reinterpret_cast<unsigned*>(o + (bh * s_q + i) * D + c2);
 #pragma unroll
     for (int n = 0; n < ND; ++n) out[n * 4] = Mma<T>::pack(acc[n][2 * r] * inv, acc[n][2 * r + 1] * inv);
     if (lane % 4 == 0) lse[bh * s_q + i] = (m[r] * scale_log2 + __log2f(l[r])) * 0.6931471805599453f;
   }
+}
+
+// Merges the SPLIT parts of each row (a block per row of O, a thread per column): every part's
+// output and sum rescaled to the largest maximum, then O = sum / total and the log-sum-exp.
+template <typename T, int D, int SPLIT>
+__global__ void __launch_bounds__(D) attention_combine(const float* __restrict__ part_o, const float* __restrict__ part_ml,
+                                                       T* __restrict__ o, float* __restrict__ lse, long long b,
+                                                       long long h, long long s_q) {
+  using namespace fa2_detail;
+  const long long row = blockIdx.x, rows = b * h * s_q;
+  const float scale_log2 = 1.4426950408889634f * rsqrtf(static_cast<float>(D));
+  const float2* ml = reinterpret_cast<const float2*>(part_ml);
+  float mx = neg_inf();
+#pragma unroll
+  for (int s = 0; s < SPLIT; ++s) mx = fmaxf(mx, ml[s * rows + row].x);
+  float total = 0.f, sum = 0.f;
+#pragma unroll
+  for (int s = 0; s < SPLIT; ++s) {
+    const float2 p = ml[s * rows + row];
+    const float w = p.x == neg_inf() ? 0.f : exp2f((p.x - mx) * scale_log2);  // a part that saw no key weighs 0
+    total += p.y * w;
+    sum += part_o[(s * rows + row) * D + threadIdx.x] * w;
+  }
+  o[row * D + threadIdx.x] = static_cast<T>(sum / total);
+  if (threadIdx.x == 0) lse[row] = (mx * scale_log2 + __log2f(total)) * 0.6931471805599453f;
 }

@@ -1,5 +1,6 @@
 // GPU tests (label gpu): the checks of templates/attention catch what attention kernels get wrong.
-// fa2 as shipped passes at each shape below; a copy of it with one mistake is wrong_answer there:
+// fa2 as shipped passes at each shape below, its keys split or not; a copy of it with one mistake
+// is wrong_answer there:
 // the running output not rescaled when the row's maximum moves, the causal mask one key too far,
 // the last partial key tile dropped, and the row sum kept in bf16. (A row with no visible key, the
 // case of a NaN from -inf - -inf, is refused at config load by the problem's rules.)
@@ -18,6 +19,14 @@ struct Mistake {
   std::string name, from, to;
   Shape shape;
 };
+
+// fa2's configuration: 64 queries and keys a block, two stages, the keys split SPLIT ways.
+Config fa2_config(const VariantSpec& v, int64_t split) {
+  const std::map<std::string, int64_t> knobs{{"BM", 64}, {"BN", 64}, {"STAGES", 2}, {"SPLIT", split}};
+  Config c;
+  for (const auto& k : v.knobs) c.values.push_back(knobs.at(k.name));
+  return c;
+}
 
 Shape shape(int64_t s_q, int64_t s_k, int64_t causal) {
   return Shape{{{"b", 1}, {"h", 4}, {"h_kv", 2}, {"s_q", s_q}, {"s_k", s_k}, {"d", 64}, {"causal", causal}}};
@@ -47,10 +56,17 @@ TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
   const auto p = load_problem(root, "attention");
   const Compiler compiler(default_compiler_options());
   WorkerEvaluator ev(compiler, test::worker_options(root));
+  // Split 8 ways: some splits of a causal block see no key of a row, and weigh nothing in the merge.
+  for (const auto& s : {shape(4, 4096, 0), shape(100, 3000, 1)}) {
+    const Task t{&p, &p.variant("fa2"), DType::bf16, s};
+    ev.baseline(t);
+    const auto r = ev.evaluate(t, {fa2_config(p.variant("fa2"), 8)});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, Status::ok) << t.id() << " split 8 ways: " << r[0].log;
+  }
   for (const auto& m : mistakes) {
     const auto& v = p.variant("fa2_" + m.name);
-    Config c;
-    for (const auto& k : v.knobs) c.values.push_back(std::map<std::string, int64_t>{{"BM", 64}, {"BN", 64}, {"STAGES", 2}}.at(k.name));
+    const Config c = fa2_config(v, 1);
     const Task right{&p, &p.variant("fa2"), DType::bf16, m.shape}, wrong{&p, &v, DType::bf16, m.shape};
     ev.baseline(right);
     const auto ok = ev.evaluate(right, {c});

@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   // Block x: query block innermost (the blocks of one head share its K and V in L2), then head, batch,
   // and the split of the keys outermost.
   const long long nq = (s_q + BM - 1) / BM, per_split = nq * h * b;
-  const long long x = blockIdx.x % per_split, split = blockIdx.x / per_split;
+  const long long x = SPLIT > 1 ? blockIdx.x % per_split : blockIdx.x, split = SPLIT > 1 ? blockIdx.x / per_split : 0;
   const long long head = (x / nq) % h, bi = x / (nq * h);
   const long long qb = causal ? nq - 1 - x % nq : x % nq;
   const long long bh = bi * h + head, kvh = bi * h_kv + head / (h / h_kv);

@@ -170,9 +170,9 @@ void launch_body(std::ostringstream& h, const ProblemSpec& p, DType dt, const Sp
   const auto lowered = s.lowered.find(expr);
   if (!s.binary.empty() && lowered != s.lowered.end())
     h << "#ifndef SOLTUNE_SOURCE_ONLY\n  if (p.cc == " << s.binary_cc << ") {  // the binary soltune timed\n"
-      << "    static const detail::Embedded k = detail::load_embedded(detail::" << image << ", \"" << lowered->second
-      << "\");\n    if (k.error != cudaSuccess) return k.error;\n" << constant_copies(p, dt, "k.lib", "", "    ")
-      << "    return detail::launch_embedded(k.kernel, " << grid << ", " << block << ", " << smem << ", "
+      << "    static const detail::Embedded kernel = detail::load_embedded(detail::" << image << ", \"" << lowered->second
+      << "\");\n    if (kernel.error != cudaSuccess) return kernel.error;\n" << constant_copies(p, dt, "kernel.lib", "", "    ")
+      << "    return detail::launch_embedded(kernel.kernel, " << grid << ", " << block << ", " << smem << ", "
       << (main ? "p.cluster" : "dim3(1, 1, 1)") << ", " << optin << ", " << (l.programmatic ? "p.cc >= 90" : "false")
       << ", stream, " << call_args << ");\n  }\n"
       << "#endif\n";

@@ -462,6 +462,14 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
         a.at("file").fail("no file '" + f.string() + "' (a relative path is from the problem's folder)");
     }
   }
+  // The exported header's launch functions take the arguments by these names beside their own locals.
+  static const Names kHeaderNames = {"p", "e", "stream", "scratch", "scratch_bytes", "kernel", "dev", "sms", "ccM", "ccm",
+                                     "optin", "l2", "out", "detail"};
+  for (const auto& a : n.at("args").seq())
+    if (kHeaderNames.count(a.at("name").str()))
+      a.at("name").fail("argument '" + a.at("name").str() + "': the exported header uses this name for its own; rename the argument");
+  for (const auto& size : p.sizes)
+    if (kHeaderNames.count(size)) n.at("sizes").fail("size '" + size + "': the exported header uses this name for its own; rename the size");
   if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return role_is_checked(a.role) && a.is_buffer; }))
     n.at("args").fail("a problem needs at least one buffer with role out or inout");
   Names size_dt = sizes;

@@ -233,9 +233,16 @@ TEST_F(HeaderProgram, AKernelCompiledForASizeServesThatSizeOnly) {
 // h that is not a multiple of h_kv, and no causal call with more queries than keys.
 TEST_F(HeaderProgram, NoKernelServesSizesThatBreakAProblemRule) {
   const auto p = shipped("attention");
-  const auto header = export_header(
-      p, {spec(p, "fa2", DType::bf16, "BM=64,BN=32,STAGES=2,SPLIT=1", Shape{{{"b", 2}, {"h", 8}, {"h_kv", 2}, {"s_q", 512}, {"s_k", 512}, {"d", 128}, {"causal", 1}}})},
-      "test");
+  // With a binary (bytes standing in for its cubin): its launch, which takes the keys as `k`, is
+  // compiled too.
+  auto s = spec(p, "fa2", DType::bf16, "BM=64,BN=32,STAGES=2,SPLIT=1",
+                Shape{{{"b", 2}, {"h", 8}, {"h_kv", 2}, {"s_q", 512}, {"s_k", 512}, {"d", 128}, {"causal", 1}}});
+  s.binary = std::string("\x7f" "ELF", 4) + std::string(64, 'x');
+  s.binary_cc = 90;
+  for (const auto* l : s.variant->all_launches())
+    s.lowered[name_expression(*l, s.dtype, specialization_bindings(*s.variant, s.config.values, s.shape.dims))] = "kernel_" + l->kernel;
+  const auto header = export_header(p, {s}, "test");
+  EXPECT_NE(header.find("if (p.cc == 90)"), std::string::npos);
   // (fa2's split plans take scratch: the choice is asked with room for any of it.)
   EXPECT_EQ(built(nv_, "attention", header, R"SRC(
   expect(attention_bf16_choice(2, 8, 2, 512, 512, 128, 1, sms, cc, optin, l2, 1e12), 0, "the shape it was tuned for");

@@ -602,6 +602,16 @@ TEST_F(BadInput, AShapeBreakingAProblemRuleIsRefusedWithItsWhy) {
   expect_error([&] { load(); }, problem_yaml(), rule, 0, {"requires", "'m'"});
 }
 
+// The exported header's launch functions have locals of their own (the plan p, the stream, the
+// embedded kernel): an argument or size of the same name is refused where the problem names it.
+TEST_F(BadInput, AnArgumentNamedLikeTheHeadersOwnIsRefused) {
+  int line = edit(problem_yaml(), "{name: y,", "{name: kernel,");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"argument 'kernel': the exported header uses this name for its own"});
+  edit(problem_yaml(), "{name: kernel,", "{name: y,");
+  line = edit(problem_yaml(), "sizes: [n]", "sizes: [n, stream]");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"size 'stream': the exported header uses this name"});
+}
+
 // A plan of several launches: every name a launch passes must be declared, every scratch buffer
 // passed somewhere, and tensor maps go to the main kernel only.
 TEST_F(BadInput, PlansOfSeveralLaunches) {

@@ -97,7 +97,7 @@ TEST_F(MacroKernel, APortedKernelWithConstantMemoryTunesAndExports) {
   EXPECT_NE(h.find("pnpoly_f32(const float2* points, const float* vertices, int* inside, long long n, long long nv"),
             std::string::npos);
   EXPECT_NE(h.find("cudaMemcpyToSymbolAsync("), std::string::npos);
-  EXPECT_NE(h.find("cudaLibraryGetGlobal(&sym, &sym_bytes, k.lib, \"vertices\")"), std::string::npos);
+  EXPECT_NE(h.find("cudaLibraryGetGlobal(&sym, &sym_bytes, kernel.lib, \"vertices\")"), std::string::npos);
 
   // A polygon of the wrong size, and one of the wrong dtype: refused before anything runs.
   poly.resize(1100);

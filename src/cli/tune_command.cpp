@@ -3,7 +3,6 @@
 #include <boost/program_options.hpp>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +10,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -80,29 +78,11 @@ std::string resume_command(const std::string& program, const std::vector<std::st
   return s + " " + resume;
 }
 
-// What the run expects its first steps to take, before it measures anything: the baselines (one per
-// dtype and shape) and each task's first evaluation, from the device's ceilings (eval/cost_estimate).
-void print_estimate(const RunConfig& cfg, const DeviceInfo& device) {
-  CudaEvalOptions o;
-  o.timing = cfg.timing;
-  std::set<std::string> shapes;
-  double baselines = 0, firsts = 0, costliest = 0;
-  std::string costliest_id;
-  size_t tasks = 0;
-  for (const auto& t : config_tasks(cfg)) {
-    if (!why_variant_cannot_run(*t.variant, device).empty()) continue;
-    const auto e = estimate_costs(t, device, o);
-    if (shapes.insert(t.dtype_shape()).second) baselines += e.baseline_s;
-    firsts += e.candidate_s;
-    ++tasks;
-    if (e.candidate_s > costliest) {
-      costliest = e.candidate_s;
-      costliest_id = t.id();
-    }
-  }
+// What the run expects its first steps to take, before it measures anything (eval/cost_estimate).
+void print_estimate(const RunEstimate& e) {
   std::printf("expected before measuring (from the ceilings, not measured): %zu baseline(s) about %.1f s, each task's "
               "first evaluation about %.1f s for %zu tasks; the costliest, %s, about %.2f s an evaluation\n",
-              shapes.size(), baselines, firsts, tasks, costliest_id.c_str(), costliest);
+              e.baselines, e.baseline_s, e.first_s, e.tasks, e.costliest.c_str(), e.costliest_s);
 }
 
 }  // namespace
@@ -187,17 +167,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
   check_kernel_signatures(cfg, compiler, ev->device(), cfg.budget.deadline());
   TuneRequest req;
   req.kb = kb_override.empty() ? kb_path(cfg, ev->device()) : std::filesystem::path(kb_override);
-  req.info = RunInfo{.config_path = std::filesystem::weakly_canonical(cfg.path).string(),
-                     .problem = cfg.problem,
-                     .seed = cfg.seed,
-                     .backend = ev->backend_name(),
-                     .budget_text = "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
-                     .soltune_version = SOLTUNE_VERSION,
-                     .command_line = command_line,
-                     .toolchain = toolchain(ev->device()),
-                     .settings = settings_text(cfg),
-                     .pid = static_cast<int64_t>(::getpid()),
-                     .host = this_host()};
+  req.info = describe_run(cfg, ev->backend_name(), toolchain(ev->device()), command_line);
   req.resume = vm.count("resume") > 0;
   req.resume_hint = resume_command(program, args);
   if (backend == "replay") req.only_tasks = replay_tasks(cfg, landscapes);
@@ -213,7 +183,7 @@ int tune_command(const std::vector<std::string>& args, const std::string& comman
 
   Progress progress(*ev, Progress::mode_for_stdout(vm.count("quiet") > 0));
   progress.header(cfg, run.kb_path(), run.budget());
-  if (ev->backend_name().rfind("cuda", 0) == 0 && vm.count("quiet") == 0) print_estimate(cfg, ev->device());
+  if (ev->backend_name().rfind("cuda", 0) == 0 && vm.count("quiet") == 0) print_estimate(estimate_run(cfg, ev->device()));
   for (const auto& why : run.left_out()) std::fprintf(stderr, "soltune: warning: %s: its tasks are skipped\n", why.c_str());
   ProgressView view(progress);
   static std::atomic<bool> stop{false};

@@ -1,6 +1,7 @@
 #include "eval/cost_estimate.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/rounds.hpp"
 
@@ -49,6 +50,26 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   const double check_s = t.problem->timed_check ? e.reference_s * rows + 3.0 * t.bytes() / bw : e.reference_s;
   e.candidate_s = rounds * (e.reference_s + run_s + 2.0 * t.bytes() / bw) + timed(run_s) + kChecksPerBatch * check_s;
   return e;
+}
+
+RunEstimate estimate_run(const RunConfig& cfg, const DeviceInfo& d) {
+  CudaEvalOptions o;
+  o.timing = cfg.timing;
+  std::set<std::string> shapes;
+  RunEstimate r;
+  for (const auto& t : config_tasks(cfg)) {
+    if (!why_variant_cannot_run(*t.variant, d).empty()) continue;
+    const auto e = estimate_costs(t, d, o);
+    if (shapes.insert(t.dtype_shape()).second) r.baseline_s += e.baseline_s;
+    r.first_s += e.candidate_s;
+    ++r.tasks;
+    if (e.candidate_s > r.costliest_s) {
+      r.costliest_s = e.candidate_s;
+      r.costliest = t.id();
+    }
+  }
+  r.baselines = shapes.size();
+  return r;
 }
 
 }  // namespace soltune

@@ -1,5 +1,7 @@
 #include "run/tune.hpp"
 
+#include <unistd.h>
+
 #include <sstream>
 
 #include "codegen/content_hash.hpp"
@@ -7,6 +9,21 @@
 #include "run/kb_archive.hpp"
 
 namespace soltune {
+
+RunInfo describe_run(const RunConfig& cfg, const std::string& backend, const std::string& toolchain,
+                     const std::string& command_line) {
+  return RunInfo{.config_path = std::filesystem::weakly_canonical(cfg.path).string(),
+                 .problem = cfg.problem,
+                 .seed = cfg.seed,
+                 .backend = backend,
+                 .budget_text = "evals=" + std::to_string(cfg.budget.evals) + " seconds=" + std::to_string(cfg.budget.seconds),
+                 .soltune_version = SOLTUNE_VERSION,
+                 .command_line = command_line,
+                 .toolchain = toolchain,
+                 .settings = settings_text(cfg),
+                 .pid = static_cast<int64_t>(::getpid()),
+                 .host = this_host()};
+}
 
 TuneRun::TuneRun(TuneRequest req, Evaluator& ev)
     : req_(std::move(req)), ev_(ev), kb_(KnowledgeBase::open(req_.kb)), budget_(req_.cfg.budget) {

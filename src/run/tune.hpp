@@ -27,6 +27,11 @@ struct TuneRequest {
   std::string resume_hint;        // the command that continues the run, for the message of a stop
 };
 
+// What a run records of itself: the config (its canonical path), seed, budget and settings, this
+// soltune, the backend and toolchain it measures with, the command line, and this process and host.
+RunInfo describe_run(const RunConfig& cfg, const std::string& backend, const std::string& toolchain,
+                     const std::string& command_line);
+
 // A task whose every candidate failed to compile: its template is broken, not slow.
 struct BrokenTask {
   std::string task_id;

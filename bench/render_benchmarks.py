@@ -244,18 +244,25 @@ def on_card(records):
 SCALE_MODES = {0: "per tensor", 1: "per row", 2: "per block"}
 
 
+def beside_peer(records, problem, source, name):
+    """A table of soltune's best per shape and dtype of `problem`, each row joined (as `name`) to the
+    record of `source` (a peer's harness) of the same set, shape and dtype; and the shapes in order."""
+    t, shapes = Table(), []
+    for r in records:
+        if r["problem"] == problem and r["source"] == "tune":
+            t.add((r["shape"], r["dtype"]), r)
+            shapes += [r["shape"]] if r["shape"] not in shapes else []
+    peer = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["source"] == source}
+    for (s, shape, dtype), row in t.rows.items():
+        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
+    t.join(name, peer, lambda k: k)
+    return t, shapes
+
+
 def fp8(records):
     """matmul_fp8: soltune's best per shape beside T_ref (cuBLASLt in the same run) and
     torch._scaled_mm in PyTorch's harness."""
-    t, shapes = Table(), []
-    for r in records:
-        if r["problem"] == "matmul_fp8" and r["source"] == "tune":
-            t.add((r["shape"], r["dtype"]), r)
-            shapes += [r["shape"]] if r["shape"] not in shapes else []
-    torch = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["source"] == "scaled_mm"}
-    for (s, shape, dtype), row in t.rows.items():
-        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
-    t.join("torch", torch, lambda k: k)
+    t, shapes = beside_peer(records, "matmul_fp8", "scaled_mm", "torch")
     if not t.rows:
         return []
 
@@ -286,15 +293,7 @@ def fp8(records):
 def attention(records):
     """Attention forward: soltune's best per shape beside T_ref (the unfused baseline in the same run)
     and scaled_dot_product_attention in PyTorch's harness on the same card."""
-    t, shapes = Table(), []
-    for r in records:
-        if r["problem"] == "attention" and r["source"] == "tune":
-            t.add((r["shape"], r["dtype"]), r)
-            shapes += [r["shape"]] if r["shape"] not in shapes else []
-    sdpa = {(r["set"], r["shape"], r["dtype"]): r for r in records if r["source"] == "sdpa"}
-    for (s, shape, dtype), row in t.rows.items():
-        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
-    t.join("sdpa", sdpa, lambda k: k)
+    t, shapes = beside_peer(records, "attention", "sdpa", "sdpa")
     if not t.rows:
         return []
 

@@ -1,6 +1,6 @@
 // The unfused attention PyTorch's math path runs: the scores S = Q K^T / sqrt(d) materialised in the
 // input type, a softmax over each row of S (in f32, written back as the probabilities), then O = P V.
-// The products are plain 16 x 16 shared-memory tiled kernels.
+// The products are one plain 16 x 16 shared-memory tiled kernel.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -10,25 +10,29 @@ template <typename T> __device__ __forceinline__ T base_t(float x);
 template <> __device__ __forceinline__ __nv_bfloat16 base_t<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 template <> __device__ __forceinline__ __half base_t<__half>(float x) { return __float2half_rn(x); }
 
-// s[bh][i][j] = q[bh][i] . k[kv][j] / sqrt(d): a 16 x 16 tile of S per block.
-template <typename T>
-__global__ void attention_scores(const T* __restrict__ q, const T* __restrict__ k, T* __restrict__ s, long long h,
-                                 long long h_kv, long long s_q, long long s_k, long long d) {
-  __shared__ float qt[16][17], kt[16][17];
+// c[bh] = a[bh] b[kv] for one head bh (kv its key/value head): a is m x kk, b kk x n (B_T: stored
+// n x kk), c m x n, all row-major; a 16 x 16 tile of c per block. S = Q K^T (B_T, scaled by
+// 1 / sqrt(kk), SCALE) and O = P V are both this product.
+template <typename T, int B_T, int SCALE>
+__global__ void attention_product(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long h,
+                                  long long h_kv, long long m, long long n, long long kk) {
+  __shared__ float at[16][17], bt[16][17];  // at[row][t], bt[t][col]
   const long long bh = blockIdx.z, kv = (bh / h) * h_kv + (bh % h) / (h / h_kv);
   const long long i = static_cast<long long>(blockIdx.y) * 16 + threadIdx.y;
   const long long j = static_cast<long long>(blockIdx.x) * 16 + threadIdx.x;
-  const long long jl = static_cast<long long>(blockIdx.x) * 16 + threadIdx.y;  // the key this thread loads
+  // B_T: this thread loads b's row jl (the tile's first column + ty) at t0 + tx; else row t0 + ty at column j.
+  const long long jl = static_cast<long long>(blockIdx.x) * 16 + threadIdx.y;
   float acc = 0;
-  for (long long x0 = 0; x0 < d; x0 += 16) {
-    const long long x = x0 + threadIdx.x;
-    qt[threadIdx.y][threadIdx.x] = i < s_q && x < d ? base_f(q[(bh * s_q + i) * d + x]) : 0.f;
-    kt[threadIdx.y][threadIdx.x] = jl < s_k && x < d ? base_f(k[(kv * s_k + jl) * d + x]) : 0.f;
+  for (long long t0 = 0; t0 < kk; t0 += 16) {
+    const long long ta = t0 + threadIdx.x, tb = t0 + threadIdx.y;
+    at[threadIdx.y][threadIdx.x] = i < m && ta < kk ? base_f(a[(bh * m + i) * kk + ta]) : 0.f;
+    if (B_T) bt[threadIdx.x][threadIdx.y] = jl < n && ta < kk ? base_f(b[(kv * n + jl) * kk + ta]) : 0.f;
+    else bt[threadIdx.y][threadIdx.x] = tb < kk && j < n ? base_f(b[(kv * kk + tb) * n + j]) : 0.f;
     __syncthreads();
-    for (int t = 0; t < 16; ++t) acc += qt[threadIdx.y][t] * kt[threadIdx.x][t];
+    for (int t = 0; t < 16; ++t) acc += at[threadIdx.y][t] * bt[t][threadIdx.x];
     __syncthreads();
   }
-  if (i < s_q && j < s_k) s[(bh * s_q + i) * s_k + j] = base_t<T>(acc * rsqrtf(static_cast<float>(d)));
+  if (i < m && j < n) c[(bh * m + i) * n + j] = base_t<T>(SCALE ? acc * rsqrtf(static_cast<float>(kk)) : acc);
 }
 
 __device__ __forceinline__ float block_reduce(float x, bool is_max) {
@@ -63,24 +67,4 @@ __global__ void attention_softmax(T* __restrict__ s, float* __restrict__ lse, lo
   for (long long j = threadIdx.x; j < s_k; j += blockDim.x)
     row[j] = base_t<T>(j < seen ? expf(base_f(row[j]) - mx) / sum : 0.f);
   if (threadIdx.x == 0) lse[bh * s_q + i] = mx + logf(sum);
-}
-
-// o[bh][i][x] = sum_j p[bh][i][j] v[kv][j][x]: a 16 x 16 tile of O per block.
-template <typename T>
-__global__ void attention_pv(const T* __restrict__ p, const T* __restrict__ v, T* __restrict__ o, long long h,
-                             long long h_kv, long long s_q, long long s_k, long long d) {
-  __shared__ float pt[16][17], vt[16][17];
-  const long long bh = blockIdx.z, kv = (bh / h) * h_kv + (bh % h) / (h / h_kv);
-  const long long i = static_cast<long long>(blockIdx.y) * 16 + threadIdx.y;
-  const long long x = static_cast<long long>(blockIdx.x) * 16 + threadIdx.x;
-  float acc = 0;
-  for (long long j0 = 0; j0 < s_k; j0 += 16) {
-    const long long jp = j0 + threadIdx.x, jv = j0 + threadIdx.y;
-    pt[threadIdx.y][threadIdx.x] = i < s_q && jp < s_k ? base_f(p[(bh * s_q + i) * s_k + jp]) : 0.f;
-    vt[threadIdx.y][threadIdx.x] = jv < s_k && x < d ? base_f(v[(kv * s_k + jv) * d + x]) : 0.f;
-    __syncthreads();
-    for (int t = 0; t < 16; ++t) acc += pt[threadIdx.y][t] * vt[t][threadIdx.x];
-    __syncthreads();
-  }
-  if (i < s_q && x < d) o[(bh * s_q + i) * d + x] = base_t<T>(acc);
 }

@@ -97,6 +97,26 @@ TEST(Problem, EveryShippedConfigLoads) {
   EXPECT_GE(n, 1);
 }
 
+// Attention's shapes that make no sense are refused where the config gives them, with why: a head
+// dimension it has no kernel for, query heads that do not share key/value heads evenly, a causal
+// mask that leaves queries without a key, an empty sequence.
+TEST(Problem, AttentionRefusesShapesWithoutMeaning) {
+  const test::TempDir dir("attention-shapes");
+  const auto cfg = dir.path() / "a.yaml";
+  auto refused = [&](const std::string& shape, const std::string& why) {
+    ASSERT_TRUE(test::write_file(cfg, "problem: attention\ntemplates: " + kTemplates.string() + "\nshapes:\n  - " + shape +
+                                           "\nbudget: {evals: 4}\n"));
+    test::expect_error_with([&] { load_run_config(cfg); }, {"a.yaml:4:", why});
+  };
+  refused("{b: 1, h: 8, h_kv: 8, s_q: 64, s_k: 64, d: 96}", "size 'd' takes 64, 128, 256");
+  refused("{b: 1, h: 6, h_kv: 4, s_q: 64, s_k: 64, d: 64}", "h must be a multiple of h_kv");
+  refused("{b: 1, h: 8, h_kv: 8, s_q: 65, s_k: 64, d: 64, causal: 1}", "leaves the first s_q - s_k queries without a key");
+  refused("{b: 1, h: 8, h_kv: 8, s_q: 64, s_k: 0, d: 64}", "size 's_k' must be positive");
+  ASSERT_TRUE(test::write_file(cfg, "problem: attention\ntemplates: " + kTemplates.string() +
+                                        "\nshapes:\n  - {b: 1, h: 8, h_kv: 2, s_q: 65, s_k: 64, d: 64}\nbudget: {evals: 4}\n"));
+  EXPECT_EQ(load_run_config(cfg).shapes.at(0).key(), "b=1,h=8,h_kv=2,s_q=65,s_k=64,d=64,causal=0");
+}
+
 TEST(Problem, GeluConfigContents) {
   const auto c = load_run_config(kConfigs / "gelu.yaml");
   EXPECT_EQ(c.problem, "gelu");

@@ -58,7 +58,7 @@ REFS = {
 }
 TOL = {torch.float32: 2e-5, torch.bfloat16: 1.6e-2}
 rng = random.Random(7)
-present = [p for p in REFS if hasattr(k, p)]
+present = [p for p in REFS if hasattr(k, p)]  # attention is checked on its own, below
 for p in present:
     ref, shape_of, inputs_of = REFS[p][:3]
     floor = REFS[p][3] if len(REFS[p]) > 3 else 1e-3
@@ -135,6 +135,48 @@ for p in present:
         check(bool(cupy.allclose(fn(*cargs), cupy.asarray(fn(*args).cpu().numpy()), rtol=1e-5)), "%s from a CuPy array" % p)
     except ImportError:
         print("skip %s from CuPy: not installed" % p)
+
+
+def attention_reference(q, k, v, causal):
+    """O and the rows' log-sum-exp in float64: each key/value head repeated for its query heads, the
+    causal mask aligned at the bottom right."""
+    g = q.shape[1] // k.shape[1]
+    qd, kd, vd = q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1)
+    s = qd @ kd.transpose(-1, -2) / q.shape[-1] ** 0.5
+    if causal:
+        s_q, s_k = q.shape[2], k.shape[2]
+        i = torch.arange(s_q, device=q.device)[:, None]
+        j = torch.arange(s_k, device=q.device)[None, :]
+        s = s.masked_fill(j > i + (s_k - s_q), float("-inf"))
+    return torch.softmax(s, -1) @ vd, torch.logsumexp(s, -1)
+
+
+# Attention: O and the log-sum-exp at drawn shapes (grouped-query heads, causal or not, every head
+# dimension), against float64; then under torch.compile through its custom op.
+if hasattr(k, "attention"):
+    fn = k.attention
+    for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 4e-3)):
+        worst_o = worst_l = 0.0
+        for _ in range(12):
+            d, h_kv = rng.choice((64, 128, 256)), rng.choice((1, 2, 4))
+            h, b, s_q = h_kv * rng.choice((1, 2, 4)), rng.randint(1, 3), rng.randint(1, 300)
+            s_k, causal = rng.randint(s_q, 700), rng.randint(0, 1)
+            q = torch.randn(b, h, s_q, d, device="cuda", dtype=dtype)
+            kk, v = (torch.randn(b, h_kv, s_k, d, device="cuda", dtype=dtype) for _ in range(2))
+            o, lse = fn(q, kk, v, causal=causal)
+            torch.cuda.synchronize()
+            ref_o, ref_l = attention_reference(q, kk, v, causal)
+            worst_o = max(worst_o, ((o.double() - ref_o).abs().max() / (ref_o.abs().max() + 1e-3)).item())
+            worst_l = max(worst_l, (lse.double() - ref_l).abs().max().item())
+        check(worst_o <= tol, "attention %s at 12 shapes: worst error of O %.3g of its largest element" % (dtype, worst_o))
+        check(worst_l <= 1e-2, "attention %s at 12 shapes: worst error of the log-sum-exp %.3g" % (dtype, worst_l))
+    compiled = torch.compile(lambda *t: torch.ops.soltune.attention(*t)[0] * 2, fullgraph=True)
+    check(torch.allclose(compiled(q, kk, v), fn(q, kk, v)[0] * 2), "attention under torch.compile(fullgraph=True)")
+    try:
+        fn(q, kk[:, :, :, : d // 2].contiguous(), v)
+        check(False, "attention: keys of another head dimension refused")
+    except ValueError as e:
+        check(True, "attention: keys of another head dimension refused (%s)" % e)
 
 # Host time per call: the package's function against its entry point through ctypes alone.
 if present:

@@ -279,6 +279,22 @@ TEST_F(ModelEval, AOneWaveGridEndsWithItsSlowestSm) {
   EXPECT_LT(t_one, 1.2 * t_many) << t_one << " vs " << t_many;
 }
 
+// A grid of fewer blocks than SMs streams at what its own SMs hold in flight: one block of 256 threads
+// moving 8 MB takes milliseconds, not the minutes a weight over every SM gave it, and two such
+// blocks take about half as long.
+TEST_F(ModelEval, AGridSmallerThanTheGpuIsLimitedByItsOwnSms) {
+  Resources r;
+  r.registers = 32;
+  Geometry one, two;
+  one.block = two.block = {256, 1, 1};
+  one.grid = {1, 1, 1};
+  two.grid = {2, 1, 1};
+  const double bytes = 8.0 * (1 << 20);
+  const double t1 = predict_time(0, bytes, 16, r, one, h200).t_us, t2 = predict_time(0, bytes, 16, r, two, h200).t_us;
+  EXPECT_LT(t1, 100e3) << t1;  // under 0.1 s
+  EXPECT_GT(t1, 1.5 * t2) << t1 << " vs " << t2;
+}
+
 // The same bytes in flight per SM, held by all of its threads or by a quarter of them (registers):
 // the fuller SM keeps more of them loading at a time.
 TEST_F(ModelEval, FullerSmsKeepMoreBytesInFlight) {

@@ -434,9 +434,15 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     }
     p.size_options[p.sizes.back()] = std::move(o);
   }
+  // The exported header's launch functions take the sizes and arguments by these names beside their
+  // own locals.
+  static const Names kHeaderNames = {"p", "e", "stream", "scratch", "scratch_bytes", "kernel", "dev", "sms", "ccM", "ccm",
+                                     "optin", "l2", "out", "detail"};
   Names sizes;
-  for (const auto& s : p.sizes)
+  for (const auto& s : p.sizes) {
     if (!sizes.insert(s).second) n.at("sizes").fail("size '" + s + "' declared twice");
+    if (kHeaderNames.count(s)) n.at("sizes").fail("size '" + s + "': the exported header uses this name for its own; rename the size");
+  }
   if (n.has("requires"))
     for (const auto& rn : n.at("requires").seq()) {
       rn.only_keys({"expr", "why"});
@@ -454,7 +460,10 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   Names arg_names;
   for (const auto& a : n.at("args").seq()) {
     p.args.push_back(parse_arg(a, sizes, false));
-    if (!arg_names.insert(p.args.back().name).second) a.fail("argument '" + p.args.back().name + "' declared twice");
+    const auto& arg = p.args.back().name;
+    if (!arg_names.insert(arg).second) a.fail("argument '" + arg + "' declared twice");
+    if (kHeaderNames.count(arg))
+      a.at("name").fail("argument '" + arg + "': the exported header uses this name for its own; rename the argument");
     auto& f = p.args.back().file;
     if (!f.empty()) {
       if (f.is_relative()) f = dir / f;
@@ -462,14 +471,6 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
         a.at("file").fail("no file '" + f.string() + "' (a relative path is from the problem's folder)");
     }
   }
-  // The exported header's launch functions take the arguments by these names beside their own locals.
-  static const Names kHeaderNames = {"p", "e", "stream", "scratch", "scratch_bytes", "kernel", "dev", "sms", "ccM", "ccm",
-                                     "optin", "l2", "out", "detail"};
-  for (const auto& a : n.at("args").seq())
-    if (kHeaderNames.count(a.at("name").str()))
-      a.at("name").fail("argument '" + a.at("name").str() + "': the exported header uses this name for its own; rename the argument");
-  for (const auto& size : p.sizes)
-    if (kHeaderNames.count(size)) n.at("sizes").fail("size '" + size + "': the exported header uses this name for its own; rename the size");
   if (std::none_of(p.args.begin(), p.args.end(), [](const ArgSpec& a) { return role_is_checked(a.role) && a.is_buffer; }))
     n.at("args").fail("a problem needs at least one buffer with role out or inout");
   Names size_dt = sizes;

@@ -4,6 +4,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "../common/softmax_math.cuh"
+
 __device__ __forceinline__ float base_f(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float base_f(__half x) { return __half2float(x); }
 template <typename T> __device__ __forceinline__ T base_t(float x);
@@ -58,7 +60,7 @@ __global__ void attention_softmax(T* __restrict__ s, float* __restrict__ lse, lo
   const long long i = blockIdx.x, bh = blockIdx.y;
   T* row = s + (bh * s_q + i) * s_k;
   const long long seen = causal ? min(s_k, i + s_k - s_q + 1) : s_k;
-  float mx = __int_as_float(0xff800000);  // -inf: NVRTC has no INFINITY
+  float mx = neg_inf();
   for (long long j = threadIdx.x; j < seen; j += blockDim.x) mx = fmaxf(mx, base_f(row[j]));
   mx = block_reduce(mx, true);
   float sum = 0;

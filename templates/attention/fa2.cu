@@ -15,12 +15,19 @@
 #include <cuda_fp16.h>
 
 #include "../common/mma16.cuh"
+#include "../common/softmax_math.cuh"
 
 namespace fa2_detail {
 
 using namespace mma16;
 
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }  // NVRTC has no INFINITY
+// Scores are kept unscaled; exponents are taken base 2 of score * scale_log2<D>().
+template <int D> __device__ __forceinline__ float scale_log2() { return 1.4426950408889634f * rsqrtf(static_cast<float>(D)); }
+
+// A row's natural log-sum-exp from its largest unscaled score m and its sum l of 2^((s - m) scale).
+template <int D> __device__ __forceinline__ float log_sum_exp(float m, float l) {
+  return (m * scale_log2<D>() + __log2f(l)) * 0.6931471805599453f;
+}
 
 // A rows x D tile from global rows [r0, r0 + rows) into swizzled shared memory; rows at or past
 // `limit` are zeros (cp.async of 0 source bytes), so tails multiply as zeros, never as garbage.
@@ -85,7 +92,7 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   };
   for (int t = t0; t < t0 + STAGES - 1; ++t) load_kv(t);
 
-  const float scale_log2 = 1.4426950408889634f * rsqrtf(static_cast<float>(D));
+  const float scale = scale_log2<D>();
   // This thread's rows of the warp's 16 (g and g + 8) and its accumulator columns (2 c, 2 c + 1 of each tile).
   const int g = lane / 4, c2 = 2 * (lane % 4);
   const long long row0 = i0 + warp * 16 + g;
@@ -136,14 +143,14 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
       for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float base = mx == neg_inf() ? 0.f : mx * scale_log2;  // a row with no key yet keeps zeros
-      const float alpha = exp2f(m[r] * scale_log2 - base);
+      const float base = mx == neg_inf() ? 0.f : mx * scale;  // a row with no key yet keeps zeros
+      const float alpha = exp2f(m[r] * scale - base);
       m[r] = mx;
       float sum = 0.f;
 #pragma unroll
       for (int n = 0; n < NB; ++n) {
-        s[n][2 * r] = exp2f(fmaf(s[n][2 * r], scale_log2, -base));
-        s[n][2 * r + 1] = exp2f(fmaf(s[n][2 * r + 1], scale_log2, -base));
+        s[n][2 * r] = exp2f(fmaf(s[n][2 * r], scale, -base));
+        s[n][2 * r + 1] = exp2f(fmaf(s[n][2 * r + 1], scale, -base));
         sum += s[n][2 * r] + s[n][2 * r + 1];
       }
       l[r] = l[r] * alpha + sum;
@@ -191,7 +198,7 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
     unsigned* out = reinterpret_cast<unsigned*>(o + (bh * s_q + i) * D + c2);
 #pragma unroll
     for (int n = 0; n < ND; ++n) out[n * 4] = Mma<T>::pack(acc[n][2 * r] * inv, acc[n][2 * r + 1] * inv);
-    if (lane % 4 == 0) lse[bh * s_q + i] = (m[r] * scale_log2 + __log2f(l[r])) * 0.6931471805599453f;
+    if (lane % 4 == 0) lse[bh * s_q + i] = log_sum_exp<D>(m[r], l[r]);
   }
 }
 
@@ -203,7 +210,6 @@ __global__ void __launch_bounds__(D) attention_combine(const float* __restrict__
                                                        long long h, long long s_q) {
   using namespace fa2_detail;
   const long long row = blockIdx.x, rows = b * h * s_q;
-  const float scale_log2 = 1.4426950408889634f * rsqrtf(static_cast<float>(D));
   const float2* ml = reinterpret_cast<const float2*>(part_ml);
   float mx = neg_inf();
 #pragma unroll
@@ -212,10 +218,10 @@ __global__ void __launch_bounds__(D) attention_combine(const float* __restrict__
 #pragma unroll
   for (int s = 0; s < SPLIT; ++s) {
     const float2 p = ml[s * rows + row];
-    const float w = p.x == neg_inf() ? 0.f : exp2f((p.x - mx) * scale_log2);  // a part that saw no key weighs 0
+    const float w = p.x == neg_inf() ? 0.f : exp2f((p.x - mx) * scale_log2<D>());  // a part that saw no key weighs 0
     total += p.y * w;
     sum += part_o[(s * rows + row) * D + threadIdx.x] * w;
   }
   o[row * D + threadIdx.x] = static_cast<T>(sum / total);
-  if (threadIdx.x == 0) lse[row] = (mx * scale_log2 + __log2f(total)) * 0.6931471805599453f;
+  if (threadIdx.x == 0) lse[row] = log_sum_exp<D>(mx, total);
 }

@@ -6,8 +6,6 @@
 // case of a NaN from -inf - -inf, is refused at config load by the problem's rules.)
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "core/space.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
@@ -22,10 +20,7 @@ struct Mistake {
 
 // fa2's configuration: 64 queries and keys a block, two stages, the keys split SPLIT ways.
 Config fa2_config(const VariantSpec& v, int64_t split) {
-  const std::map<std::string, int64_t> knobs{{"BM", 64}, {"BN", 64}, {"STAGES", 2}, {"SPLIT", split}};
-  Config c;
-  for (const auto& k : v.knobs) c.values.push_back(knobs.at(k.name));
-  return c;
+  return Space(v, Bindings{}).parse_key("BM=64,BN=64,STAGES=2,SPLIT=" + std::to_string(split));
 }
 
 Shape shape(int64_t s_q, int64_t s_k, int64_t causal) {

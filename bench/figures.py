@@ -153,7 +153,7 @@ def attention(a):
         shape = shape_key({"causal": 0, **r["shape"]})  # the config leaves causal 0 out
         rec = base(a, "sdpa", "attention", shape, r["dtype"], a.torch_command)
         rec.update(us=r["median_us"], q1_us=r["q1_us"], q3_us=r["q3_us"], card=r["gpu"],
-                   kernel=" + ".join(k for k in r["kernels"].split(";") if not k.startswith("Memset")))
+                   kernel=" + ".join(k for k in r["kernels"] if not k.startswith("Memset")))
         out.append(rec)
     return out
 

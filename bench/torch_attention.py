@@ -18,6 +18,7 @@ import torch.nn.functional as F
 import yaml
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from torch_matmul import kernel_names  # noqa: E402
 from torch_reference import make_flush, quantile, reset_persisting, time_fn  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
@@ -39,14 +40,6 @@ def call(s, q, k, v):
     j = torch.arange(s["s_k"], device="cuda")[None, :]
     mask = j <= i + (s["s_k"] - s["s_q"])
     return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
-
-
-def backend_of(fn):
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    names = sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
-    return ";".join(n[:60] for n in names)
 
 
 def main():
@@ -73,10 +66,10 @@ def main():
             med = quantile(times, 0.5)
             flops = 4 * s["b"] * s["h"] * s["d"] * pairs(s)
             row = {"shape": s, "dtype": dt, "median_us": med, "q1_us": quantile(times, 0.25),
-                   "q3_us": quantile(times, 0.75), "tflops": flops / med / 1e6, "kernels": backend_of(fn)}
+                   "q3_us": quantile(times, 0.75), "tflops": flops / med / 1e6, "kernels": kernel_names(fn)}
             row["gpu"] = torch.cuda.get_device_name()
             rows.append(row)
-            print(f"{dt} {s}: {med:.1f} us ({row['q1_us']:.1f}-{row['q3_us']:.1f}), {row['tflops']:.0f} TFLOP/s, {row['kernels']}",
+            print(f"{dt} {s}: {med:.1f} us ({row['q1_us']:.1f}-{row['q3_us']:.1f}), {row['tflops']:.0f} TFLOP/s, {' + '.join(row['kernels'])}",
                   flush=True)
     if a.json:
         json.dump({"torch": torch.__version__, "rows": rows}, open(a.json, "w"), indent=1)

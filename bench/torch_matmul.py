@@ -28,9 +28,9 @@ def matmul_nt(a, w):
     return torch.matmul(a, w.t())
 
 
-def kernel_names(fn, a, b):
+def kernel_names(fn, *args):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn(a, b)
+        fn(*args)
         torch.cuda.synchronize()
     return sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 

@@ -135,6 +135,10 @@ std::string metadata(const std::vector<PythonProblem>& problems, const std::stri
     pj["name"] = p.name;
     pj["description"] = p.description;
     pj["sizes"] = p.sizes;
+    // What a call may leave out (attention's causal): the problem's defaults, as a config's shape may.
+    pj["defaults"] = nlohmann::json::object();
+    for (const auto& [name, opt] : p.size_options)
+      if (opt.def) pj["defaults"][name] = *opt.def;
     pj["dtypes"] = nlohmann::json::array();
     for (const auto dt : dtypes_of(pp)) pj["dtypes"].push_back(std::string(dtype_name(dt)));
     pj["args"] = nlohmann::json::array();

@@ -348,9 +348,9 @@ class _Problem:
         # torch calls whose every check passed once, by what the checks read of each tensor (dtype,
         # shape, strides, device): the launch's fixed parts. Only the data pointers change.
         self.torch_calls = {}
-        # The fast path passes the inputs' pointers, then the output's: where the entry point takes
+        # The fast path passes the inputs' pointers, then the outputs': where the entry point takes
         # exactly these, in this order.
-        self.fast = self.names == [a["name"] for a in self.inputs + self.outputs] and len(self.outputs) == 1 and \
+        self.fast = self.names == [a["name"] for a in self.inputs + self.outputs] and \
             all(a["role"] in ("in", "out") for a in meta["args"])
 
     def entry(self, dtype):
@@ -455,6 +455,8 @@ class _Problem:
                     if fits:
                         env[u] = int(d)
                         progress = True
+        for name, value in m.get("defaults", {}).items():
+            env.setdefault(name, int(value))
         missing = [s for s in m["sizes"] if s not in env]
         if missing:
             raise ValueError("%s: size(s) %s not seen in the arrays' shapes: pass them (%s=...)" % (
@@ -491,17 +493,18 @@ class _Problem:
         launch = self.torch_calls.get(key) if key is not None else None
         if launch is None:
             return None
-        dtype, device, env, sz, out_dims, out_dtype = launch
+        dtype, device, env, sz, outs = launch
         if out is None:
-            out = _TORCH.empty(out_dims, dtype=out_dtype, device=args[0].device)
-        ptrs = [t.data_ptr() for t in args]
-        ptrs.append(out.data_ptr())
+            out = tuple(_TORCH.empty(dims, dtype=t, device=args[0].device) for dims, t in outs)
+        else:
+            out = (out,)
+        ptrs = [t.data_ptr() for t in args] + [t.data_ptr() for t in out]
         if any(p % 16 for p in ptrs):
             return None  # the full path names the argument
         code = self.entry(dtype)(device, self.ptr_type(*ptrs), sz, _raw_stream(device))
         if code != 0:
             self.launch_failed(code, env)
-        return out
+        return out[0] if len(out) == 1 else out
 
     def launch_failed(self, code, env):
         m = self.meta
@@ -509,7 +512,8 @@ class _Problem:
             m["name"], _error(code), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))
 
     def call(self, args, out, stream, sizes):
-        if self.fast and stream is None and not sizes and (out is None or not isinstance(out, (tuple, list))):
+        if self.fast and stream is None and not sizes and (
+                out is None or (len(self.outputs) == 1 and not isinstance(out, (tuple, list)))):
             done = self.call_torch(args, out)
             if done is not None:
                 return done
@@ -517,7 +521,8 @@ class _Problem:
         arrays, dtype, env, device, first = self.bind(args, out, sizes)
         for a in self.outputs:
             if a["name"] not in arrays:
-                arrays[a["name"]] = _Array(a["name"], _allocate(first, self.dims(a, env), dtype))
+                want = dtype if a["dtype"] == "T" else a["dtype"]  # attention's log-sum-exp is f32 whatever T
+                arrays[a["name"]] = _Array(a["name"], _allocate(first, self.dims(a, env), want))
         launch_stream = _stream(stream, first)
         for a in self.workspace_args:
             # Zeroed once, and left zeroed by every kernel (the header's contract, which soltune
@@ -536,11 +541,12 @@ class _Problem:
         if code != 0:
             self.launch_failed(code, env)
         results = tuple(arrays[a["name"]].obj for a in self.outputs)
-        if self.fast and stream is None and not sizes and first.lib == "torch" and len(self.torch_calls) < 1024:
+        if self.fast and stream is None and not sizes and first.lib == "torch" and len(self.torch_calls) < 1024 and (
+                out is None or len(self.outputs) == 1):
             # Remembered by the tensors as they were checked (the output too, where it was given).
             key = self.torch_key(tuple(args) if out is None else tuple(args) + (out,))
             if key is not None:
-                self.torch_calls[key] = (dtype, device, env, sz, tuple(results[0].shape), results[0].dtype)
+                self.torch_calls[key] = (dtype, device, env, sz, tuple((tuple(r.shape), r.dtype) for r in results))
         return results[0] if len(results) == 1 else results
 
     def choice(self, args, sizes):

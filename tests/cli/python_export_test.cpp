@@ -241,6 +241,44 @@ print("l1norm", torch.fakes["soltune::l1norm"](torch.Tensor((32,))).shape)
     EXPECT_NE(out.find(expected), std::string::npos) << "missing: " << expected << "\n" << out;
 }
 
+// A problem with two outputs of different dtypes and a size with a default (attention: O in the
+// inputs' dtype, the log-sum-exp in f32; causal 0 unless given): the fake gives each output its own
+// dtype and takes the default where the call leaves the size out, as the eager call does.
+TEST_F(PythonExport, AFakeTakesEachOutputsDtypeAndTheSizesDefaults) {
+  auto r = soltune("tune " + q(kSource / "configs" / "attention.yaml") + " --backend model --evals 2 --kb " + q(kb_) + " -q");
+  ASSERT_EQ(r.code, 0) << r;
+  r = soltune("export --kb " + q(kb_) + " --problem attention --format python --name att --build lazy --allow-predicted -o " +
+              q(tmp_ / "pkg"));
+  ASSERT_EQ(r.code, 0) << r;
+  write(tmp_ / "torch.py", R"(
+float32 = "float32"
+bfloat16 = "bfloat16"
+class Tensor:
+    def __init__(self, shape, dtype=float32): self.shape, self.dtype = tuple(shape), dtype
+    def new_empty(self, dims, dtype=None): return Tensor(dims, dtype)
+fakes = {}
+class library:
+    class Library:
+        def __init__(self, ns, kind): pass
+        def define(self, schema): pass
+        def impl(self, name, fn, key): pass
+    @staticmethod
+    def register_fake(name, fn, lib=None): fakes[name] = fn
+)");
+  r = python(R"(
+import torch, att
+q, kv = torch.Tensor((2, 8, 100, 64), torch.bfloat16), torch.Tensor((2, 2, 300, 64), torch.bfloat16)
+for given in ({}, {"causal": 1}):
+    o, lse = torch.fakes["soltune::attention"](q, kv, kv, **given)
+    print("attention", given, o.shape, o.dtype, lse.shape, lse.dtype)
+)");
+  ASSERT_EQ(r.code, 0) << r << read(tmp_ / "stderr.txt");
+  const std::string out = read(tmp_ / "stdout.txt");
+  for (const char* expected : {"attention {} (2, 8, 100, 64) bfloat16 (2, 8, 100) float32",
+                               "attention {'causal': 1} (2, 8, 100, 64) bfloat16 (2, 8, 100) float32"})
+    EXPECT_NE(out.find(expected), std::string::npos) << "missing: " << expected << "\n" << out;
+}
+
 // Built at the first import instead (--build lazy), with the command export recorded; bad options
 // and a second problem for a one-problem format are refused with what was expected.
 TEST_F(PythonExport, ALazyBuildHappensAtFirstUseAndBadOptionsAreRefused) {

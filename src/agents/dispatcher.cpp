@@ -38,6 +38,7 @@ struct Slot {
   std::unique_ptr<Rng> rng;
   std::unique_ptr<TaskRun> run;  // made at the task's first batch, after its baseline
   bool active = true;
+  std::string shared;     // the key of its best as last offered to its siblings
   double step_s = 0;      // wall time of its steps so far
   int64_t stepped = 0;    // ... and the evaluations they made
   int64_t spent() const { return run ? run->outcome().evaluated : 0; }
@@ -285,6 +286,20 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     next->stepped += next->spent() - before;
     evals_left -= next->spent() - before;
     if (!more) next->active = false;  // re-timed with the others at the end, as the budget allows
+    // A new best is offered to the same variant's tasks at the dtype's other shapes: a design that
+    // wins at one GEMM shape is the first guess at the next (a 420-s run of eight Llama-3 GEMMs had
+    // 14 to 28 evaluations a shape, and its best moved by a few percent from run to run).
+    if (const auto& best = next->run->outcome().best; best && best->key != next->shared) {
+      next->shared = best->key;
+      for (auto& o : slots)
+        if (&o != next && o.active && !o.task.fallback_only && o.task.variant == next->task.variant && o.task.dtype == next->task.dtype) {
+          Proposal p{best->config, "archivist.sibling"};
+          if (o.run)
+            o.run->offer(std::move(p));
+          else
+            o.prior.seeds.push_back(std::move(p));
+        }
+    }
     // A variant whose first kBrokenAfter candidates, over all its tasks, failed to compile is broken,
     // not slow: its tasks stop, and the rest of the budget goes to the others.
     int64_t tried = 0, rejected = 0;

@@ -15,7 +15,7 @@
 namespace soltune {
 
 // One proposal: a configuration and what proposed it, as the results and the summary credit it
-// ("explorer.sample", "evolution", "archivist.seed").
+// ("explorer.sample", "evolution", "archivist.seed", "archivist.sibling": another shape's best).
 struct Proposal {
   Config config;
   std::string by;

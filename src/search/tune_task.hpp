@@ -94,6 +94,10 @@ class TaskRun {
     if (out_.stopped_by.empty()) out_.stopped_by = why;
   }
   void note_not_retimed(const std::string& why) { out_.not_retimed = why; }
+  // A configuration another task found good (its best at another shape of the same variant and
+  // dtype): proposed at the next proposals, before the seeds not yet proposed and the strategy's
+  // own, where legal and never seen. Between steps only (a step proposes on another thread).
+  void offer(Proposal p) { seeds_.insert(seeds_.begin() + static_cast<std::ptrdiff_t>(next_seed_), std::move(p)); }
   // Configurations valid so far: what finish() would re-time (its top ones).
   size_t valid() const { return ok_.size(); }
   const TaskOutcome& outcome() const { return out_; }

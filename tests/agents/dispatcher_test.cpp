@@ -58,7 +58,7 @@ class FakeEvaluator final : public Evaluator {
       r.status = space.legal(c) ? Status::ok : Status::illegal;
       const auto b = space.bind(c);
       r.time.median_us = 50 * (t.id() == slow_task ? slow_times : 1.0) +
-                         (b.count("BLOCK") ? std::abs(b.at("BLOCK") - 256) / 64 + 8 / b.at("VEC") + b.at("EPT") : 0.0);
+                         (b.count("BLOCK") ? std::abs(b.at("BLOCK") - best_block) / 64 + 8 / b.at("VEC") + b.at("EPT") : 0.0);
       std::lock_guard lock(mu_);
       if (auto it = prefetched.find(t.id() + " " + r.key); it == prefetched.end()) ++not_prefetched;
       else own = std::max(own, it->second);
@@ -112,6 +112,7 @@ class FakeEvaluator final : public Evaluator {
   int64_t not_prefetched = 0;
   std::string slow_task;  // this task's times are slow_times the others': a larger SOL gap
   double slow_times = 10;
+  int64_t best_block = 256;  // the landscape's best BLOCK
   double baseline_s = 0;  // how long timing a baseline takes
   double measure_s = 0;   // how long measuring a batch takes at most
   double eval_s = 0;      // how long each evaluation takes
@@ -136,9 +137,11 @@ class Recorder final : public Archive {
   void on_result(const Task& t, const EvalResult& r, const SolScore&) override {
     events.push_back("result " + t.id() + " " + r.key);
     ++per_task[t.id()];
+    proposed_by[t.id()].emplace_back(r.key, r.proposer);
   }
   std::vector<std::string> events;
   std::map<std::string, int64_t> per_task;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> proposed_by;  // task id -> (key, proposer)
   std::map<std::string, std::set<std::string>> known_of;  // task id -> keys the archive knows
 };
 
@@ -306,6 +309,38 @@ TEST_F(DispatcherTest, EveryTaskWarmsUpThenTheLargerGapGetsMore) {
   ASSERT_GE(order.size(), 5u);
   EXPECT_EQ(order[0], kTaskIds[0]);
   EXPECT_EQ(order[1], kTaskIds[1]);
+}
+
+// Each task's best, when it improves, is tried at the same variant's other shapes of its dtype,
+// and at no shape of the other dtype.
+TEST_F(DispatcherTest, ANewBestIsTriedAtTheVariantsOtherShapesOfItsDtype) {
+  FakeEvaluator ev;
+  ev.best_block = 1024;  // away from gelu's presets: the searches find better and offer it
+  const auto reports = run(ev, Budget{120, 0}, 42);
+  ASSERT_EQ(reports.size(), 4u);
+  std::map<std::string, std::string> best;
+  for (const auto& r : reports) {
+    ASSERT_TRUE(r.outcome.best.has_value()) << r.task.id();
+    best[r.task.id()] = r.outcome.best->key;
+  }
+  auto tried = [&](const std::string& id, const std::string& key, const std::string& by) {
+    for (const auto& [k, p] : rec_.proposed_by[id])
+      if (k == key && (by.empty() || p == by)) return true;
+    return false;
+  };
+  int offered = 0;
+  for (const auto& [id, list] : rec_.proposed_by)
+    for (const auto& [key, by] : list)
+      if (by == "archivist.sibling") {
+        ++offered;
+        // Found first at a shape of the same dtype: f32 tasks are 0 and 1, bf16 2 and 3.
+        const auto at = std::find(kTaskIds.begin(), kTaskIds.end(), id) - kTaskIds.begin();
+        const auto& sibling = kTaskIds[static_cast<size_t>(at ^ 1)];
+        EXPECT_TRUE(tried(sibling, key, "")) << id << " got " << key << ", which " << sibling << " never measured";
+      }
+  EXPECT_GT(offered, 0);
+  // The landscape is the same at every shape: each task's final best was measured at its sibling.
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(tried(kTaskIds[i ^ 1], best[kTaskIds[i]], "")) << kTaskIds[i];
 }
 
 TEST_F(DispatcherTest, ATaskAtItsTargetLeavesItsShareToTheOthers) {

@@ -115,11 +115,11 @@ def tuned_record(a, r, command):
 
 
 def gemm(a):
-    out = [tuned_record(a, r, a.tune_command) for r in kb_best(a.best)]
+    out = [{**tuned_record(a, r, a.tune_command), "card": r["gpu"]} for r in kb_best(a.best)]
     for r in json.load(open(a.cublas)):
         shape = shape_key({**r["shape"], "trans_b": r.get("trans_b", 0)})
         rec = base(a, "cublas", "matmul", shape, r["dtype"], a.cublas_command)
-        rec.update(us=r["median_us"], q1_us=r["q1_us"], q3_us=r["q3_us"],
+        rec.update(us=r["median_us"], q1_us=r["q1_us"], q3_us=r["q3_us"], card=r["gpu"],
                    kernel=" + ".join(k for k in r["kernels"] if not k.startswith("Memset")))
         out.append(rec)
     return out

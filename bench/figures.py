@@ -121,6 +121,8 @@ def gemm(a):
         rec = base(a, "cublas", "matmul", shape, r["dtype"], a.cublas_command)
         rec.update(us=r["median_us"], q1_us=r["q1_us"], q3_us=r["q3_us"], card=r["gpu"],
                    kernel=" + ".join(k for k in r["kernels"] if not k.startswith("Memset")))
+        # The exported kernels timed beside it (torch_matmul.py --package), interleaved.
+        rec.update({f: r[f] for f in ("exported_us", "exported_q1_us", "exported_q3_us", "paired") if f in r})
         out.append(rec)
     return out
 
@@ -169,8 +171,9 @@ def merge(a):
     new = [r for f in a.new for r in json.load(open(f))]
     sets, keys = {r["set"] for r in new}, {key(r) for r in new}
     kept = [r for r in doc["records"] if r["set"] not in sets and key(r) not in keys] + new
-    tuned = {r["set"] for r in kept if r["source"] == "tune"}  # cuBLAS figures with no row left go
-    doc["records"] = [r for r in kept if r["source"] != "cublas" or r["set"] in tuned]
+    # cuBLAS figures with no row left go, but those with soltune's exported kernels timed beside them
+    tuned = {r["set"] for r in kept if r["source"] == "tune"}
+    doc["records"] = [r for r in kept if r["source"] != "cublas" or r["set"] in tuned or "exported_us" in r]
     if a.device:
         doc["device"] = json.load(open(a.device))
     return doc

@@ -241,6 +241,32 @@ def on_card(records):
     return t.render(columns, sort)
 
 
+def exported(records):
+    """soltune's exported GEMMs called from PyTorch through the package, timed beside torch.matmul in
+    PyTorch's harness, the two in turns within every repetition (bench/torch_matmul.py --package)."""
+    t = Table()
+    for r in records:
+        if r["problem"] == "matmul" and r["source"] == "cublas" and r.get("exported_us") is not None:
+            t.add((r["shape"], r["dtype"]), r)
+    if not t.rows:
+        return []
+    for (s, shape, dtype), row in t.rows.items():
+        row.update(shape=shape, dtype=dtype, order_set=t.sets.index(s))
+    mine = lambda r: {"us": r["exported_us"], "q1_us": r["exported_q1_us"], "q3_us": r["exported_q3_us"]}  # noqa: E731
+
+    def diff(row):
+        p = row["cublas"].get("paired")
+        return "-" if not p else f"{p['median_diff_us']:+.1f} ({p['ci95_us'][0]:+.1f} to {p['ci95_us'][1]:+.1f})"
+
+    columns = [("shape", False, lambda row: shape_label(row["shape"])), ("dtype", False, lambda row: row["dtype"]),
+               ("soltune (exported)", True, lambda row: spread(mine(row["cublas"]))),
+               ("torch.matmul", True, lambda row: spread(row["cublas"])),
+               ("of cuBLAS", True, lambda row: pct(ratio(row["cublas"]["us"], row["cublas"]["exported_us"]), 1)),
+               ("soltune - cuBLAS, per repetition", True, diff), ("card", False, lambda row: row["cublas"].get("card", "-"))]
+    sort = lambda row: (row["order_set"], dims(row["shape"])["m"], DTYPE_ORDER.get(row["dtype"], 9))  # noqa: E731
+    return t.render(columns, sort)
+
+
 SCALE_MODES = {0: "per tensor", 1: "per row", 2: "per block"}
 
 
@@ -456,6 +482,12 @@ def render(doc):
           "is T_ref over soltune's time, SOL 0.5 is cuBLAS's time. torch.matmul is PyTorch's harness on the",
           "same card minutes later. Each row names its card."],
          on_card(recs)),
+        ("Exported GEMMs beside torch.matmul",
+         ["The best kernels of a tuning run as `soltune export --format python` packs them, called from PyTorch",
+          "and timed in PyTorch's harness beside `torch.matmul`: in every repetition each runs once after its own",
+          "L2 flush, in turns, so both see the same SM clock. The last column is soltune's time minus cuBLAS's",
+          "per repetition: the median and a bootstrap 95% interval."],
+         exported(recs)),
         ("FP8 GEMM (matmul_fp8)",
          ["C = (sa A)(sb B)^T in e4m3 with bf16 out, at torch._scaled_mm's per-tensor and per-row scales and",
           "DeepGEMM's per-block ones (1 x 128 of A, 128 x 128 of B) at its shapes. T_ref is cuBLASLt's FP8",

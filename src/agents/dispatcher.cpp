@@ -38,7 +38,7 @@ struct Slot {
   std::unique_ptr<Rng> rng;
   std::unique_ptr<TaskRun> run;  // made at the task's first batch, after its baseline
   bool active = true;
-  std::string shared;     // the key of its best as last offered to its siblings
+  std::string shared = {};  // the key of its best as last offered to its siblings
   double step_s = 0;      // wall time of its steps so far
   int64_t stepped = 0;    // ... and the evaluations they made
   int64_t spent() const { return run ? run->outcome().evaluated : 0; }
@@ -289,11 +289,11 @@ std::vector<TaskReport> Dispatcher::run(const Budget& b, uint64_t seed, const st
     // A new best is offered to the same variant's tasks at the dtype's other shapes: a design that
     // wins at one GEMM shape is the first guess at the next (a 420-s run of eight Llama-3 GEMMs had
     // 14 to 28 evaluations a shape, and its best moved by a few percent from run to run).
-    if (const auto& best = next->run->outcome().best; best && best->key != next->shared) {
-      next->shared = best->key;
+    if (const auto& found = next->run->outcome().best; found && found->key != next->shared) {
+      next->shared = found->key;
       for (auto& o : slots)
         if (&o != next && o.active && !o.task.fallback_only && o.task.variant == next->task.variant && o.task.dtype == next->task.dtype) {
-          Proposal p{best->config, "archivist.sibling"};
+          Proposal p{found->config, "archivist.sibling"};
           if (o.run)
             o.run->offer(std::move(p));
           else

@@ -13,15 +13,10 @@ namespace {
 // earlier of equals: the rule of KnowledgeBase::best, within one run.
 std::vector<const ResultRecord*> best_per_task(const std::vector<ResultRecord>& results) {
   std::map<std::tuple<std::string, std::string, std::string>, const ResultRecord*> best;
-  const auto better = [](const ResultRecord& a, const ResultRecord& b) {
-    const bool am = a.time_kind == "measured", bm = b.time_kind == "measured";
-    if (am != bm) return am;
-    return a.time_us < b.time_us;
-  };
   for (const auto& r : results) {
     if (r.status != "ok" || std::isnan(r.time_us)) continue;
     auto& slot = best[{r.variant, r.dtype, r.shape_key}];
-    if (!slot || better(r, *slot)) slot = &r;
+    if (!slot || faster(r, *slot)) slot = &r;
   }
   std::vector<const ResultRecord*> out;
   for (const auto& [k, r] : best) out.push_back(r);
@@ -55,7 +50,8 @@ int show_command(const std::vector<std::string>& args) {
   const auto results = kb.results(id);
   const auto baselines = kb.baselines(id);
   std::map<std::string, int64_t> counts;
-  for (const auto& r : results) ++counts[r.status];
+  for (const auto& r : results)
+    if (!r.retimed) ++counts[r.status];  // evaluations; a re-timing is a second row of one
   const auto best = best_per_task(results);
 
   if (p->json) {

@@ -476,20 +476,21 @@ class _Problem:
             raise RuntimeError("the device's attributes: %s" % _error(code))
         return dict(zip(_DEVICE_SYMBOLS, info))  # the order soltune_py_device_info writes them in
 
-    def torch_key(self, tensors):
-        """What the checks read of torch tensors, or None where one is not a torch tensor."""
-        key = []
+    def torch_key(self, tensors, sizes):
+        """What the checks read of torch tensors and the sizes given, or None where one is not a torch
+        tensor."""
+        key = [tuple(sorted(sizes.items()))] if sizes else []
         for t in tensors:
             if _MODULE_OF.get(type(t)) != "torch":
                 return None
             key.append((t.dtype, t.shape, t.stride(), t.get_device()))
         return tuple(key)
 
-    def call_torch(self, args, out):
-        """A torch call like one checked before: its alignment checked, then launched. None where the
-        call is not one (the full path then checks it, and remembers it)."""
+    def call_torch(self, args, out, sizes):
+        """A torch call like one checked before (its sizes given alike): its alignment checked, then
+        launched. None where the call is not one (the full path then checks it, and remembers it)."""
         tensors = args if out is None else args + (out,)
-        key = self.torch_key(tensors)
+        key = self.torch_key(tensors, sizes)
         launch = self.torch_calls.get(key) if key is not None else None
         if launch is None:
             return None
@@ -512,9 +513,9 @@ class _Problem:
             m["name"], _error(code), ", ".join("%s=%d" % (s, env[s]) for s in m["sizes"])))
 
     def call(self, args, out, stream, sizes):
-        if self.fast and stream is None and not sizes and (
+        if self.fast and stream is None and (
                 out is None or (len(self.outputs) == 1 and not isinstance(out, (tuple, list)))):
-            done = self.call_torch(args, out)
+            done = self.call_torch(args, out, sizes)
             if done is not None:
                 return done
         m = self.meta
@@ -541,10 +542,10 @@ class _Problem:
         if code != 0:
             self.launch_failed(code, env)
         results = tuple(arrays[a["name"]].obj for a in self.outputs)
-        if self.fast and stream is None and not sizes and first.lib == "torch" and len(self.torch_calls) < 1024 and (
+        if self.fast and stream is None and first.lib == "torch" and len(self.torch_calls) < 1024 and (
                 out is None or len(self.outputs) == 1):
             # Remembered by the tensors as they were checked (the output too, where it was given).
-            key = self.torch_key(tuple(args) if out is None else tuple(args) + (out,))
+            key = self.torch_key(tuple(args) if out is None else tuple(args) + (out,), sizes)
             if key is not None:
                 self.torch_calls[key] = (dtype, device, env, sz, tuple((tuple(r.shape), r.dtype) for r in results))
         return results[0] if len(results) == 1 else results

@@ -145,6 +145,9 @@ struct EvalResult {
   double wall_ms = 0;        // wall time the evaluation took on the GPU side (checks, timing, transfers)
   GpuPhases phases;          // the worker's share of wall_ms, by phase (measured candidates only)
   bool replayed = false;     // answered from the knowledge base when a run resumes: recorded already
+  // Re-timed at its task's end interleaved with T_ref: its time and that T_ref were taken together,
+  // under the same clock, and compare (search times, taken minutes apart, may not).
+  bool retimed = false;
   std::string proposer;      // what proposed it: seed, random, evolution, enumeration
 };
 

@@ -14,6 +14,20 @@
 #include "kb/table_columns.hpp"
 
 namespace soltune {
+
+namespace {
+
+// The order "fastest" means among a group's results: measurements before predictions; then re-timed
+// results, by their time over the T_ref re-timed beside them (a run's search times are taken minutes
+// apart, under an SM clock that power may lower by a quarter: only the end's interleaved re-timing
+// compares kernels fairly, and across runs as ratios); then the search's times. Ties go to the
+// earlier result, so the answer does not change as equal results accumulate.
+const std::string kFastestFirst =
+    "r.time_kind = 'measured' DESC, r.retimed DESC, "
+    "CASE WHEN r.retimed AND r.t_ref_us > 0 THEN r.time_us / r.t_ref_us ELSE r.time_us END, r.id";
+
+}  // namespace
+
 namespace {
 
 ResultRecord read_result(const sqlite::Stmt& st) {
@@ -42,7 +56,7 @@ std::vector<ResultRecord> KnowledgeBase::best(const std::string& problem, const 
     SELECT * FROM (
       SELECT r.*, g.name AS gpu_name,
              row_number() OVER (PARTITION BY g.name, r.variant, r.dtype, r.shape_key
-                                ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
+                                ORDER BY )sql" + kFastestFirst + R"sql() AS pos
       FROM results r JOIN gpus g ON g.id = r.gpu_id JOIN runs u ON u.id = r.run_id
       WHERE r.problem = :problem AND r.status = 'ok' AND r.time_us IS NOT NULL
         AND substr(u.backend, 1, length(:other_timing)) != :other_timing
@@ -69,7 +83,7 @@ std::vector<ResultRecord> KnowledgeBase::config_results(const std::string& probl
     SELECT * FROM (
       SELECT r.*, g.name AS gpu_name,
              row_number() OVER (PARTITION BY g.name, r.shape_key
-                                ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
+                                ORDER BY )sql" + kFastestFirst + R"sql() AS pos
       FROM results r JOIN gpus g ON g.id = r.gpu_id JOIN runs u ON u.id = r.run_id
       WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.config_key = :config
         AND r.source_hash = :hash AND r.status = 'ok' AND r.time_us IS NOT NULL
@@ -96,7 +110,7 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
     SELECT * FROM (
       SELECT r.*, g.name AS gpu_name,
              row_number() OVER (PARTITION BY g.name, r.shape_key, r.source_hash = :source_hash
-                                ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id) AS pos
+                                ORDER BY )sql" + kFastestFirst + R"sql() AS pos
       FROM results r JOIN gpus g ON g.id = r.gpu_id
       WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype
         AND r.status = 'ok' AND r.time_us IS NOT NULL AND r.run_id != :exclude)
@@ -136,7 +150,7 @@ std::vector<ResultRecord> KnowledgeBase::seeds(const Task& t, const std::string&
     WHERE r.problem = :problem AND r.variant = :variant AND r.dtype = :dtype AND r.shape_key = :shape_key
       AND r.source_hash = :source_hash AND g.name = :gpu AND u.backend != :backend
       AND r.status = 'ok' AND r.time_us IS NOT NULL AND r.run_id != :exclude
-    ORDER BY r.time_kind = 'measured' DESC, r.time_us, r.id LIMIT 3)sql";
+    ORDER BY )sql" + kFastestFirst + R"sql( LIMIT 3)sql";
   if (!backend.empty()) {
     std::vector<ResultRecord> own;
     {

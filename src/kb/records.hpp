@@ -69,6 +69,18 @@ struct ResultRecord {
   std::string proposer;         // seed, random, evolution, enumeration ("" before schema v4)
   double wall_ms = 0;           // the evaluation's time on the GPU side: checks, timing, transfers
   GpuPhases phases;             // its share by phase (zeros for predictions, and before schema v13)
+  bool retimed = false;         // a task's end re-timing, beside T_ref (a second row of that configuration)
 };
+
+// Whether a is faster than b in the order the knowledge base's queries pick the best by (query.cpp's
+// kFastestFirst): measurements before predictions, then re-timed results by their time over their
+// re-timed T_ref, then the search's times.
+inline bool faster(const ResultRecord& a, const ResultRecord& b) {
+  const bool am = a.time_kind == "measured", bm = b.time_kind == "measured";
+  if (am != bm) return am;
+  if (a.retimed != b.retimed) return a.retimed;
+  const auto key = [](const ResultRecord& r) { return r.retimed && r.t_ref_us > 0 ? r.time_us / r.t_ref_us : r.time_us; };
+  return key(a) < key(b);
+}
 
 }  // namespace soltune

@@ -58,7 +58,8 @@ constexpr std::tuple kCarried{std::pair{&R::res, &EvalResult::res},
                               std::pair{&R::log, &EvalResult::log},
                               std::pair{&R::proposer, &EvalResult::proposer},
                               std::pair{&R::wall_ms, &EvalResult::wall_ms},
-                              std::pair{&R::phases, &EvalResult::phases}};
+                              std::pair{&R::phases, &EvalResult::phases},
+                              std::pair{&R::retimed, &EvalResult::retimed}};
 
 }  // namespace
 
@@ -96,6 +97,7 @@ const std::vector<ResultColumn>& result_columns() {
       col<&R::phases, &GpuPhases::reference>("phase_reference"), col<&R::phases, &GpuPhases::warmup>("phase_warmup"),
       col<&R::phases, &GpuPhases::batches>("phase_batches"), col<&R::phases, &GpuPhases::checks>("phase_checks"),
       col<&R::phases, &GpuPhases::after>("phase_after"), col<&R::phases, &GpuPhases::kernels>("phase_kernels"),
+      col<&R::retimed>("retimed"),
   };
   return c;
 }

@@ -214,6 +214,8 @@ const std::vector<std::string>& migrations() {
       "ALTER TABLE results ADD COLUMN phase_checks REAL DEFAULT 0;\n"
       "ALTER TABLE results ADD COLUMN phase_after REAL DEFAULT 0;\n"
       "ALTER TABLE results ADD COLUMN phase_kernels REAL DEFAULT 0;\n",
+      // v14: a task's end re-timing of its best, interleaved with T_ref, recorded as a row of its own.
+      "ALTER TABLE results ADD COLUMN retimed INTEGER NOT NULL DEFAULT 0;\n",
   };
   return steps;
 }

@@ -22,7 +22,7 @@ std::vector<RunSummary> run_summaries(const KnowledgeBase& kb) {
     out.push_back(std::move(s));
   }
   sqlite::Db db(kb.path(), SQLITE_OPEN_READONLY);
-  auto st = db.prepare("SELECT run_id, status, count(*) AS n FROM results GROUP BY run_id, status");
+  auto st = db.prepare("SELECT run_id, status, count(*) AS n FROM results WHERE NOT retimed GROUP BY run_id, status");
   while (st.step()) {
     const auto it = at.find(st.i64("run_id"));
     if (it == at.end()) continue;
@@ -47,7 +47,7 @@ std::vector<ProblemSummary> problem_summaries(const KnowledgeBase& kb) {
   }
   {
     auto st = db.prepare(
-        "SELECT problem, count(*) AS n, total(status = 'ok') AS ok FROM results GROUP BY problem");
+        "SELECT problem, count(*) AS n, total(status = 'ok') AS ok FROM results WHERE NOT retimed GROUP BY problem");
     while (st.step()) {
       auto& p = by[st.text("problem")];
       p.results = st.i64("n");

@@ -55,6 +55,11 @@ struct Sizes {
 };
 
 void add(TaskView& t, const ResultRecord& r) {
+  // A task's end re-timing is no evaluation of its own: it only decides the best, as kb best does.
+  if (r.retimed) {
+    if (r.status == "ok" && !r.below_sol && (!t.best || faster(r, *t.best))) t.best = r;
+    return;
+  }
   Evaluation e;
   e.index = ++t.evaluations;
   e.status = r.status;
@@ -77,7 +82,7 @@ void add(TaskView& t, const ResultRecord& r) {
     t.best_sol.emplace_back(e.index, r.sol_score);
     ++t.wins[proposer];
   }
-  if (ok && !r.below_sol && (!t.best || r.time_us < t.best->time_us)) t.best = r;
+  if (ok && !r.below_sol && (!t.best || faster(r, *t.best))) t.best = r;
   t.points.push_back(std::move(e));
 }
 

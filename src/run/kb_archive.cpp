@@ -76,6 +76,9 @@ void KbArchive::on_checkpoint(const Task& t, int64_t evaluated, const std::strin
 
 void KbArchive::on_retime(const Task& t, const TaskBaseline& b, const EvalResult& best, const SolScore& s) {
   kb_.record_baseline(run_, t, b);  // the re-timed T_ref, noted as such
+  // The best as re-timed beside it: a row of its own (the search's row keeps the search's time),
+  // which best() prefers, since only it compares with T_ref and with the other re-timed ones.
+  kb_.record(run_, t, content_hash(t.variant->source), best, s);
   display_.on_retime(t, b, best, s);
 }
 

@@ -40,7 +40,8 @@ double iso_seconds(const std::string& s) {
 RecordedRun load_recorded(const KnowledgeBase& kb, int64_t run_id) {
   RecordedRun rec;
   for (const auto& r : kb.results(run_id))
-    rec.results[task_id(r.problem, r.variant, r.dtype, r.shape_key)][r.config_key] = kb::to_eval_result(r);
+    if (!r.retimed)  // a task's end re-timing: not a step of its search to replay
+      rec.results[task_id(r.problem, r.variant, r.dtype, r.shape_key)][r.config_key] = kb::to_eval_result(r);
   for (const auto& b : kb.baselines(run_id)) rec.baselines.emplace(task_id(b.problem, b.variant, b.dtype, b.shape_key), b.baseline);
   return rec;
 }

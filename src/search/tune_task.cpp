@@ -70,7 +70,10 @@ void retime_best(const Task& t, Evaluator& ev, const std::vector<EvalResult>& ok
     return;
   }
   out.best = ok[*best];
-  out.best->time.median_us = median(r->config_us[*best]);
+  // Its time is the re-timing's: the median and spread of its rounds (reps: the rounds), each round
+  // timed beside T_ref's.
+  out.best->time = summarize(r->config_us[*best]);
+  out.best->retimed = true;
   char note[200];
   std::snprintf(note, sizeof note, "; re-timed interleaved with %zu best configuration(s) over %d rounds", top.size(),
                 p.rounds);

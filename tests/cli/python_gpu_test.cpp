@@ -1,5 +1,6 @@
 // GPU: the Python package of a real tune (softmax, gelu, l1norm with its workspace, layernorm and
-// rmsnorm with their weights, attention with its two outputs and scratch), checked from PyTorch by tests/python/check_package.py: against PyTorch's operations at 30 shapes per problem and dtype,
+// rmsnorm with their weights, attention with its two outputs and scratch, matmul with its tensor
+// maps and fallback), checked from PyTorch by tests/python/check_package.py: against PyTorch's operations at 30 shapes per problem and dtype,
 // with out=, under torch.compile(fullgraph=True), in a captured CUDA graph, bad arguments refused,
 // and the host time per call printed. Skips without a GPU, nvcc or PyTorch.
 #include <gtest/gtest.h>
@@ -34,16 +35,18 @@ TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
   for (const auto& [p, shape] : {std::pair{"softmax", "{rows: 1024, cols: 1000}"}, std::pair{"gelu", "{n: 1000003}"},
                                  std::pair{"l1norm", "{n: 1000003}"}, std::pair{"layernorm", "{rows: 1024, cols: 1000}"},
                                  std::pair{"rmsnorm", "{rows: 1024, cols: 1000}"},
-                                 std::pair{"attention", "{b: 1, h: 4, h_kv: 2, s_q: 128, s_k: 256, d: 64}"}}) {
+                                 std::pair{"attention", "{b: 1, h: 4, h_kv: 2, s_q: 128, s_k: 256, d: 64}"},
+                                 std::pair{"matmul", "{m: 256, n: 512, k: 384, trans_b: 1}"}}) {
     const auto cfg = tmp.path() / (std::string(p) + ".yaml");
-    const std::string dtypes = std::string(p) == "attention" ? "[bf16, f16]" : "[f32, bf16]";
+    const bool sixteen = std::string(p) == "attention" || std::string(p) == "matmul";  // 16-bit inputs only
+    const std::string dtypes = sixteen ? "[bf16, f16]" : "[f32, bf16]";
     ASSERT_TRUE(test::write_file(cfg, std::string("problem: ") + p + "\ndtypes: " + dtypes + "\nshapes: [" + shape +
                                           "]\nbudget: {evals: 24, seconds: 40}\nseed: 3\ntemplates: " +
                                           (fs::path(SOLTUNE_SOURCE_DIR) / "templates").string() + "\n"));
     ASSERT_EQ(run(soltune + " tune " + q(cfg) + " -q --kb " + q(kb) + to_log), 0) << test::read_file(log);
   }
   ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --problem l1norm --problem layernorm --problem rmsnorm "
-                "--problem attention --format python --name tuned -o " +
+                "--problem attention --problem matmul --format python --name tuned -o " +
                 q(tmp.path() / "pkg") + to_log), 0)
       << test::read_file(log);
   const int code = run("python3 " + q(fs::path(SOLTUNE_SOURCE_DIR) / "tests" / "python" / "check_package.py") + " " +

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kb/exchange.hpp"
 #include "kb_fixture.hpp"
 #include <unistd.h>
 
@@ -92,7 +93,7 @@ TEST_F(kb, CreatesMissingFileAndFolderWithSchema) {
   { auto store = KnowledgeBase::open(p); }
   ASSERT_TRUE(fs::exists(p));
   EXPECT_EQ(raw_query(p, "PRAGMA application_id"), std::to_string(0x534C544E));
-  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "13");
+  EXPECT_EQ(raw_query(p, "PRAGMA user_version"), "14");
   EXPECT_EQ(raw_query(p, "PRAGMA journal_mode"), "wal");
   for (const char* t : {"gpus", "runs", "sources", "baselines", "results", "checkpoints"})
     EXPECT_EQ(raw_query(p, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + t + "'"),
@@ -106,7 +107,7 @@ TEST_F(kb, EmptyExistingFileIsInitialized) {
   // Another process may have created the file an instant before initializing it.
   std::ofstream(file()).close();
   { auto store = KnowledgeBase::open(file()); }
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "13");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "14");
 }
 
 TEST_F(kb, ResultRoundTripsEveryField) {
@@ -126,6 +127,7 @@ TEST_F(kb, ResultRoundTripsEveryField) {
            .workspace_dirty = 9, .inputs_written = 12, .written_input = "x", .max_abs_err = 0.25, .max_rel_err = 0.5,
            .rel_l2 = 1e-3, .rounds = 2, .precision_ok = false, .pass = false, .detail = ""};
   r.proposer = "evolution";
+  r.retimed = true;
   r.compile_ms = 812.5;
   r.cache_hit = true;
   r.occupancy_blocks = 6;
@@ -163,6 +165,7 @@ TEST_F(kb, ResultRoundTripsEveryField) {
   EXPECT_EQ(g.geo.smem, 49152);
   test::expect_fields_equal(g.acc, r.acc, "acc");
   EXPECT_EQ(g.proposer, "evolution");
+  EXPECT_TRUE(g.retimed);
   EXPECT_EQ(g.accuracy, r.acc.summary());
   EXPECT_EQ(g.compile_ms, 812.5);
   EXPECT_TRUE(g.cache_hit);
@@ -288,7 +291,8 @@ const std::string kSinceSchema5 =
     "ALTER TABLE results DROP COLUMN phase_load; ALTER TABLE results DROP COLUMN phase_rounds; "
     "ALTER TABLE results DROP COLUMN phase_reference; ALTER TABLE results DROP COLUMN phase_warmup; "
     "ALTER TABLE results DROP COLUMN phase_batches; ALTER TABLE results DROP COLUMN phase_checks; "
-    "ALTER TABLE results DROP COLUMN phase_after; ALTER TABLE results DROP COLUMN phase_kernels; ";
+    "ALTER TABLE results DROP COLUMN phase_after; ALTER TABLE results DROP COLUMN phase_kernels; "
+    "ALTER TABLE results DROP COLUMN retimed; ";
 
 TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
   int64_t run = 0;
@@ -303,7 +307,7 @@ TEST_F(kb, VersionOneFileIsMigratedKeepingItsResults) {
                    "ALTER TABLE runs DROP COLUMN toolchain; ALTER TABLE results DROP COLUMN proposer; DROP TABLE checkpoints;" +
                        kSinceSchema5 + "PRAGMA user_version = 1;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "13");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "14");
   const auto rs = store.results(run);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].config_key, "B=64");
@@ -333,7 +337,7 @@ TEST_F(kb, VersionFiveCudaRunsBecomeTimedAnotherWay) {
   }
   raw_exec(file(), kSinceSchema5 + "PRAGMA user_version = 5;");
   auto store = KnowledgeBase::open(file());
-  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "13");
+  EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), "14");
   const auto runs = store.runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].info.backend, "cuda (timing: soltune 0.1, input sets rotated, evict_last lines kept)");
@@ -361,6 +365,37 @@ TEST_F(kb, TimeUnderItsSpeedOfLightIsNeverThePick) {
   EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=2");
   store.record(run, t, "h1", result("B=3", 99), {99, 300, 100, 1.0, 1.0, false, true});    // 1% under: noise
   EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=3");
+}
+
+// A task's end re-timing (its best beside T_ref, interleaved) is a row of its own and the pick over
+// any search time, even a faster one taken under a higher clock; re-timed rows of two runs compare
+// by their time over their own T_ref. kb show's and the report's counts leave it out.
+TEST_F(kb, AReTimedResultIsThePickAndComparesByItsRatioToTref) {
+  auto store = KnowledgeBase::open(file());
+  const int64_t gpu = store.gpu_id(real_, TimeKind::measured);
+  const int64_t run = store.begin_run(run_info(), gpu);
+  const Task t = task("scalar", DType::f32, 4096);
+  store.record(run, t, "h1", result("B=1", 300), {300, 290, 100, 0.5, 0.5, true, false});
+  store.record(run, t, "h1", result("B=2", 310), {310, 290, 100, 0.5, 0.5, true, false});
+  EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=1");
+  EvalResult again = result("B=2", 340);
+  again.retimed = true;
+  store.record(run, t, "h1", again, {340, 338, 100, 0.5, 0.5, true, false});
+  auto best = store.best(t.problem->name);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config_key, "B=2");
+  EXPECT_TRUE(best[0].retimed);
+  EXPECT_DOUBLE_EQ(best[0].time_us, 340);
+  // A later run's re-timed best, slower in microseconds (a hotter card) but faster against its T_ref.
+  const int64_t later = store.begin_run(run_info(), gpu);
+  EvalResult other = result("B=3", 350);
+  other.retimed = true;
+  store.record(later, t, "h1", other, {350, 360, 100, 0.5, 0.5, true, false});
+  EXPECT_EQ(store.best(t.problem->name)[0].config_key, "B=3");
+  EXPECT_EQ(store.config_results(t.problem->name, "scalar", "f32", "B=2", "", "h1")[0].time_us, 340);
+  const auto summaries = soltune::kb::run_summaries(store);
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_EQ(summaries[0].results, 2);  // the two evaluations, not the re-timing's row
 }
 
 TEST_F(kb, ADemotedResultIsWrongAndNoLongerTheBest) {

@@ -186,6 +186,37 @@ if hasattr(k, "attention"):
     except ValueError as e:
         check(True, "attention: keys of another head dimension refused (%s)" % e)
 
+# Matmul: C = A B (trans_b 0: B k x n) or A B^T (trans_b 1: B stored n x k, a linear layer's weight)
+# at drawn shapes, odd ones included (served by the fallback where the tuned kernels' rows must be
+# 16-byte aligned), against float64; then out=, torch.compile and a refused mismatch.
+if hasattr(k, "matmul"):
+    fn = k.matmul
+    for dtype in (torch.bfloat16, torch.float16):
+        worst = 0.0
+        for i in range(12):
+            m, n, kk = rng.randint(1, 600), rng.choice((rng.randint(1, 600), 8 * rng.randint(1, 80))), rng.randint(1, 600)
+            tb = i % 2
+            a = torch.randn(m, kk, device="cuda", dtype=dtype)
+            b = torch.randn(n, kk, device="cuda", dtype=dtype) if tb else torch.randn(kk, n, device="cuda", dtype=dtype)
+            c = fn(a, b, trans_b=tb)
+            ref = a.double() @ (b.double().t() if tb else b.double())
+            # Relative L2 over the output: the 16-bit rounding of C (2^-9, 2^-12) and f32 sums; NaN fails.
+            err = ((c.double() - ref).norm() / (ref.norm() + 1e-30)).nan_to_num(float("inf")).item()
+            worst = max(worst, err)
+        check(worst < 1e-2, "matmul %s at 12 shapes (odd ones too): worst relative L2 error %.3g" % (dtype, worst))
+    a = torch.randn(64, 128, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(256, 128, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(64, 256, device="cuda", dtype=torch.bfloat16)
+    fn(a, w, trans_b=1, out=out)
+    check(torch.equal(out, fn(a, w, trans_b=1)), "matmul into out=")
+    compiled = torch.compile(lambda x, y: torch.ops.soltune.matmul(x, y, trans_b=1) * 2, fullgraph=True)
+    check(torch.equal(compiled(a, w), fn(a, w, trans_b=1) * 2), "matmul under torch.compile(fullgraph=True)")
+    try:
+        fn(a, w[:, :64].contiguous(), trans_b=1)
+        check(False, "matmul: a weight of another k refused")
+    except ValueError as e:
+        check(True, "matmul: a weight of another k refused (%s)" % e)
+
 # Host time per call: the package's function against its entry point through ctypes alone.
 if present:
     p = present[0]

@@ -369,6 +369,9 @@ TEST_F(SmallSpace, InterleavedRetimingDecidesTheFinalBestAndTref) {
   ASSERT_TRUE(out.best);
   EXPECT_EQ(out.best->key, sp.key(ev.retimed[0][1]));
   EXPECT_EQ(out.best->time.median_us, 14.0);
+  EXPECT_TRUE(out.best->retimed);  // its time is the re-timing's, its spread the rounds'
+  EXPECT_EQ(out.best->time.reps, 3);
+  EXPECT_EQ(out.best->time.max_us, 14.0);
   EXPECT_EQ(out.baseline.t_ref_us, 1250);  // the median of the interleaved baseline timings
   EXPECT_NEAR(out.best_sol.score, score(*out.best, out.baseline).score, 1e-12);
   ASSERT_EQ(rec.retimes.size(), 1u);

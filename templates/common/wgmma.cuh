@@ -39,6 +39,7 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 #define SOLTUNE_D32 SOLTUNE_D32_AT(0)
 #define SOLTUNE_D64 SOLTUNE_D32, SOLTUNE_D32_AT(32)
 #define SOLTUNE_D96 SOLTUNE_D64, SOLTUNE_D32_AT(64)
+#define SOLTUNE_D112 SOLTUNE_D96, SOLTUNE_D8(96), SOLTUNE_D8(104)
 #define SOLTUNE_D128 SOLTUNE_D96, SOLTUNE_D32_AT(96)
 #define SOLTUNE_R32 \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -49,6 +50,8 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 #define SOLTUNE_R96 SOLTUNE_R64 \
   ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define SOLTUNE_R112 SOLTUNE_R96 \
+  ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"
 #define SOLTUNE_R128 SOLTUNE_R96 \
   ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
@@ -61,32 +64,39 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
                : D : __VA_ARGS__)
 
 // D (64 x N, f32: N / 2 registers a thread) += A (64 x 16, descriptor da) * B (16 x N, descriptor db),
-// N 128 or 256; TRANS_B 1 for B stored MN-major (NN: k rows of n), 0 for K-major (NT: n rows of k).
-template <typename T, int TRANS_B>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], unsigned long long da, unsigned long long db) {
-  if constexpr (IsBf16<T>::value)
-    SOLTUNE_WGMMA("m64n128k16", "bf16.bf16", SOLTUNE_R64, SOLTUNE_D64, 64, 65, 66, ", 1, 1, 0, %67", "l"(da), "l"(db), "r"(1),
-                  "n"(TRANS_B));
-  else
-    SOLTUNE_WGMMA("m64n128k16", "f16.f16", SOLTUNE_R64, SOLTUNE_D64, 64, 65, 66, ", 1, 1, 0, %67", "l"(da), "l"(db), "r"(1),
-                  "n"(TRANS_B));
-}
-template <typename T, int TRANS_B>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) {
-  if constexpr (IsBf16<T>::value)
-    SOLTUNE_WGMMA("m64n256k16", "bf16.bf16", SOLTUNE_R128, SOLTUNE_D128, 128, 129, 130, ", 1, 1, 0, %131", "l"(da), "l"(db),
-                  "r"(1), "n"(TRANS_B));
-  else
-    SOLTUNE_WGMMA("m64n256k16", "f16.f16", SOLTUNE_R128, SOLTUNE_D128, 128, 129, 130, ", 1, 1, 0, %131", "l"(da), "l"(db),
-                  "r"(1), "n"(TRANS_B));
-}
+// as wgmma_m64n<N>k16<T, TRANS_B>; TRANS_B 1 for B stored MN-major (NN: k rows of n), 0 for K-major
+// (NT: n rows of k). H is N / 2, the accumulators a thread holds (SOLTUNE_R<H> and SOLTUNE_D<H> name
+// them, pasted so that their commas stay inside SOLTUNE_WGMMA's arguments), then the operand numbers
+// of the descriptors, of the scale-d predicate and of the transpose immediate.
+#define SOLTUNE_WGMMA16(N, H, A, B, P, TR)                                                                            \
+  template <typename T, int TRANS_B>                                                                                \
+  __device__ __forceinline__ void wgmma_m64n##N##k16(float (&d)[H], unsigned long long da, unsigned long long db) {  \
+    if constexpr (IsBf16<T>::value)                                                                                 \
+      SOLTUNE_WGMMA("m64n" #N "k16", "bf16.bf16", SOLTUNE_R##H, SOLTUNE_D##H, A, B, P, ", 1, 1, 0, %" #TR, "l"(da),  \
+                    "l"(db), "r"(1), "n"(TRANS_B));                                                                 \
+    else                                                                                                            \
+      SOLTUNE_WGMMA("m64n" #N "k16", "f16.f16", SOLTUNE_R##H, SOLTUNE_D##H, A, B, P, ", 1, 1, 0, %" #TR, "l"(da),    \
+                    "l"(db), "r"(1), "n"(TRANS_B));                                                                 \
+  }
+SOLTUNE_WGMMA16(128, 64, 64, 65, 66, 67)
+SOLTUNE_WGMMA16(192, 96, 96, 97, 98, 99)
+SOLTUNE_WGMMA16(224, 112, 112, 113, 114, 115)
+SOLTUNE_WGMMA16(256, 128, 128, 129, 130, 131)
 
+// BN: 128 and 256, or 192 and 224 where a tile count of 128 or 256 columns fills the SMs badly
+// (n = 14336: 64 tiles of 224 columns against 56 of 256).
 template <typename T, int BN, int TB>
 __device__ __forceinline__ void mma(float (&d)[BN / 2], unsigned long long da, unsigned long long db) {
+  static_assert(BN == 128 || BN == 192 || BN == 224 || BN == 256, "BN: 128, 192, 224 or 256");
+  constexpr int TR = TB ? 0 : 1;
   if constexpr (BN == 128)
-    wgmma_m64n128k16<T, TB ? 0 : 1>(d, da, db);
+    wgmma_m64n128k16<T, TR>(d, da, db);
+  else if constexpr (BN == 192)
+    wgmma_m64n192k16<T, TR>(d, da, db);
+  else if constexpr (BN == 224)
+    wgmma_m64n224k16<T, TR>(d, da, db);
   else
-    wgmma_m64n256k16<T, TB ? 0 : 1>(d, da, db);
+    wgmma_m64n256k16<T, TR>(d, da, db);
 }
 
 __device__ __forceinline__ void store2(__nv_bfloat16* p, float a, float b) {

@@ -57,8 +57,8 @@ __device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, 
 
 }  // namespace wgmma_ws_detail
 
-// BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128
-// or 256); STAGES: slices of 64 k values in the ring; CM: blocks per cluster along m (1 or 2);
+// BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128,
+// 192, 224 or 256; 224 with B stored n x k and C stored from registers); STAGES: slices of 64 k values in the ring; CM: blocks per cluster along m (1 or 2);
 // GROUP: rows of cluster tiles per group of the walk; EPI: C stored from registers (0) or staged in
 // shared memory and written by TMA (1), which lets the consumers start the next tile at once. TB: B's layout, the problem's trans_b
 // (compiled in; the argument is not read).
@@ -69,7 +69,9 @@ __global__ void __launch_bounds__(384, 1)
   using namespace wgmma_ws_detail;
   namespace ptx = cuda::ptx;
   static_assert(BM == 128 || BM == 256, "BM: 128 or 256");
-  static_assert(BN == 128 || BN == 256, "BN: 128 or 256");
+  static_assert(BN == 128 || BN == 192 || BN == 224 || BN == 256, "BN: 128, 192, 224 or 256");
+  static_assert(TB == 1 || BN % 64 == 0, "NN loads B in chunks of 64 columns");
+  static_assert(EPI == 0 || BN % 64 == 0, "the TMA store writes C in boxes of 64 columns");
   static_assert(BM * BN <= 256 * 128, "at most 128 accumulators per consumer thread");
   static_assert(CM == 1 || CM == 2, "CM: 1 or 2");
   constexpr int BK = 64, MI = BM / 128;  // MI: m64 wgmmas per consumer per k16 step

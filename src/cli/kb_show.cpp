@@ -23,6 +23,9 @@ std::vector<const ResultRecord*> best_per_task(const std::vector<ResultRecord>& 
   return out;
 }
 
+// "measured", "predicted", or "re-timed" for a task's end re-timing of its best.
+std::string kind_of(const ResultRecord& r) { return r.retimed ? "re-timed" : r.time_kind; }
+
 }  // namespace
 
 int show_command(const std::vector<std::string>& args) {
@@ -111,9 +114,14 @@ int show_command(const std::vector<std::string>& args) {
               run->info.soltune_version.c_str());
   if (!run->info.command_line.empty()) std::printf("  command  %s\n", run->info.command_line.c_str());
   std::string by;
-  for (const auto& [st, n] : counts) by += (by.empty() ? "" : ", ") + st + " " + std::to_string(n);
-  std::printf("\n%s%s\n", plural(static_cast<int64_t>(results.size()), "result").c_str(),
-              by.empty() ? "" : (" (" + by + ")").c_str());
+  int64_t evaluated = 0;
+  for (const auto& [st, n] : counts) {
+    by += (by.empty() ? "" : ", ") + st + " " + std::to_string(n);
+    evaluated += n;
+  }
+  const auto retimed = static_cast<int64_t>(results.size()) - evaluated;
+  std::printf("\n%s%s%s\n", plural(evaluated, "result").c_str(), by.empty() ? "" : (" (" + by + ")").c_str(),
+              retimed > 0 ? (", and " + plural(retimed, "best") + " re-timed beside T_ref at the end").c_str() : "");
   if (!baselines.empty()) {
     std::printf("\nbaselines:\n");
     std::vector<std::vector<std::string>> t = {{"VARIANT", "DTYPE", "SHAPE", "KIND", "T_REF_US", "T_SOL_US", "NOTE"}};
@@ -126,16 +134,14 @@ int show_command(const std::vector<std::string>& args) {
     std::printf("\nbest per task:\n");
     std::vector<std::vector<std::string>> t = {{"VARIANT", "DTYPE", "SHAPE", "TIME_US", "KIND", "SOL", "CONFIG"}};
     for (const auto* b : best)
-      t.push_back({b->variant, b->dtype, b->shape_key, fmt(b->time_us), b->time_kind, fmt(b->sol_score, 3),
-                   b->config_key});
+      t.push_back({b->variant, b->dtype, b->shape_key, fmt(b->time_us), kind_of(*b), fmt(b->sol_score, 3), b->config_key});
     print_table(t);
   }
   if (!results.empty()) {
     std::printf("\nresults in order:\n");
     std::vector<std::vector<std::string>> t = {{"ID", "VARIANT", "DTYPE", "SHAPE", "CONFIG", "STATUS", "TIME_US", "KIND"}};
     for (const auto& x : results)
-      t.push_back({std::to_string(x.id), x.variant, x.dtype, x.shape_key, x.config_key, x.status, fmt(x.time_us),
-                   x.time_kind});
+      t.push_back({std::to_string(x.id), x.variant, x.dtype, x.shape_key, x.config_key, x.status, fmt(x.time_us), kind_of(x)});
     print_table(t);
   }
   return 0;

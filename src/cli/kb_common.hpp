@@ -51,5 +51,7 @@ std::string fmt(double v, int prec = 2);                   // "-" for NaN
 std::string plural(int64_t n, const std::string& word);  // "1 run", "2 runs", "3 entries"
 json or_null(const std::string& s);                        // null for ""
 json result_json(const ResultRecord& r, bool with_log);
+// A result's KIND column: "measured", "predicted", or "re-timed" for a task's end re-timing of its best.
+inline std::string kind_of(const ResultRecord& r) { return r.retimed ? "re-timed" : r.time_kind; }
 
 }  // namespace soltune::cli::kb_commands

@@ -154,7 +154,7 @@ int best_command(const std::vector<std::string>& args) {
   std::vector<std::vector<std::string>> t = {
       {"GPU", "VARIANT", "DTYPE", "SHAPE", "TIME_US", "KIND", "SOL", "SOL-EB", "CONFIG"}};
   for (const auto& r : best)
-    t.push_back({r.gpu_name, r.variant, r.dtype, r.shape_key, fmt(r.time_us), r.time_kind, fmt(r.sol_score, 3),
+    t.push_back({r.gpu_name, r.variant, r.dtype, r.shape_key, fmt(r.time_us), kind_of(r), fmt(r.sol_score, 3),
                  fmt(r.sol_execbench, 3), r.config_key});
   print_table(t);
   return 0;

@@ -23,9 +23,6 @@ std::vector<const ResultRecord*> best_per_task(const std::vector<ResultRecord>& 
   return out;
 }
 
-// "measured", "predicted", or "re-timed" for a task's end re-timing of its best.
-std::string kind_of(const ResultRecord& r) { return r.retimed ? "re-timed" : r.time_kind; }
-
 }  // namespace
 
 int show_command(const std::vector<std::string>& args) {

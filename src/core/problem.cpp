@@ -63,9 +63,10 @@ ComputeUnit ProblemSpec::compute_unit(DType t) const {
 
 const std::vector<LibraryRoutine>& library_routines() {
   static const std::vector<LibraryRoutine> r = {
-      {"cublaslt_gemm", {"a", "b"}, {"c"}, {"m", "n", "k"}, {"trans_b"},
-       "C = A B with f32 accumulation: A m x k and C m x n row-major, B k x n row-major or, with trans_b 1, n x k "
-       "row-major; cuBLASLt's heuristic's first algorithm with a 32 MiB workspace, as torch.matmul",
+      {"cublaslt_gemm", {"a", "b"}, {"c"}, {"m", "n", "k"}, {"trans_b", "batch", "alpha"},
+       "C = alpha A B with f32 accumulation: A m x k and C m x n row-major, B k x n row-major or, with trans_b 1, "
+       "n x k row-major; batch (1 where not given) such products, each matrix right after the one before; alpha 1 "
+       "where not given; cuBLASLt's heuristic's first algorithm with a 32 MiB workspace, as torch.matmul",
        {}},
       {"cublaslt_scaled_gemm", {"a", "b", "sa", "sb"}, {"c"}, {"m", "n", "k"}, {"scale"},
        "C = (sa A)(sb B)^T with 8-bit float A (m x k) and B (n x k) row-major, f32 scales, bf16 C m x n row-major, "

@@ -236,7 +236,20 @@ struct RoutineCall {
   std::map<std::string, Expr> sizes;            // the routine's size -> an expression over the problem's sizes
   SourceLoc loc;
 };
-using LibraryBaseline = RoutineCall;
+
+// T_ref on a vendor library (`baseline.library`): one routine call, or steps that are routine calls
+// and, between them, the baseline's own launches (attention's unfused path: cuBLASLt's products
+// around the baseline's softmax kernel). Timed where the library takes every call; the baseline's
+// launches serve where it does not, and the baseline's note says why.
+struct LibraryStep {
+  std::optional<RoutineCall> call;  // a routine of library_routines(), its operands buffers or temps
+  int launch = -1;                  // else the index of the baseline launch it runs
+};
+struct LibraryBaseline {
+  std::string label;  // what T_ref is called where the library times it ("cuBLAS")
+  std::vector<LibraryStep> steps;
+  SourceLoc loc;
+};
 
 // A routine soltune can call: the operands and sizes it is given.
 struct LibraryRoutine {

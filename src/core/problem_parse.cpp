@@ -303,9 +303,11 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
 }
 
 // baseline.library: {routine, label, <operand>: <buffer>..., <size>: <expression over the sizes>...};
-// check: the same without a label. `what` names the kind of routine in errors.
+// check: the same without a label. `what` names the kind of routine in errors. With temps_ok (a step
+// of a library plan), an operand may also be one of the baseline's temps, which its steps pass on.
 RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names& sizes,
-                          const std::vector<LibraryRoutine>& all, const std::string& what, bool labelled) {
+                          const std::vector<LibraryRoutine>& all, const std::string& what, bool labelled,
+                          bool temps_ok = false) {
   n.require_map();
   RoutineCall lib;
   lib.loc = n.loc();
@@ -325,12 +327,17 @@ RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names
     if (in || out) {
       const auto name = v.str();
       const ArgSpec* a = p.find_arg(name);
+      const ArgSpec* temp = nullptr;
+      if (!a && temps_ok)
+        for (const auto& t : p.baseline_temps)
+          if (t.name == name) a = temp = &t;
       const auto own = r->operand_dtypes.find(key);
       const std::string dtype = own == r->operand_dtypes.end() ? "T" : own->second;
       if (!a || !a->is_buffer || a->dtype != dtype || a->lanes != 1)
         v.fail("'" + name + "' is not a buffer of " + (dtype == "T" ? std::string("the task's dtype") : dtype) +
-               " among the problem's args (" + key + " of " + lib.routine + ")");
-      if (in ? a->role != Role::in : a->role != Role::out)
+               " among the problem's args" + (temps_ok ? " or the baseline's temps" : "") + " (" + key + " of " +
+               lib.routine + ")");
+      if (!temp && (in ? a->role != Role::in : a->role != Role::out))
         v.fail("'" + name + "' must be an " + (in ? "input" : "output") + " for " + lib.routine + "'s " + key);
       lib.operands[key] = name;
     } else if (std::count(r->sizes.begin(), r->sizes.end(), key) || std::count(r->optional_sizes.begin(), r->optional_sizes.end(), key)) {
@@ -346,6 +353,43 @@ RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names
       if (!lib.operands.count(o)) n.fail(lib.routine + " needs its operand '" + o + "' (a buffer of the problem)");
   for (const auto& z : r->sizes)
     if (!lib.sizes.count(z)) n.fail(lib.routine + " needs its size '" + z + "' (an expression over the problem's sizes)");
+  return lib;
+}
+
+// baseline.library: one routine call with its label, or {label, steps}: routine calls (no label) and
+// {launch: <kernel>}, the baseline's launch of that kernel, in the order they run.
+LibraryBaseline parse_library(const yaml::Node& n, const ProblemSpec& p, const Names& sizes) {
+  n.require_map();
+  LibraryBaseline lib;
+  lib.loc = n.loc();
+  if (!n.has("steps")) {
+    auto call = parse_routine(n, p, sizes, library_routines(), "library routine", true);
+    lib.label = call.label;
+    lib.steps.push_back({std::move(call), -1});
+    return lib;
+  }
+  n.only_keys({"label", "steps"});
+  lib.label = n.at("label").str();
+  bool any_call = false;
+  for (const auto& step : n.at("steps").seq()) {
+    step.require_map();
+    if (!step.has("launch")) {
+      lib.steps.push_back({parse_routine(step, p, sizes, library_routines(), "library routine", false, true), -1});
+      any_call = true;
+      continue;
+    }
+    step.only_keys({"launch"});
+    const auto kernel = step.at("launch").str();
+    int found = -1;
+    for (size_t i = 0; i < p.baseline.size(); ++i)
+      if (p.baseline[i].kernel == kernel) {
+        if (found >= 0) step.at("launch").fail("the baseline launches '" + kernel + "' more than once: which one is the step?");
+        found = static_cast<int>(i);
+      }
+    if (found < 0) step.at("launch").fail("no launch of '" + kernel + "' among the baseline's launches (a step runs one of them)");
+    lib.steps.push_back({std::nullopt, found});
+  }
+  if (!any_call) n.at("steps").fail("a library's steps call at least one of its routines");
   return lib;
 }
 
@@ -562,7 +606,7 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
       check_args(p.baseline.back().args, p, true, l.loc());
     }
     if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
-    if (b.has("library")) p.baseline_library = parse_routine(b.at("library"), p, sizes, library_routines(), "library routine", true);
+    if (b.has("library")) p.baseline_library = parse_library(b.at("library"), p, sizes);
   }
 
   std::vector<std::filesystem::path> variant_files;

@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -24,6 +25,7 @@ struct Lt {
   SOLTUNE_LT_FN(cublasLtMatmulDescSetAttribute)
   SOLTUNE_LT_FN(cublasLtMatrixLayoutCreate)
   SOLTUNE_LT_FN(cublasLtMatrixLayoutDestroy)
+  SOLTUNE_LT_FN(cublasLtMatrixLayoutSetAttribute)
   SOLTUNE_LT_FN(cublasLtMatmulPreferenceCreate)
   SOLTUNE_LT_FN(cublasLtMatmulPreferenceDestroy)
   SOLTUNE_LT_FN(cublasLtMatmulPreferenceSetAttribute)
@@ -70,6 +72,7 @@ const Lt& lt() {
     SOLTUNE_LT_SYM(cublasLtMatmulDescSetAttribute)
     SOLTUNE_LT_SYM(cublasLtMatrixLayoutCreate)
     SOLTUNE_LT_SYM(cublasLtMatrixLayoutDestroy)
+    SOLTUNE_LT_SYM(cublasLtMatrixLayoutSetAttribute)
     SOLTUNE_LT_SYM(cublasLtMatmulPreferenceCreate)
     SOLTUNE_LT_SYM(cublasLtMatmulPreferenceDestroy)
     SOLTUNE_LT_SYM(cublasLtMatmulPreferenceSetAttribute)
@@ -125,7 +128,9 @@ struct LtCase {
 
 // The case for a shape, or "" and why not.
 std::string lt_case(const GemmShape& s, LtCase& lc) {
-  if (s.m <= 0 || s.n <= 0 || s.k <= 0) return "cuBLASLt takes no empty matrix";
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return "cuBLASLt takes no empty matrix";
+  if (s.batch > 1 && s.scale) return "the scaled matmul is planned here for one product, not a batch";
+  if (s.batch > INT32_MAX) return "cuBLASLt counts a batch in 32 bits, not " + std::to_string(s.batch);
   if (!s.scale) {
     switch (s.dtype) {
       case DType::f32: lc.ab = CUDA_R_32F; break;  // CUBLAS_COMPUTE_32F: no TF32, as torch.matmul by default
@@ -181,6 +186,7 @@ std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why, const
   std::unique_ptr<LtGemm> g(new LtGemm);
   g->impl_ = std::make_unique<Impl>();
   g->scaled_ = s.scale.has_value();
+  g->alpha_ = static_cast<float>(s.alpha);
   auto& im = *g->impl_;
   std::string failed;
   auto ok = [&](cublasStatus_t st, const char* what) {
@@ -191,6 +197,15 @@ std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why, const
     return ok(l.cublasLtMatmulDescSetAttribute(im.op, attr, &v, sizeof v), what);
   };
   const cublasOperation_t op_second = CUBLAS_OP_N;
+  // A batch: each layout's matrices one after another, as many as the batch (their strides their sizes).
+  auto batched = [&](cublasLtMatrixLayout_t layout, uint64_t rows, uint64_t cols, const char* what) {
+    if (s.batch == 1) return true;
+    const auto count = static_cast<int32_t>(s.batch);
+    const auto stride = static_cast<int64_t>(rows * cols);
+    return ok(l.cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), what) &&
+           ok(l.cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+              what);
+  };
   const size_t ws = kWorkspaceBytes;
   cublasLtMatmulPreference_t pref = nullptr;
   int found = 0;
@@ -208,6 +223,8 @@ std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why, const
          "layout of B") &&
       ok(l.cublasLtMatrixLayoutCreate(&im.lb, lc.ab, s.k, s.m, s.k), "layout of A") &&
       ok(l.cublasLtMatrixLayoutCreate(&im.lc, lc.c, s.n, s.m, s.n), "layout of C") &&
+      batched(im.la, lc.first_rows, lc.first_cols, "batch of B") && batched(im.lb, s.k, s.m, "batch of A") &&
+      batched(im.lc, s.n, s.m, "batch of C") &&
       ok(l.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
       ok(l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
          "workspace preference"))
@@ -225,7 +242,8 @@ std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why, const
   l.cublasLtMatmulAlgoConfigGetAttribute(&im.algo.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got);
   l.cublasLtMatmulAlgoConfigGetAttribute(&im.algo.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &got);
   l.cublasLtMatmulAlgoConfigGetAttribute(&im.algo.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof splits, &got);
-  g->description_ = "cuBLASLt " + version_text(l.cublasLtGetVersion()) + ", the heuristic's first algorithm (id " +
+  g->description_ = "cuBLASLt " + version_text(l.cublasLtGetVersion()) + (s.batch > 1 ? ", batched" : "") +
+                    ", the heuristic's first algorithm (id " +
                     std::to_string(id) + ", tile id " + std::to_string(tile) + ", split-k " +
                     std::to_string(std::max(splits, 1)) + ")";
   return g;
@@ -233,7 +251,7 @@ std::unique_ptr<LtGemm> LtGemm::plan(const GemmShape& s, std::string& why, const
 
 cudaError_t LtGemm::run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream, const float* sa,
                         const float* sb) {
-  const float one = 1.0f, zero = 0.0f;
+  const float zero = 0.0f;
   auto& im = *impl_;
   if (scaled_) {
     const auto& l = lt();
@@ -243,7 +261,7 @@ cudaError_t LtGemm::run(const void* a, const void* b, void* c, void* workspace, 
         return cudaErrorUnknown;
       }
   }
-  const auto st = lt().cublasLtMatmul(im.handle, im.op, &one, b, im.la, a, im.lb, &zero, c, im.lc, c, im.lc,
+  const auto st = lt().cublasLtMatmul(im.handle, im.op, &alpha_, b, im.la, a, im.lb, &zero, c, im.lc, c, im.lc,
                                       &im.algo.algo, workspace, kWorkspaceBytes, stream);
   if (st == CUBLAS_STATUS_SUCCESS) return cudaGetLastError();
   last_error_ = "cublasLtMatmul: " + status_text(st);

@@ -23,6 +23,8 @@ struct GemmShape {
   // matmul_fp8's scale mode (0 per tensor, 1 per row, 2 per block; templates/matmul_fp8/problem.yaml):
   // the scaled product, B n x k and C bf16. Unset: C = A B in dtype.
   std::optional<int64_t> scale;
+  int64_t batch = 1;   // products in a row, each matrix right after the one before (attention's heads)
+  double alpha = 1.0;  // C = alpha A B (attention's 1 / sqrt(d))
 };
 
 class LtGemm {
@@ -53,6 +55,7 @@ class LtGemm {
   std::unique_ptr<Impl> impl_;
   std::string description_, last_error_;
   bool scaled_ = false;
+  float alpha_ = 1.0f;
 };
 
 }  // namespace soltune

@@ -651,48 +651,78 @@ int64_t TaskState::guard_damage(const ArgSlot& s) {
 }
 
 void TaskState::plan_library(const LibraryBaseline& lib) {
-  // library_routines(): cublaslt_gemm, and cublaslt_scaled_gemm with its scales.
-  GemmShape s;
-  s.dtype = task_.dtype;
-  s.m = lib.sizes.at("m").eval_int(bind_);
-  s.n = lib.sizes.at("n").eval_int(bind_);
-  s.k = lib.sizes.at("k").eval_int(bind_);
-  s.trans_b = lib.sizes.count("trans_b") && lib.sizes.at("trans_b").eval_int(bind_) != 0;
-  const void *sa = nullptr, *sb = nullptr;
-  if (lib.routine == "cublaslt_scaled_gemm") {
-    s.scale = lib.sizes.count("scale") ? lib.sizes.at("scale").eval_int(bind_) : 0;
-    sa = slot(lib.operands.at("sa")).at(0);
-    sb = slot(lib.operands.at("sb")).at(0);
+  // library_routines(): cublaslt_gemm (batched, scaled by alpha), and cublaslt_scaled_gemm with its scales.
+  std::vector<std::unique_ptr<LtGemm>> planned;
+  std::string described;
+  for (size_t i = 0; i < lib.steps.size(); ++i) {
+    const auto& step = lib.steps[i];
+    if (!step.call) {
+      planned.emplace_back();
+      continue;
+    }
+    const RoutineCall& call = *step.call;
+    const auto size = [&](const char* name, int64_t otherwise) {
+      return call.sizes.count(name) ? call.sizes.at(name).eval_int(bind_) : otherwise;
+    };
+    GemmShape s;
+    s.dtype = task_.dtype;
+    s.m = size("m", 0);
+    s.n = size("n", 0);
+    s.k = size("k", 0);
+    s.trans_b = size("trans_b", 0) != 0;
+    s.batch = size("batch", 1);
+    s.alpha = call.sizes.count("alpha") ? call.sizes.at("alpha").eval(bind_) : 1.0;
+    const void *sa = nullptr, *sb = nullptr;
+    if (call.routine == "cublaslt_scaled_gemm") {
+      s.scale = size("scale", 0);
+      sa = slot(call.operands.at("sa")).at(0);
+      sb = slot(call.operands.at("sb")).at(0);
+    }
+    std::string why;
+    auto g = LtGemm::plan(s, why, sa, sb);
+    if (!g) {
+      const std::string which = lib.steps.size() > 1 ? "step " + std::to_string(i + 1) + ": " : "";
+      library_note_ = "T_ref: the " + task_.problem->baseline_label + " (" + lib.label + " not used: " + which + why + ")";
+      return;
+    }
+    if (described.empty()) described = g->description();
+    planned.push_back(std::move(g));
   }
-  std::string why;
-  library_ = LtGemm::plan(s, why, sa, sb);
-  if (!library_) {
-    library_note_ = "T_ref: the " + task_.problem->baseline_label + " (" + lib.label + " not used: " + why + ")";
-    return;
-  }
+  library_ = std::move(planned);
   library_ws_ = DeviceBuffer(LtGemm::kWorkspaceBytes);
-  library_note_ = "T_ref: " + lib.label + " (" + library_->description() + ")";
+  library_note_ = "T_ref: " + lib.label + " (" + described + ")";
 }
 
 const std::string& TaskState::baseline_source() const {
-  return library_ ? task_.problem->baseline_library->label : task_.problem->baseline_label;
+  return library_.empty() ? task_.problem->baseline_label : task_.problem->baseline_library->label;
 }
 
 cudaError_t TaskState::run_baseline(int set) {
-  if (library_) {
-    const auto& ops = task_.problem->baseline_library->operands;
-    const auto in = [&](const char* o) { return ops.count(o) ? slot(ops.at(o)).at(static_cast<size_t>(set)) : nullptr; };
-    auto e = library_->run(in("a"), in("b"), slot(ops.at("c")).data(), library_ws_.get(), stream(),
-                           static_cast<const float*>(in("sa")), static_cast<const float*>(in("sb")));
-    if (e == cudaErrorUnknown) throw Error(task_.problem->baseline_library->label + " for " + id_ + ": " + library_->last_error());
-    return e;
-  }
-  for (const auto& l : task_.problem->baseline) {
+  auto run_launch = [&](const LaunchSpec& l) {
     const auto g = eval_geometry(l, bind_);
     auto a = args(l, set, false);
-    auto e = launch_kernel(baseline_.at(name_expression(l, task_.dtype, bind_)), g, a.ptrs.data(), stream());
-    if (e != cudaSuccess) return e;
+    return launch_kernel(baseline_.at(name_expression(l, task_.dtype, bind_)), g, a.ptrs.data(), stream());
+  };
+  if (!library_.empty()) {
+    const auto& lib = *task_.problem->baseline_library;
+    for (size_t i = 0; i < lib.steps.size(); ++i) {
+      const auto& step = lib.steps[i];
+      if (!step.call) {
+        if (auto e = run_launch(task_.problem->baseline[static_cast<size_t>(step.launch)]); e != cudaSuccess) return e;
+        continue;
+      }
+      // Inputs of the set being timed; outputs and temps have one buffer.
+      const auto& ops = step.call->operands;
+      const auto in = [&](const char* o) { return ops.count(o) ? slot(ops.at(o)).at(static_cast<size_t>(set)) : nullptr; };
+      auto e = library_[i]->run(in("a"), in("b"), slot(ops.at("c")).data(), library_ws_.get(), stream(),
+                                static_cast<const float*>(in("sa")), static_cast<const float*>(in("sb")));
+      if (e == cudaErrorUnknown) throw Error(lib.label + " for " + id_ + ": " + library_[i]->last_error());
+      if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
   }
+  for (const auto& l : task_.problem->baseline)
+    if (auto e = run_launch(l); e != cudaSuccess) return e;
   return cudaSuccess;
 }
 
@@ -769,7 +799,7 @@ void TaskState::abandon_all() {
   reference_.lib.abandon();
   baseline_.lib.abandon();
   library_ws_.abandon();
-  (void)library_.release();  // its handle died with the context
+  for (auto& g : library_) (void)g.release();  // their handles died with the context
   stream_.abandon();
 }
 

@@ -264,7 +264,9 @@ class TaskState {
   Event flushed_prior_;     // the work before a flush, which its wait waits for
   std::vector<std::unique_ptr<Event>> events_;
   LoadedModule builtin_, reference_, baseline_;
-  std::unique_ptr<LtGemm> library_;  // the problem's library baseline, where planned
+  // The problem's library baseline, where every call of it was planned: one plan per step, null for
+  // a step that runs a baseline launch; empty where the kernels serve.
+  std::vector<std::unique_ptr<LtGemm>> library_;
   std::string library_note_;
   DeviceBuffer library_ws_;
   void plan_library(const LibraryBaseline& lib);

@@ -112,9 +112,10 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
   const auto compiled = compiler_.compile_all(support_requests(t, bind, arch_));
   require_compiled(compiled[0], t.problem->name + "'s reference");
   require_compiled(compiled[1], t.problem->name + "'s baseline");
-  if (const auto& lib = t.problem->baseline_library) {
+  if (const auto& lib = t.problem->baseline_library; lib && lib->steps.size() == 1) {
     // A vendor library runs near its unit's ceiling wherever the shape fills the device: cuBLAS bf16
-    // at 4096^3 took 190 us on an H100 SXM, 73% of the datasheet's dense rate.
+    // at 4096^3 took 190 us on an H100 SXM, 73% of the datasheet's dense rate. (A plan of several
+    // steps, the library's calls around the baseline's own kernels, is predicted as those kernels.)
     const double rate = dev_.ceilings().rate(t.problem->compute_unit(t.dtype));
     b.t_ref_us = std::max(rate > 0 ? t.flops() / (kLibraryEfficiency * rate) * 1e6 : 0.0,
                           t.bytes() / (kAchievable * dev_.ceilings().sol_bw()) * 1e6) + kLaunchUs;

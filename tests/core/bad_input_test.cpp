@@ -487,7 +487,8 @@ TEST_F(BadInput, LibraryBaselines) {
   const auto p = load();
   ASSERT_TRUE(p.baseline_library);
   EXPECT_EQ(p.baseline_library->label, "cuBLAS");
-  EXPECT_EQ(p.baseline_library->operands.at("c"), "y");
+  ASSERT_EQ(p.baseline_library->steps.size(), 1u);
+  EXPECT_EQ(p.baseline_library->steps[0].call->operands.at("c"), "y");
   EXPECT_EQ(p.baseline_label, "baseline");  // the kernels' label where none is given
   const auto broken = breaker(good, line);
   broken("routine: cublaslt_gemm", "routine: cublas_gemm", 22, "unknown library routine 'cublas_gemm' (known: cublaslt_gemm, cublaslt_scaled_gemm)");
@@ -503,10 +504,35 @@ TEST_F(BadInput, LibraryBaselines) {
   broken("routine: cublaslt_gemm, label: cuBLAS, a: x, b: x,", "routine: cublaslt_scaled_gemm, label: cuBLAS, a: x, b: x, sa: x, sb: x,",
          0, "'x' is not a buffer of f32 among the problem's args (sa of cublaslt_scaled_gemm)");
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").baseline_library);
+  // Steps: routine calls (whose operands may be the baseline's temps) around the baseline's launches,
+  // each named by its kernel (one launch of it), at least one call.
+  edit(problem_yaml(), good, "");
+  const std::string steps =
+      "  library: {label: cuBLAS, steps: [{routine: cublaslt_gemm, a: x, b: x, c: t0, m: n, n: 1, k: 1, batch: 2, alpha: 0.5}, "
+      "{launch: op_tanh}]}\n";
+  const int at = edit(problem_yaml(), "baseline:\n", "baseline:\n" + steps) + 1;
+  const auto q = load();
+  ASSERT_TRUE(q.baseline_library);
+  EXPECT_EQ(q.baseline_library->label, "cuBLAS");
+  ASSERT_EQ(q.baseline_library->steps.size(), 2u);
+  EXPECT_EQ(q.baseline_library->steps[0].call->operands.at("c"), "t0");
+  EXPECT_DOUBLE_EQ(q.baseline_library->steps[0].call->sizes.at("alpha").eval({}), 0.5);
+  EXPECT_FALSE(q.baseline_library->steps[1].call);
+  EXPECT_EQ(q.baseline[static_cast<size_t>(q.baseline_library->steps[1].launch)].kernel, "op_tanh");
+  const auto broken_steps = breaker(steps, at);
+  broken_steps("{launch: op_tanh}", "{launch: op_scale}", 0, "the baseline launches 'op_scale' more than once");
+  broken_steps("{launch: op_tanh}", "{launch: op_sine}", 0, "no launch of 'op_sine' among the baseline's launches");
+  broken_steps("{routine: cublaslt_gemm, a: x, b: x, c: t0, m: n, n: 1, k: 1, batch: 2, alpha: 0.5}, ", "", 0,
+               "a library's steps call at least one of its routines");
+  broken_steps("c: t0,", "c: t9,", 0, "'t9' is not a buffer of the task's dtype among the problem's args or the baseline's temps");
+  broken_steps("label: cuBLAS, ", "", 0, "label");
+  const auto attention = load_problem(SOLTUNE_SOURCE_DIR "/templates", "attention");
+  ASSERT_TRUE(attention.baseline_library);
+  EXPECT_EQ(attention.baseline_library->steps.size(), 3u);
   const auto fp8 = load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul_fp8");
   ASSERT_TRUE(fp8.baseline_library);
-  EXPECT_EQ(fp8.baseline_library->routine, "cublaslt_scaled_gemm");
-  EXPECT_EQ(fp8.baseline_library->operands.at("sb"), "sb");
+  EXPECT_EQ(fp8.baseline_library->steps.at(0).call->routine, "cublaslt_scaled_gemm");
+  EXPECT_EQ(fp8.baseline_library->steps.at(0).call->operands.at("sb"), "sb");
 }
 
 // check: a check routine soltune knows, over buffers and sizes as a library baseline's, without a label.

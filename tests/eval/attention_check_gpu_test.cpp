@@ -1,4 +1,5 @@
-// GPU tests (label gpu): the checks of templates/attention catch what attention kernels get wrong.
+// GPU tests (label gpu): the checks of templates/attention catch what attention kernels get wrong,
+// and its baseline runs on cuBLASLt.
 // fa2 as shipped passes at each shape below, its keys split or not; a copy of it with one mistake
 // is wrong_answer there:
 // the running output not rescaled when the row's maximum moves, the causal mask one key too far,
@@ -55,7 +56,10 @@ TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
   // Split 8 ways: some splits of a causal block see no key of a row, and weigh nothing in the merge.
   for (const auto& s : {shape(4, 4096, 0), shape(100, 3000, 1)}) {
     const Task t{&p, &p.variant("fa2"), DType::bf16, s};
-    ev.baseline(t);
+    // T_ref is PyTorch's math path on cuBLASLt (grouped heads batched as consecutive rows), checked
+    // against the reference like any baseline.
+    const auto b = ev.baseline(t);
+    EXPECT_EQ(b.source, "cuBLAS (unfused)") << t.id() << ": " << b.note;
     const auto r = ev.evaluate(t, {fa2_config(p.variant("fa2"), 8)});
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].status, Status::ok) << t.id() << " split 8 ways: " << r[0].log;

@@ -82,9 +82,11 @@ EarlierResults earlier_results_with_same_code(const KnowledgeBase& kb, const Pro
     } catch (const Error&) {
       continue;
     }
+    // The variant's own target where it names one (sm_90a for wgmma), as its candidates were built.
+    const auto target = variant_arch(*v, arch->second);
     const auto file = v->source_path.filename().string();
-    requests.push_back(CompileRequest{v->source, file, exprs, arch->second, defines});
-    requests.push_back(CompileRequest{*old_text, file, exprs, arch->second, defines});
+    requests.push_back(CompileRequest{v->source, file, exprs, target, defines});
+    requests.push_back(CompileRequest{*old_text, file, exprs, target, defines});
     asked.push_back(std::move(r));
   }
   if (!unbuildable.empty()) out.note = "this NVRTC cannot build for " + *unbuildable.begin();

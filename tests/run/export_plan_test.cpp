@@ -1,6 +1,7 @@
 // The export plan (run/export_plan.hpp) over a knowledge base written here through its API: which
 // result serves each tuned shape, what the user is warned of, and when nothing may be exported.
 #include "run/export_plan.hpp"
+#include "run/export_earlier.hpp"
 
 #include <gtest/gtest.h>
 
@@ -123,6 +124,36 @@ TEST_F(ExportPlanTest, ResultsOfAnotherTextAloneAreRefusedWithTheReason) {
   ASSERT_TRUE(e.has_value()) << "results of another text only";
   EXPECT_NE(std::string(e->what()).find("tuned with other versions of its templates"), std::string::npos) << e->what();
   EXPECT_FALSE(e->usage);
+}
+
+// A result of an earlier text of a variant that names its own target (wgmma_ws: sm_90a) counts where
+// that text compiles, for that target, to today's machine code: compiled for the device's plain
+// sm_90, wgmma does not build at all and no earlier result would ever count.
+TEST_F(ExportPlanTest, AnEarlierTextOfAnArchSpecificVariantIsComparedForItsOwnTarget) {
+  const auto matmul = load_problem(fs::path(SOLTUNE_SOURCE_DIR) / "templates", "matmul");
+  const auto& v = matmul.variant("wgmma_ws");
+  ASSERT_EQ(v.arch, "sm_90a");
+  const std::string earlier = "// an earlier text: a comment more\n" + v.source, hash = content_hash(earlier);
+  auto kb = KnowledgeBase::open(dir_ / "kb.sqlite");
+  RunInfo info;
+  info.config_path = "configs/matmul-models.yaml";
+  info.problem = "matmul";
+  const int64_t run = kb.begin_run(info, kb.gpu_id(real_, TimeKind::measured));  // an H200: sm_90
+  kb.store_source(hash, earlier);
+  Task t;
+  t.problem = &matmul;
+  t.variant = &v;
+  t.dtype = DType::bf16;
+  t.shape = parse_shape(matmul, "m=512,n=14336,k=4096,trans_b=1");
+  EvalResult r = untimed_result("BM=128,BN=256,STAGES=3,CM=1,GROUP=8,EPI=1,SPARE=4", Status::ok, TimeKind::measured);
+  r.time.median_us = 95;
+  r.time.reps = 10;
+  kb.record(run, t, hash, r, {95, 93, 61, 0.48, 0.49, true, false});
+  kb.finish_run(run, "finished");
+  const auto found = earlier_results_with_same_code(kb, matmul, kb.best("matmul"));
+  EXPECT_EQ(found.checked, 1u) << found.note;
+  ASSERT_EQ(found.same_code.size(), 1u) << found.note;
+  EXPECT_EQ(found.same_code[0].config_key, r.key);
 }
 
 }  // namespace

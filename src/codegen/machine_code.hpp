@@ -8,8 +8,10 @@ namespace soltune {
 
 // Every ELF section compared by name, type, flags, size, alignment, link, info and contents, and the
 // ELF header's machine and flags (the architecture), except the debug and line tables (.debug*,
-// .nv_debug*, and their .rela*), which follow the source's lines. Conservative: anything else that
-// differs, the symbol tables included, counts as other code. Throws Error on a malformed ELF.
+// .nv_debug*, and their .rela*), which follow the source's lines; the symbol table compared symbol
+// by symbol, by name and every other field, internal-linkage names made alike (NVRTC numbers them
+// afresh in each compile). Conservative: anything else that differs counts as other code. Throws
+// Error on a malformed ELF.
 bool same_machine_code(std::span<const char> a, std::span<const char> b);
 
 }  // namespace soltune

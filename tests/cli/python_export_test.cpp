@@ -67,6 +67,24 @@ def refused(f):
     print("not refused")
 )";
 
+// torch as the package sees it when tracing: tensors of a shape and dtype, and a torch.library that
+// keeps each fake the package registers (fakes["soltune::<problem>"]).
+const char* kStandInTorch = R"(
+float32 = "float32"
+bfloat16 = "bfloat16"
+class Tensor:
+    def __init__(self, shape, dtype=float32): self.shape, self.dtype = tuple(shape), dtype
+    def new_empty(self, dims, dtype=None): return Tensor(dims, dtype)
+fakes = {}
+class library:
+    class Library:
+        def __init__(self, ns, kind): pass
+        def define(self, schema): pass
+        def impl(self, name, fn, key): pass
+    @staticmethod
+    def register_fake(name, fn, lib=None): fakes[name] = fn
+)";
+
 TEST_F(PythonExport, ThePackageBuildsImportsAndRefusesWhatItCannotServe) {
   auto r = soltune("export --kb " + q(kb_) + " --problem softmax --problem l1norm --format python --name tuned "
                    "--allow-predicted -o " + q(tmp_ / "pkg"));
@@ -215,20 +233,7 @@ TEST_F(PythonExport, EachCustomOpTracesItsOwnProblem) {
   auto r = soltune("export --kb " + q(kb_) + " --problem softmax --problem l1norm --format python --name two --allow-predicted -o " +
                    q(tmp_ / "pkg"));
   ASSERT_EQ(r.code, 0) << r;
-  write(tmp_ / "torch.py", R"(
-float32 = "float32"
-class Tensor:
-    def __init__(self, shape, dtype=float32): self.shape, self.dtype = tuple(shape), dtype
-    def new_empty(self, dims, dtype=None): return Tensor(dims, dtype)
-fakes = {}
-class library:
-    class Library:
-        def __init__(self, ns, kind): pass
-        def define(self, schema): pass
-        def impl(self, name, fn, key): pass
-    @staticmethod
-    def register_fake(name, fn, lib=None): fakes[name] = fn
-)");
+  write(tmp_ / "torch.py", kStandInTorch);
   r = python(R"(
 import torch, two
 x = torch.Tensor((4, 8))
@@ -250,21 +255,7 @@ TEST_F(PythonExport, AFakeTakesEachOutputsDtypeAndTheSizesDefaults) {
   r = soltune("export --kb " + q(kb_) + " --problem attention --format python --name att --build lazy --allow-predicted -o " +
               q(tmp_ / "pkg"));
   ASSERT_EQ(r.code, 0) << r;
-  write(tmp_ / "torch.py", R"(
-float32 = "float32"
-bfloat16 = "bfloat16"
-class Tensor:
-    def __init__(self, shape, dtype=float32): self.shape, self.dtype = tuple(shape), dtype
-    def new_empty(self, dims, dtype=None): return Tensor(dims, dtype)
-fakes = {}
-class library:
-    class Library:
-        def __init__(self, ns, kind): pass
-        def define(self, schema): pass
-        def impl(self, name, fn, key): pass
-    @staticmethod
-    def register_fake(name, fn, lib=None): fakes[name] = fn
-)");
+  write(tmp_ / "torch.py", kStandInTorch);
   r = python(R"(
 import torch, att
 q, kv = torch.Tensor((2, 8, 100, 64), torch.bfloat16), torch.Tensor((2, 2, 300, 64), torch.bfloat16)

@@ -44,6 +44,39 @@ TEST(MachineCode, CommentsAndLayoutDoNotCountOtherCodeDoes) {
   }
 }
 
+// NVRTC names internal-linkage entities (libcu++'s cuda::ptx tags) with a hash and a number of the
+// compiling process: a text and the same text with a comment, each compiled by a worker of its own,
+// differ in those names (and line tables) alone, and hold the same machine code.
+TEST(MachineCode, InternalNamesOfEachCompileDoNotCountAsOtherCode) {
+  const std::string text = R"(
+#include <cuda/ptx>
+template <int N> __global__ void tagged(unsigned long long* out) {
+  __shared__ unsigned long long bar;
+  if (threadIdx.x == 0) cuda::ptx::mbarrier_init(&bar, N);
+  __syncthreads();
+  cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar);
+  out[threadIdx.x] = bar;
+}
+)";
+  // Each compile in a compiler of its own: its own NVRTC worker process.
+  auto build = [&](const std::string& source) {
+    const Compiler c(default_compiler_options());
+    const auto r = c.compile(CompileRequest{source, "tagged.cu", {"tagged<3>"}, "sm_90", {}});
+    EXPECT_TRUE(r.ok) << r.log;
+    return r.cubin;
+  };
+  // Whether two workers' names differ varies from run to run: four texts make it near certain.
+  const auto one = build(text);
+  for (const char* comment : {"// a comment\n", "// another\n\n", "\n\n\n// and a third\n"}) {
+    const auto again = build(comment + text);
+    ASSERT_NE(one, again);  // line tables, and often the internal names
+    EXPECT_TRUE(same_machine_code(one, again)) << comment;
+  }
+  const auto other = Compiler(default_compiler_options()).compile(CompileRequest{text, "tagged.cu", {"tagged<4>"}, "sm_90", {}});
+  ASSERT_TRUE(other.ok) << other.log;
+  EXPECT_FALSE(same_machine_code(one, other.cubin));
+}
+
 TEST(MachineCode, BytesThatAreNotAnElfFileAreAnError) {
   const auto base = cubin(test::kScale, "scale<float, 3>");
   const std::string junk = "not an ELF file at all, but long enough to hold a header of sixty-four bytes";

@@ -158,7 +158,7 @@ if hasattr(k, "attention"):
     for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 4e-3)):
         worst_o = worst_l = 0.0
         kinds = set()  # (O's dtype, the log-sum-exp's, whether its shape is (b, h, s_q))
-        for _ in range(12):
+        for _ in range(30):
             d, h_kv = rng.choice((64, 128, 256)), rng.choice((1, 2, 4))
             h, b, s_q = h_kv * rng.choice((1, 2, 4)), rng.randint(1, 3), rng.randint(1, 300)
             s_k, causal = rng.randint(s_q, 700), rng.randint(0, 1)
@@ -176,8 +176,17 @@ if hasattr(k, "attention"):
                 kinds.add((o.dtype, lse.dtype, lse.shape == q.shape[:3]))
         check(kinds == {(dtype, torch.float32, True)}, "attention %s: O in the inputs' dtype, the log-sum-exp f32 "
               "of shape (b, h, s_q): %s" % (dtype, kinds))
-        check(worst_o <= tol, "attention %s at 12 shapes: worst error of O %.3g of its largest element" % (dtype, worst_o))
-        check(worst_l <= 1e-2, "attention %s at 12 shapes: worst error of the log-sum-exp %.3g" % (dtype, worst_l))
+        check(worst_o <= tol, "attention %s at 30 shapes: worst error of O %.3g of its largest element" % (dtype, worst_o))
+        check(worst_l <= 1e-2, "attention %s at 30 shapes: worst error of the log-sum-exp %.3g" % (dtype, worst_l))
+    try:  # CuPy's arrays in and out (f16), the same kernel's results
+        import cupy
+        q16, k16, v16 = q.half(), kk.half(), v.half()
+        o_c, lse_c = fn(cupy.asarray(q16), cupy.asarray(k16), cupy.asarray(v16))
+        o_t, lse_t = fn(q16, k16, v16)
+        check(isinstance(o_c, cupy.ndarray) and bool(cupy.array_equal(o_c, cupy.asarray(o_t))) and
+              bool(cupy.array_equal(lse_c, cupy.asarray(lse_t))), "attention from CuPy arrays")
+    except ImportError:
+        print("skip attention from CuPy: not installed")
     compiled = torch.compile(lambda *t: torch.ops.soltune.attention(*t)[0] * 2, fullgraph=True)
     check(torch.allclose(compiled(q, kk, v), fn(q, kk, v)[0] * 2), "attention under torch.compile(fullgraph=True)")
     try:
@@ -193,7 +202,7 @@ if hasattr(k, "matmul"):
     fn = k.matmul
     for dtype in (torch.bfloat16, torch.float16):
         worst = 0.0
-        for i in range(12):
+        for i in range(30):
             m, n, kk = rng.randint(1, 600), rng.choice((rng.randint(1, 600), 8 * rng.randint(1, 80))), rng.randint(1, 600)
             tb = i % 2
             a = torch.randn(m, kk, device="cuda", dtype=dtype)
@@ -203,7 +212,7 @@ if hasattr(k, "matmul"):
             # Relative L2 over the output: the 16-bit rounding of C (2^-9, 2^-12) and f32 sums; NaN fails.
             err = ((c.double() - ref).norm() / (ref.norm() + 1e-30)).nan_to_num(float("inf")).item()
             worst = max(worst, err)
-        check(worst < 1e-2, "matmul %s at 12 shapes (odd ones too): worst relative L2 error %.3g" % (dtype, worst))
+        check(worst < 1e-2, "matmul %s at 30 shapes (odd ones too): worst relative L2 error %.3g" % (dtype, worst))
     a = torch.randn(64, 128, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(256, 128, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(64, 256, device="cuda", dtype=torch.bfloat16)
@@ -211,6 +220,14 @@ if hasattr(k, "matmul"):
     check(torch.equal(out, fn(a, w, trans_b=1)), "matmul into out=")
     compiled = torch.compile(lambda x, y: torch.ops.soltune.matmul(x, y, trans_b=1) * 2, fullgraph=True)
     check(torch.equal(compiled(a, w), fn(a, w, trans_b=1) * 2), "matmul under torch.compile(fullgraph=True)")
+    try:  # CuPy's arrays in (f16: CuPy has no bf16), CuPy's out, the same kernel's result
+        import cupy
+        a16, w16 = a.half(), w.half()
+        got = fn(cupy.asarray(a16), cupy.asarray(w16), trans_b=1)
+        check(isinstance(got, cupy.ndarray) and bool(cupy.array_equal(got, cupy.asarray(fn(a16, w16, trans_b=1)))),
+              "matmul from CuPy arrays")
+    except ImportError:
+        print("skip matmul from CuPy: not installed")
     try:
         fn(a, w[:, :64].contiguous(), trans_b=1)
         check(False, "matmul: a weight of another k refused")

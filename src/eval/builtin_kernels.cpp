@@ -269,10 +269,17 @@ template <typename T> __device__ inline double b_at(const T* b, long long kk, lo
   return to_double(trans_b ? b[j * k + kk] : b[kk * n + j]);
 }
 
+// Step 0: the signs x_j once (steps 1 and 3 read them; hashed per element, they were most of the
+// check's time at n = 128256).
+__global__ void soltune_proj_signs(unsigned long long seed, long long n, double* x) {
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x)
+    x[j] = proj_sign(seed, j);
+}
+
 // Step 1, a thread per row kk of B and chunk of 256 of its columns: y = B x, and per row the sum and
 // the largest of |B(kk, j)| (y, bsum and bmax zeroed before).
 template <typename T>
-__global__ void soltune_proj_b(const T* b, long long n, long long k, int trans_b, unsigned long long seed, double* y,
+__global__ void soltune_proj_b(const T* b, long long n, long long k, int trans_b, const double* x, double* y,
                                double* bsum, double* bmax) {
   const long long kk = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (kk >= k) return;
@@ -280,7 +287,7 @@ __global__ void soltune_proj_b(const T* b, long long n, long long k, int trans_b
   double sum = 0, abs_sum = 0, abs_max = 0;
   for (long long j = j0; j < j1; ++j) {
     const double v = b_at(b, kk, j, n, k, trans_b);
-    sum += v * proj_sign(seed, j);
+    sum += v * x[j];
     abs_sum += fabs(v);
     abs_max = fmax(abs_max, fabs(v));
   }
@@ -316,7 +323,7 @@ __global__ void soltune_proj_a(const T* a, long long m, long long k, const doubl
 // SOLTUNE_PROJECTION_BOUND (src/core/tolerance.hpp's). A row off counts as one mismatch; a poisoned
 // (unwritten) or non-finite element as itself.
 template <typename T>
-__global__ void soltune_proj_c(const T* c, long long m, long long n, long long k, unsigned long long seed, const double* z,
+__global__ void soltune_proj_c(const T* c, long long m, long long n, long long k, const double* x, const double* z,
                                const double* msum, const double* mmax, double atol, double rtol, double mtol, double zscore,
                                CompareStats* s) {
   const long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
@@ -329,7 +336,7 @@ __global__ void soltune_proj_c(const T* c, long long m, long long n, long long k
     if (all_ones(o)) { ++unwr; continue; }
     const double v = to_double(o);
     if (!isfinite(v)) { ++nonfin; continue; }
-    w += v * proj_sign(seed, j);
+    w += v * x[j];
     c2 += v * v;
     cabs += fabs(v);
   }
@@ -647,7 +654,7 @@ std::vector<std::string> builtin_name_expressions() {
       out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
-                        "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne"})
+                        "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne", "soltune_proj_signs"})
     out.push_back(k);
   return out;
 }

@@ -43,13 +43,13 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const int64_t r = exact_check_rows(m);
 
   // y, bsum, bmax (k each), z, msum, mmax (m each), the exact rows' sums and magnitudes (r x n each),
-  // two CompareStats, the rows.
-  const size_t doubles = static_cast<size_t>(3 * k + 3 * m + 2 * r * n);
+  // the signs (n), two CompareStats, the rows.
+  const size_t doubles = static_cast<size_t>(3 * k + 3 * m + 2 * r * n + n);
   const size_t bytes = doubles * 8 + 2 * sizeof(CompareStats) + static_cast<size_t>(r) * 8;
   if (check_ws_.bytes() < bytes) check_ws_ = DeviceBuffer(bytes);
   auto* d = static_cast<double*>(check_ws_.get());
   double *y = d, *bsum = d + k, *bmax = d + 2 * k, *z = d + 3 * k, *msum = z + m, *mmax = z + 2 * m;
-  double *row_ref = z + 3 * m, *row_mag = row_ref + r * n;
+  double *row_ref = z + 3 * m, *row_mag = row_ref + r * n, *x = row_mag + r * n;
   auto* stats = reinterpret_cast<CompareStats*>(d + doubles);
   CompareStats* proj_stats = stats;
   CompareStats* row_stats = stats + 1;
@@ -77,9 +77,10 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const std::string t = "<" + std::string(dtype_cpp(task_.dtype)) + ">";
   int r_int = static_cast<int>(r);
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[0].get(), stream()));
-  launch_builtin("soltune_proj_b" + t, {&b, &n, &k, &trans_b, &seed, &y, &bsum, &bmax}, dim3(cdiv(k, 256), cdiv(n, 256)));
+  launch_builtin("soltune_proj_signs", {&seed, &n, &x}, dim3(std::min<unsigned>(cdiv(n, 256), 1024u)));
+  launch_builtin("soltune_proj_b" + t, {&b, &n, &k, &trans_b, &x, &y, &bsum, &bmax}, dim3(cdiv(k, 256), cdiv(n, 256)));
   launch_builtin("soltune_proj_a" + t, {&a, &m, &k, &y, &bsum, &bmax, &z, &msum, &mmax}, dim3(cdiv(m * 32, 256)));
-  launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &k, &seed, &z, &msum, &mmax, &atol, &rtol, &mtol, &zscore, &proj_stats},
+  launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &k, &x, &z, &msum, &mmax, &atol, &rtol, &mtol, &zscore, &proj_stats},
                  dim3(cdiv(m * 32, 256)));
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[1].get(), stream()));
   // 256 columns of 16 rows a block; k split until there are blocks for two waves.

@@ -295,6 +295,11 @@ def _device_of(a):
     return dev.value
 
 
+def _dtype_of(a, dtype):
+    """An argument's dtype in a call of dtype: the call's for T, else its own (attention's f32 log-sum-exp)."""
+    return dtype if a["dtype"] == "T" else a["dtype"]
+
+
 def _allocate(like, dims, dtype):
     if like.lib == "torch":
         import torch
@@ -399,7 +404,7 @@ class _Problem:
                 first.name, first.dtype or first.dtype_text, ", ".join(m["dtypes"])))
         args_meta = [a for a in m["args"] if a["name"] in arrays]
         for a in args_meta:
-            want = dtype if a["dtype"] == "T" else a["dtype"]
+            want = _dtype_of(a, dtype)
             x = arrays[a["name"]]
             if x.dtype != want:
                 raise ValueError("%s: dtype %s; expected %s" % (a["name"], x.dtype or x.dtype_text, want))
@@ -522,8 +527,7 @@ class _Problem:
         arrays, dtype, env, device, first = self.bind(args, out, sizes)
         for a in self.outputs:
             if a["name"] not in arrays:
-                want = dtype if a["dtype"] == "T" else a["dtype"]  # attention's log-sum-exp is f32 whatever T
-                arrays[a["name"]] = _Array(a["name"], _allocate(first, self.dims(a, env), want))
+                arrays[a["name"]] = _Array(a["name"], _allocate(first, self.dims(a, env), _dtype_of(a, dtype)))
         launch_stream = _stream(stream, first)
         for a in self.workspace_args:
             # Zeroed once, and left zeroed by every kernel (the header's contract, which soltune
@@ -532,8 +536,7 @@ class _Problem:
             dims = self.dims(a, env)
             key = (a["name"], device, launch_stream, tuple(dims))
             if key not in self.workspaces:
-                want = dtype if a["dtype"] == "T" else a["dtype"]
-                self.workspaces[key] = _zeros(first, dims, want)
+                self.workspaces[key] = _zeros(first, dims, _dtype_of(a, dtype))
             arrays[a["name"]] = _Array(a["name"], self.workspaces[key])
         # The arrays (in `arrays`) stay alive until the launch is queued.
         ptrs = self.ptr_type(*[arrays[n].ptr for n in self.names])

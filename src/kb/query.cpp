@@ -26,10 +26,6 @@ const std::string kFastestFirst =
     "r.time_kind = 'measured' DESC, r.retimed DESC, "
     "CASE WHEN r.retimed AND r.t_ref_us > 0 THEN r.time_us / r.t_ref_us ELSE r.time_us END, r.id";
 
-}  // namespace
-
-namespace {
-
 ResultRecord read_result(const sqlite::Stmt& st) {
   ResultRecord r;
   for (const auto& c : kb::result_columns()) c.read(st, c.name, r);

@@ -1,5 +1,7 @@
 #include "eval/builtin_kernels.hpp"
 
+#include <algorithm>
+
 #include "core/dtype.hpp"
 #include "core/tolerance.hpp"
 
@@ -8,7 +10,8 @@ namespace soltune {
 const std::string& builtin_kernels_source() {
   static const std::string src = std::string(band_rule_text()) + "constexpr int kExactRowsPerBlock = " +
                                  std::to_string(kExactRowsPerBlock) +
-                                 ", kExactRowsKTile = " + std::to_string(kExactRowsKTile) + ";\n" + R"CUDA(
+                                 ", kExactRowsKTile = " + std::to_string(kExactRowsKTile) +
+                                 ", kProjColumns = " + std::to_string(kProjColumns) + ";\n" + R"CUDA(
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -319,19 +322,20 @@ __global__ void soltune_proj_a(const T* a, long long m, long long k, const doubl
   if (lane == 0) z[i] = sum, msum[i] = ms, mmax[i] = mm;
 }
 
-// Step 3, a warp per row i of the candidate's C: w_i = (C x)_i against z_i, within
-// SOLTUNE_PROJECTION_BOUND (src/core/tolerance.hpp's). A row off counts as one mismatch; a poisoned
-// (unwritten) or non-finite element as itself.
+// Step 3, a warp per row i of the candidate's C and chunk of kProjColumns of its columns: the
+// row's w_i = (C x)_i, sum of squares and of magnitudes, and its poisoned (unwritten) and non-finite
+// elements, added into per-row accumulators (zeroed before). Chunks keep tens of warps per SM in
+// flight however few the rows (m = 1024 at the LM head).
 template <typename T>
-__global__ void soltune_proj_c(const T* c, long long m, long long n, long long k, const double* x, const double* z,
-                               const double* msum, const double* mmax, double atol, double rtol, double mtol, double zscore,
-                               CompareStats* s) {
+__global__ void soltune_proj_c(const T* c, long long m, long long n, const double* x, double* w_acc, double* c2_acc,
+                               double* cabs_acc, unsigned long long* unwr_acc, unsigned long long* nonfin_acc) {
   const long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
-  if (i >= m) return;
+  if (i >= m) return;  // whole warps: blocks are multiples of 32 threads
+  const long long j0 = blockIdx.y * (long long)kProjColumns, j1 = min(n, j0 + kProjColumns);
   double w = 0, c2 = 0, cabs = 0;
   unsigned long long unwr = 0, nonfin = 0;
-  for (long long j = lane; j < n; j += 32) {
+  for (long long j = j0 + lane; j < j1; j += 32) {
     const typename Raw<T>::type o = reinterpret_cast<const typename Raw<T>::type*>(c)[i * n + j];
     if (all_ones(o)) { ++unwr; continue; }
     const double v = to_double(o);
@@ -348,8 +352,25 @@ __global__ void soltune_proj_c(const T* c, long long m, long long n, long long k
     nonfin += __shfl_down_sync(0xffffffff, nonfin, off);
   }
   if (lane != 0) return;
-  const double err = fabs(w - z[i]);
-  const double bound = SOLTUNE_PROJECTION_BOUND(double(n), double(k), atol, rtol, mtol, c2, mmax[i], msum[i], cabs, zscore);
+  atomicAdd(&w_acc[i], w);
+  atomicAdd(&c2_acc[i], c2);
+  atomicAdd(&cabs_acc[i], cabs);
+  if (unwr) atomicAdd(&unwr_acc[i], unwr);
+  if (nonfin) atomicAdd(&nonfin_acc[i], nonfin);
+}
+
+// Step 4, a thread per row: w_i against z_i, within SOLTUNE_PROJECTION_BOUND (src/core/tolerance.hpp's).
+// A row off counts as one mismatch; a poisoned (unwritten) or non-finite element as itself.
+__global__ void soltune_proj_rows(long long m, long long n, long long k, const double* z, const double* msum,
+                                  const double* mmax, const double* w_acc, const double* c2_acc, const double* cabs_acc,
+                                  const unsigned long long* unwr_acc, const unsigned long long* nonfin_acc, double atol,
+                                  double rtol, double mtol, double zscore, CompareStats* s) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const unsigned long long unwr = unwr_acc[i], nonfin = nonfin_acc[i];
+  const double err = fabs(w_acc[i] - z[i]);
+  const double bound =
+      SOLTUNE_PROJECTION_BOUND(double(n), double(k), atol, rtol, mtol, c2_acc[i], mmax[i], msum[i], cabs_acc[i], zscore);
   const bool off_band = unwr == 0 && nonfin == 0 && !(err <= bound);
   atomicAdd(&s->checked, (unsigned long long)n);
   if (off_band || unwr || nonfin) atomicAdd(&s->mismatches, off_band ? 1ULL : unwr + nonfin);
@@ -360,46 +381,72 @@ __global__ void soltune_proj_c(const T* c, long long m, long long n, long long k
   atomicMax(reinterpret_cast<unsigned long long*>(&s->max_rel), (unsigned long long)__double_as_longlong(err / bound));
 }
 
-// Step 4: rows rows[0..r) of A B computed exactly in double with their magnitudes |A| |B|. A block
+// Step 5: rows rows[0..r) of A B computed exactly in double with their magnitudes |A| |B|. A block
 // takes 256 columns of 16 of the rows over one chunk of k (blockIdx.z), so that even a few rows
 // fill the device; its partial sums go to ref and mag (r x n each, zeroed before) by atomicAdd.
-// A's and B's values (16-bit or f32) and their products are exact in double; tiles are converted
-// once, into shared memory, and the inner loop is FMAs only.
+// A's and B's values (16-bit or f32) and their products are exact in double. Each tile is read
+// into registers while the previous one is multiplied, then converted once into shared memory
+// (A's beside its magnitudes, a thread's 16 rows at one k side by side), so the inner loop is a
+// load of B, 16-byte broadcasts of A and FMAs.
 template <typename T>
 __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b, long long n, long long k, int trans_b,
-                                                         const long long* rows, int r, long long k_chunk, double* ref,
-                                                         double* mag) {
+                                                            const long long* rows, int r, long long k_chunk, double* ref,
+                                                            double* mag) {
   constexpr int R = kExactRowsPerBlock, KT = kExactRowsKTile;
-  static_assert(R * KT == 256, "a thread loads one element of A's tile");
-  __shared__ double as[R][KT];
-  __shared__ double bs[KT][257];  // a column of 16 k apart by 2056 bytes: the stores along k meet no bank twice
+  static_assert(R * KT == 256 && R % 2 == 0, "a thread loads one element of A's tile");
+  __shared__ __align__(16) double as[KT][R];
+  __shared__ __align__(16) double aa[KT][R];
+  __shared__ double bs[KT][257];  // a column of 16 k apart by 2056 bytes: the stores along k meet few banks twice
   const int t = threadIdx.x;
   const long long j = blockIdx.x * 256LL + t;
   const int g = blockIdx.y * R;
   const long long kb = blockIdx.z * k_chunk, ke = min(k, kb + k_chunk);
+  // The thread's element of A's tile: row g + t / KT at k offset t % KT.
+  const int a_rr = t / KT, a_kr = t % KT;
+  const long long a_row = g + a_rr < r ? rows[g + a_rr] : -1;
+  // Its elements of B's tile, along B's storage order so that a warp reads consecutive elements:
+  // element i is (k0 + b_kr + i * di, column j0 + b_jc + i * dj), at b_off + k0 * dk + i * step.
+  const long long j0 = blockIdx.x * 256LL;
+  const int b_kr = trans_b ? t % KT : 0, b_jc = trans_b ? t / KT : t, di = trans_b ? 0 : 1, dj = trans_b ? 256 / KT : 0;
+  const long long b_off = trans_b ? (j0 + b_jc) * k + b_kr : j0 + b_jc, dk = trans_b ? 1 : n;
+  const long long step = trans_b ? (256 / KT) * k : n;
+  T ra{};
+  T rb[KT];
+  auto b_in = [&](long long k0, int i) { return k0 + b_kr + i * di < ke && j0 + b_jc + i * dj < n; };
+  auto load = [&](long long k0) {
+    if (a_row >= 0 && k0 + a_kr < ke) ra = a[a_row * k + k0 + a_kr];
+    const T* p = b + b_off + k0 * dk;
+#pragma unroll
+    for (int i = 0; i < KT; ++i)
+      if (b_in(k0, i)) rb[i] = p[i * step];
+  };
+  auto store = [&](long long k0) {
+    const double av = a_row >= 0 && k0 + a_kr < ke ? to_double(ra) : 0.0;
+    as[a_kr][a_rr] = av;
+    aa[a_kr][a_rr] = fabs(av);
+#pragma unroll
+    for (int i = 0; i < KT; ++i) bs[b_kr + i * di][b_jc + i * dj] = b_in(k0, i) ? to_double(rb[i]) : 0.0;
+  };
   double acc[R] = {}, ab[R] = {};
+  load(kb);
   for (long long k0 = kb; k0 < ke; k0 += KT) {
-    {
-      const int rr = t / KT, kr = t % KT;  // R * KT == 256: one element of A's tile a thread
-      as[rr][kr] = g + rr < r && k0 + kr < ke ? to_double(a[rows[g + rr] * k + k0 + kr]) : 0.0;
-    }
-    for (int idx = t; idx < KT * 256; idx += 256) {
-      // Along B's storage order, so that a warp reads consecutive elements.
-      const int kr = trans_b ? idx % KT : idx / 256, jc = trans_b ? idx / KT : idx % 256;
-      const long long kk = k0 + kr, jj = blockIdx.x * 256LL + jc;
-      bs[kr][jc] = kk < ke && jj < n ? b_at(b, kk, jj, n, k, trans_b) : 0.0;
-    }
+    __syncthreads();  // the previous tile's readers are done
+    store(k0);
     __syncthreads();
+    if (k0 + KT < ke) load(k0 + KT);  // in flight while this tile is multiplied
 #pragma unroll
     for (int kr = 0; kr < KT; ++kr) {
       const double bv = bs[kr][t], bm = fabs(bv);
 #pragma unroll
-      for (int rr = 0; rr < R; ++rr) {
-        acc[rr] = fma(as[rr][kr], bv, acc[rr]);
-        ab[rr] = fma(fabs(as[rr][kr]), bm, ab[rr]);
+      for (int rr = 0; rr < R; rr += 2) {
+        const double2 x = *reinterpret_cast<const double2*>(&as[kr][rr]);
+        const double2 y = *reinterpret_cast<const double2*>(&aa[kr][rr]);
+        acc[rr] = fma(x.x, bv, acc[rr]);
+        acc[rr + 1] = fma(x.y, bv, acc[rr + 1]);
+        ab[rr] = fma(y.x, bm, ab[rr]);
+        ab[rr + 1] = fma(y.y, bm, ab[rr + 1]);
       }
     }
-    __syncthreads();
   }
   if (j >= n) return;
 #pragma unroll
@@ -410,7 +457,7 @@ __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b,
     }
 }
 
-// Step 5: the candidate's rows rows[0..r) of C against them, under the band.
+// Step 6: the candidate's rows rows[0..r) of C against them, under the band.
 template <typename T>
 __global__ void soltune_rows_compare(const T* c, long long n, const long long* rows, int r, const double* ref,
                                      const double* mag, double atol, double rtol, double mtol, CompareStats* s) {
@@ -639,6 +686,18 @@ __global__ void __launch_bounds__(384, 1) soltune_wgmma_probe(float* out, int it
   return src;
 }
 
+int exact_rows_splits(int64_t tiles, int64_t slots, int64_t k) {
+  const int64_t most = std::clamp<int64_t>(k / 256, 1, 32);
+  int best = 1;
+  double best_score = -1;
+  for (int64_t s = 1; s <= most; ++s) {
+    const int64_t blocks = tiles * s, waves = (blocks + slots - 1) / slots;
+    const double score = double(blocks) / double(waves * slots) - 0.005 * double(s);
+    if (score > best_score + 1e-12) best_score = score, best = static_cast<int>(s);
+  }
+  return best;
+}
+
 std::vector<std::string> wgmma_probe_name_expressions() {
   return {"soltune_wgmma_probe<0>", "soltune_wgmma_probe<1>", "soltune_wgmma_probe<2>"};
 }
@@ -654,7 +713,8 @@ std::vector<std::string> builtin_name_expressions() {
       out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
-                        "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne", "soltune_proj_signs"})
+                        "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne", "soltune_proj_signs",
+                        "soltune_proj_rows"})
     out.push_back(k);
   return out;
 }

@@ -17,9 +17,14 @@ struct CompareStats {
   double max_abs, max_rel, sq_err, sq_ref;
 };
 
-// The GEMM check's exact rows (soltune_gemm_rows): rows of C a block takes, and the k of a step.
-// The kernel source is given these values.
-inline constexpr int kExactRowsPerBlock = 16, kExactRowsKTile = 16;
+// The GEMM check's exact rows (soltune_gemm_rows): rows of C a block takes, and the k of a step;
+// the projection's columns of C a warp sums (soltune_proj_c). The kernel source is given these values.
+inline constexpr int kExactRowsPerBlock = 16, kExactRowsKTile = 16, kProjColumns = 2048;
+
+// The chunks of k the exact rows' `tiles` blocks are split into, with `slots` blocks resident on the
+// device at once and k of `k`: the grid's last wave as full as it gets, each split a small penalty
+// (its partial sums are added by atomics), chunks of at least 256 k.
+int exact_rows_splits(int64_t tiles, int64_t slots, int64_t k);
 
 const std::string& builtin_kernels_source();
 // The dtypes the GEMM check's kernels are built for (problem.yaml's `check: {routine: gemm_projection}`).

@@ -42,19 +42,24 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const void* c = C.data();
   const int64_t r = exact_check_rows(m);
 
-  // y, bsum, bmax (k each), z, msum, mmax (m each), the exact rows' sums and magnitudes (r x n each),
-  // the signs (n), two CompareStats, the rows.
-  const size_t doubles = static_cast<size_t>(3 * k + 3 * m + 2 * r * n + n);
+  // y, bsum, bmax (k each), z, msum, mmax and the per-row sums of C (w, c2, cabs, unwritten,
+  // non-finite: m each), the exact rows' sums and magnitudes (r x n each), the signs (n), two
+  // CompareStats, the rows.
+  const size_t doubles = static_cast<size_t>(3 * k + 8 * m + 2 * r * n + n);
   const size_t bytes = doubles * 8 + 2 * sizeof(CompareStats) + static_cast<size_t>(r) * 8;
   if (check_ws_.bytes() < bytes) check_ws_ = DeviceBuffer(bytes);
   auto* d = static_cast<double*>(check_ws_.get());
   double *y = d, *bsum = d + k, *bmax = d + 2 * k, *z = d + 3 * k, *msum = z + m, *mmax = z + 2 * m;
-  double *row_ref = z + 3 * m, *row_mag = row_ref + r * n, *x = row_mag + r * n;
+  double *w = z + 3 * m, *c2 = w + m, *cabs = w + 2 * m;
+  auto* unwr = reinterpret_cast<unsigned long long*>(w + 3 * m);
+  auto* nonfin = unwr + m;
+  double *row_ref = w + 5 * m, *row_mag = row_ref + r * n, *x = row_mag + r * n;
   auto* stats = reinterpret_cast<CompareStats*>(d + doubles);
   CompareStats* proj_stats = stats;
   CompareStats* row_stats = stats + 1;
   auto* rows = reinterpret_cast<long long*>(stats + 2);
   SOLTUNE_CUDA(cudaMemsetAsync(y, 0, static_cast<size_t>(3 * k) * 8, stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(w, 0, static_cast<size_t>(5 * m) * 8, stream()));
   SOLTUNE_CUDA(cudaMemsetAsync(row_ref, 0, static_cast<size_t>(2 * r * n) * 8, stream()));
   SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, 2 * sizeof(CompareStats), stream()));
 
@@ -80,12 +85,16 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   launch_builtin("soltune_proj_signs", {&seed, &n, &x}, dim3(std::min<unsigned>(cdiv(n, 256), 1024u)));
   launch_builtin("soltune_proj_b" + t, {&b, &n, &k, &trans_b, &x, &y, &bsum, &bmax}, dim3(cdiv(k, 256), cdiv(n, 256)));
   launch_builtin("soltune_proj_a" + t, {&a, &m, &k, &y, &bsum, &bmax, &z, &msum, &mmax}, dim3(cdiv(m * 32, 256)));
-  launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &k, &x, &z, &msum, &mmax, &atol, &rtol, &mtol, &zscore, &proj_stats},
-                 dim3(cdiv(m * 32, 256)));
+  launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &x, &w, &c2, &cabs, &unwr, &nonfin},
+                 dim3(cdiv(m * 32, 256), cdiv(n, kProjColumns)));
+  launch_builtin("soltune_proj_rows",
+                 {&m, &n, &k, &z, &msum, &mmax, &w, &c2, &cabs, &unwr, &nonfin, &atol, &rtol, &mtol, &zscore, &proj_stats},
+                 dim3(cdiv(m, 256)));
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[1].get(), stream()));
-  // 256 columns of 16 rows a block; k split until there are blocks for two waves.
+  // 256 columns of 16 rows a block, a block an SM (its 32 accumulators a thread take about 146
+  // registers); k split so that the last wave is nearly full.
   const int64_t tiles = int64_t{cdiv(n, 256)} * cdiv(r, kExactRowsPerBlock);
-  const int64_t splits = std::clamp<int64_t>(2 * dev_->sms / tiles, 1, std::max<int64_t>(k / 256, 1));
+  const int64_t splits = exact_rows_splits(tiles, dev_->sms, k);
   long long k_chunk = (k + splits - 1) / splits;
   k_chunk = (k_chunk + kExactRowsKTile - 1) / kExactRowsKTile * kExactRowsKTile;
   launch_builtin("soltune_gemm_rows" + t, {&a, &b, &n, &k, &trans_b, &rows, &r_int, &k_chunk, &row_ref, &row_mag},

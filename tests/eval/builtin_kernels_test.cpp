@@ -38,3 +38,28 @@ TEST(BuiltinKernels, WgmmaProbesCompileForSm90aUnserialised) {
 
 }  // namespace
 }  // namespace soltune
+
+namespace soltune {
+namespace {
+
+// The exact rows' grid: chunks of at least 256 k, never more than 32, and a last wave as full as
+// a small price per split allows.
+TEST(BuiltinKernels, ExactRowsSplitsFillTheLastWave) {
+  // 8192 x 28672 x 8192 on 132 SMs: 224 tiles fill 85% of two waves unsplit; 7 splits fill 99% of 12.
+  EXPECT_EQ(exact_rows_splits(224, 132, 8192), 7);
+  // 24 tiles (n = 6144, 16 rows) take 11 splits: one whole wave.
+  EXPECT_EQ(exact_rows_splits(24, 132, 4096), 11);
+  // The LM head's 501 tiles fill 95% of four waves unsplit, all but 3 blocks of 19 waves in 5 splits.
+  EXPECT_EQ(exact_rows_splits(501, 132, 4096), 5);
+  // Where the waves are whole unsplit, no split.
+  EXPECT_EQ(exact_rows_splits(264, 132, 4096), 1);
+  for (int64_t tiles : {1, 3, 24, 100, 224, 501, 5000})
+    for (int64_t k : {16, 255, 256, 1000, 4096, 65536}) {
+      const int s = exact_rows_splits(tiles, 132, k);
+      EXPECT_GE(s, 1);
+      EXPECT_LE(s, std::max<int64_t>(1, std::min<int64_t>(32, k / 256))) << tiles << " tiles, k " << k;
+    }
+}
+
+}  // namespace
+}  // namespace soltune

@@ -134,14 +134,13 @@ size_t max_tensor_maps(const std::vector<const Specialization*>& specs) {
   return n;
 }
 
-std::string tensor_map_plan(const ProblemSpec& p, DType dt, const VariantSpec& v) {
+std::string tensor_map_plan(DType dt, const VariantSpec& v) {
   if (v.tensor_maps.empty()) return "";
   std::string h = "  p.ok = p.ok && cc >= 90;  // tensor maps exist from compute capability 9.0\n";
   for (size_t i = 0; i < v.tensor_maps.size(); ++i) {
     const auto& m = v.tensor_maps[i];
-    const ArgSpec* buf = p.find_arg(m.buffer);
     std::string buffer_bytes = std::to_string(dtype_bytes(resolve(m.buffer_dtype, dt)));
-    for (const auto& e : buf->shape) buffer_bytes += " * static_cast<double>(" + e.text() + ")";
+    for (const auto& e : m.buffer_shape) buffer_bytes += " * static_cast<double>(" + e.text() + ")";
     const auto elem = m.elem_dtype(dt);
     h += "  {  // tensor map '" + m.name + "' over " + m.buffer + "\n"
          "    const double map_dims_[] = " + doubles(m.dims) + ", map_box_[] = " + doubles(m.box) +

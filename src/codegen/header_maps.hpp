@@ -17,7 +17,7 @@ std::string tensor_map_helpers();
 size_t max_tensor_maps(const std::vector<const Specialization*>& specs);
 // Statements for plan_<j> (sizes, knobs, dtype_bytes and the device symbols in scope): fill p.maps
 // and clear p.ok where a map breaks a rule. Empty for a variant without maps.
-std::string tensor_map_plan(const ProblemSpec& p, DType dt, const VariantSpec& v);
+std::string tensor_map_plan(DType dt, const VariantSpec& v);
 // Statements for launch_<j>: encode each map over its buffer's pointer, or return
 // cudaErrorInvalidValue without launching. Empty for a variant without maps.
 std::string tensor_map_encodes(const VariantSpec& v);

@@ -78,7 +78,7 @@ void plan(std::ostringstream& h, const ProblemSpec& p, DType dt, const Specializ
   if (!v.launch.cluster.empty())
     h << "  p.cluster = " << dims(v.launch.cluster) << ";\n"
       << "  p.ok = detail::cluster_fits(p.cc, p.grid, p.cluster);\n";
-  h << tensor_map_plan(p, dt, v);
+  h << tensor_map_plan(dt, v);
   const auto extra = extra_launches(v);
   for (size_t i = 0; i < extra.size(); ++i) {
     const auto& l = *extra[i];
@@ -220,7 +220,7 @@ void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Special
   const auto extra = extra_launches(v);
   const std::string name = fn + "_launch_" + std::to_string(j);
   if (extra.empty()) {
-    h << "inline cudaError_t " << name << head << tensor_map_encodes(v) << scratch_locals(dt, v);
+    h << "inline cudaError_t " << name << head << scratch_locals(dt, v) << tensor_map_encodes(v);
     launch_body(h, p, dt, s, v.launch, "p.", image);
     h << "}\n\n";
     return;
@@ -230,7 +230,7 @@ void launch(std::ostringstream& h, const ProblemSpec& p, DType dt, const Special
   for (const auto* l : v.all_launches()) {
     const bool main = l == &v.launch;
     const std::string part = name + "_" + (main ? std::string("main") : std::to_string(step));
-    h << "inline cudaError_t " << part << head << (main ? tensor_map_encodes(v) : "") << scratch_locals(dt, v);
+    h << "inline cudaError_t " << part << head << scratch_locals(dt, v) << (main ? tensor_map_encodes(v) : "");
     launch_body(h, p, dt, s, *l, main ? "p." : "p.steps[" + std::to_string(step) + "].", image);
     h << "}\n";
     calls += main ? "  if ((e = " + part + "(" + args + "p, stream)) != cudaSuccess) return e;\n"

@@ -97,7 +97,7 @@ std::string TensorMapParams::str() const {
 }
 
 TensorMapSpec parse_tensor_map(const std::string& name, const yaml::Node& n, const ProblemSpec& p,
-                               const std::vector<DType>& dtypes, const Names& names) {
+                               const std::vector<ArgSpec>& scratch, const std::vector<DType>& dtypes, const Names& names) {
   n.only_keys({"buffer", "dims", "box", "strides", "elem", "swizzle", "l2_promotion", "oob", "interleave"});
   TensorMapSpec m;
   m.name = name;
@@ -110,15 +110,21 @@ TensorMapSpec parse_tensor_map(const std::string& name, const yaml::Node& n, con
 
   m.buffer = n.at("buffer").str();
   const ArgSpec* buf = p.find_arg(m.buffer);
+  for (const auto& s : scratch)
+    if (!buf && s.name == m.buffer) buf = &s;
   if (!buf || !buf->is_buffer) {
     std::string buffers;
     for (const auto& a : p.args)
       if (a.is_buffer) buffers += (buffers.empty() ? "" : ", ") + a.name;
-    n.at("buffer").fail(what + ": '" + m.buffer + "' is not a buffer of problem " + p.name + " (its buffers: " + buffers + ")");
+    for (const auto& s : scratch) buffers += (buffers.empty() ? "" : ", ") + s.name + " (scratch)";
+    n.at("buffer").fail(what + ": '" + m.buffer + "' is not a buffer of problem " + p.name + " or a scratch buffer (the buffers: " +
+                        buffers + ")");
   }
   m.buffer_dtype = buf->dtype;
   m.buffer_shape = buf->shape;
-  m.written = buf->role != Role::in;
+  // A scratch buffer's map is read by the main kernel (a launch before it wrote the buffer); only
+  // the problem's outputs are stores' targets.
+  m.written = buf->role != Role::in && p.find_arg(m.buffer) != nullptr;
 
   m.dims = parse::exprs(n.at("dims"), names, what + " dims");
   const auto rank = m.dims.size();

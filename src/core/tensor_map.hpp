@@ -38,11 +38,13 @@ int swizzle_span(TensorMapSpec::Swizzle s);               // bytes: 0, 32, 64, 1
 std::string_view l2_promotion_name(TensorMapSpec::L2 l);  // "none", "64B", "128B", "256B"
 std::string_view oob_name(TensorMapSpec::Oob o);          // "zero", "nan"
 
-// Parses one entry of `tensor_maps:` (its key is the name) of a variant that serves `dtypes`.
-// `names`: what its expressions may use (sizes, knobs, dtype_bytes). Throws Error with the file,
-// line and column of what is wrong.
+// Parses one entry of `tensor_maps:` (its key is the name) of a variant that serves `dtypes`; its
+// buffer is one of the problem's or of the variant's `scratch` (a copy a launch before the main one
+// makes, such as operands padded to 16-byte rows). `names`: what its expressions may use (sizes,
+// knobs, dtype_bytes). Throws Error with the file, line and column of what is wrong.
 TensorMapSpec parse_tensor_map(const std::string& name, const yaml::Node& n, const ProblemSpec& p,
-                               const std::vector<DType>& dtypes, const std::set<std::string, std::less<>>& names);
+                               const std::vector<ArgSpec>& scratch, const std::vector<DType>& dtypes,
+                               const std::set<std::string, std::less<>>& names);
 
 // Evaluates a map's expressions for bindings (sizes, dtype_bytes, knobs). Throws Error (naming the
 // expression's file and line) where one is not an integer.

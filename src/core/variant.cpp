@@ -161,24 +161,25 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   Names targs = knob_names;
   targs.insert(p.sizes.begin(), p.sizes.end());
   parse_template_args(v.launch, targs, n.has("template_args") ? n.at("template_args").loc() : n.loc());
+  if (n.has("scratch"))
+    for (const auto& sn : n.at("scratch").seq()) {
+      v.scratch.push_back(parse_arg(sn, all, true));
+      const auto& name = v.scratch.back().name;
+      if (p.find_arg(name) ||
+          std::count_if(v.scratch.begin(), v.scratch.end(), [&](const ArgSpec& a) { return a.name == name; }) > 1)
+        sn.at("name").fail("scratch buffer '" + name + "' shadows an argument or another scratch buffer");
+    }
   if (n.has("tensor_maps")) {
     Names map_names = targs;  // knobs and sizes
     map_names.insert("dtype_bytes");
     for (const auto& [name, mn] : n.at("tensor_maps").map_items()) {
-      v.tensor_maps.push_back(parse_tensor_map(name, mn, p, v.dtypes.empty() ? p.dtypes : v.dtypes, map_names));
+      if (v.find_scratch(name)) mn.fail("tensor map '" + name + "' has the name of a scratch buffer: a kernel argument's name must say which it is");
+      v.tensor_maps.push_back(parse_tensor_map(name, mn, p, v.scratch, v.dtypes.empty() ? p.dtypes : v.dtypes, map_names));
       // A map the kernel never receives is a typo or a leftover, and would be encoded for nothing.
       if (std::find(v.launch.args.begin(), v.launch.args.end(), name) == v.launch.args.end())
         mn.fail("tensor map '" + name + "' is not among the variant's args (list it where the kernel takes it)");
     }
   }
-  if (n.has("scratch"))
-    for (const auto& sn : n.at("scratch").seq()) {
-      v.scratch.push_back(parse_arg(sn, all, true));
-      const auto& name = v.scratch.back().name;
-      if (p.find_arg(name) || v.tensor_map(name) ||
-          std::count_if(v.scratch.begin(), v.scratch.end(), [&](const ArgSpec& a) { return a.name == name; }) > 1)
-        sn.at("name").fail("scratch buffer '" + name + "' shadows an argument, a tensor map or another scratch buffer");
-    }
   if (n.has("defines")) {
     Names define_names = targs;  // knobs and sizes, as the template arguments
     define_names.insert("dtype_bytes");

@@ -388,10 +388,14 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
     if (auto why = load_plan(cs[i], mods[i], index_, kernels[i]); !why.empty())
       throw Error("re-timing " + cs[i].result.key + ": " + why);
     maps[i].resize(t.variant->tensor_maps.empty() ? 0 : static_cast<size_t>(st.sets()));
+  }
+  // Encoded once the candidate's scratch is in place: a map may lie over a scratch buffer, which
+  // moves when the next candidate's sizes differ.
+  auto encode = [&](size_t i) {
     for (size_t s = 0; s < maps[i].size(); ++s)
       if (auto why = st.encode_tensor_maps(*t.variant, cs[i].bindings, static_cast<int>(s), maps[i][s]); !why.empty())
         throw Error("re-timing " + cs[i].result.key + ": " + why);
-  }
+  };
   auto check = [&](const TimingOutcome& o, const std::string& what) {
     if (o.err == cudaSuccess) return;
     lost_ = cuda_error_is_sticky(o.err);
@@ -410,6 +414,7 @@ Retimed CudaRunner::retime(const Task& t, const std::vector<Candidate>& cs, cons
       if (!out.failed[i].empty()) continue;
       if (auto why = st.use_scratch(*t.variant, cs[i].bindings); !why.empty())
         throw Error("re-timing " + cs[i].result.key + ": " + why);
+      encode(i);
       const auto o = time_launches(st, opt_, [&](int set) {
         const auto* m = maps[i].empty() ? nullptr : &maps[i][static_cast<size_t>(set) % maps[i].size()];
         return run_plan(st, cs[i], kernels[i], set, m);

@@ -104,11 +104,27 @@ __device__ __forceinline__ void store2(__nv_bfloat16* p, float a, float b) {
 }
 __device__ __forceinline__ void store2(__half* p, float a, float b) { *reinterpret_cast<__half2*>(p) = __floats2half2_rn(a, b); }
 
-// A warpgroup's 64 x BN accumulators into C at rows row0.., columns n0.., guarded by m and n (n
-// even: a pair is inside or outside whole). m64nNk16's layout: warp w of the warpgroup holds rows
-// 16w..16w+15; per 8-column block j a thread holds (r, cc), (r, cc + 1), (r + 8, cc), (r + 8, cc + 1)
-// with r = lane / 4, cc = 8j + 2 (lane % 4).
-template <int BN, typename T>
+__device__ __forceinline__ void store1(__nv_bfloat16* p, float a) { *p = __float2bfloat16_rn(a); }
+__device__ __forceinline__ void store1(__half* p, float a) { *p = __float2half_rn(a); }
+
+// Elements (row, col) and (row, col + 1) of C, col even and inside n. Without ANY_N, n is even and
+// the pair one 4-byte store; with it, an odd n leaves rows 2-byte aligned and the last column
+// without a partner: element by element.
+template <bool ANY_N, typename T>
+__device__ __forceinline__ void store_pair(T* __restrict__ c, long long row, long long col, long long n, float a, float b) {
+  if (!ANY_N || n % 2 == 0) {
+    store2(c + row * n + col, a, b);
+    return;
+  }
+  store1(c + row * n + col, a);
+  if (col + 1 < n) store1(c + row * n + col + 1, b);
+}
+
+// A warpgroup's 64 x BN accumulators into C at rows row0.., columns n0.., guarded by m and n (ANY_N:
+// n may be odd, store_pair). m64nNk16's layout: warp w of the warpgroup holds rows 16w..16w+15; per
+// 8-column block j a thread holds (r, cc), (r, cc + 1), (r + 8, cc), (r + 8, cc + 1) with
+// r = lane / 4, cc = 8j + 2 (lane % 4).
+template <int BN, bool ANY_N = false, typename T>
 __device__ __forceinline__ void store_acc(T* __restrict__ c, const float (&d)[BN / 2], long long row0, long long n0,
                                           long long m, long long n) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
@@ -117,8 +133,8 @@ __device__ __forceinline__ void store_acc(T* __restrict__ c, const float (&d)[BN
   for (int j = 0; j < BN / 8; ++j) {
     const long long col = n0 + 8 * j + 2 * (lane % 4);
     if (col < n) {
-      if (row < m) store2(c + row * n + col, d[4 * j], d[4 * j + 1]);
-      if (row + 8 < m) store2(c + (row + 8) * n + col, d[4 * j + 2], d[4 * j + 3]);
+      if (row < m) store_pair<ANY_N>(c, row, col, n, d[4 * j], d[4 * j + 1]);
+      if (row + 8 < m) store_pair<ANY_N>(c, row + 8, col, n, d[4 * j + 2], d[4 * j + 3]);
     }
   }
 }

@@ -11,10 +11,15 @@
 // released it (their arrivals reach both blocks' `empty`).
 // setmaxnreg gives the consumers 232 registers each and the producer 40. TMA zero-fills past m, n
 // and k and every store of C is guarded; rows must be 16-byte aligned (k and n multiples of 8).
+// WGMMA_WS_ANY_N (templates/matmul/wgmma_pad.cu): C's rows may have any length.
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#ifndef WGMMA_WS_ANY_N
+#define WGMMA_WS_ANY_N false
+#endif
 
 namespace wgmma_ws_detail {
 
@@ -157,7 +162,7 @@ __global__ void __launch_bounds__(384, 1)
       if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
       if constexpr (EPI == 0) {
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) store_acc<BN>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+        for (int mi = 0; mi < MI; ++mi) store_acc<BN, WGMMA_WS_ANY_N>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
       } else {
         constexpr int ROWS = BM / 2;
         store_tile_tma<BN, ROWS, MI, T>(&tc, base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2, d,

@@ -104,5 +104,39 @@ TEST_F(HeaderMaps, GeluMapsItsInputAndItsOutput) {
   EXPECT_EQ(test::build_and_run(nv, dir_.path()), "");
 }
 
+// Maps over scratch buffers (wgmma_pad: the operands' copies with rows padded to 8 elements): the
+// launch places the scratch buffers in the caller's allocation before it encodes the maps over
+// them, and the plan's map has the copy's 16-byte rows.
+TEST_F(HeaderMaps, AMapOverAScratchBufferIsEncodedAtItsPlaceInTheCallersScratch) {
+  const auto p = load_problem(dir_.path(), "matmul");
+  const auto& v = p.variant("wgmma_pad");
+  std::vector<Specialization> specs = {{&v, DType::bf16, Space(v, Bindings{}).parse_key("BM=128,BN=256,STAGES=4,CM=1,GROUP=8,SPARE=0"),
+                                              Shape{{{"m", 1793}, {"n", 1793}, {"k", 1793}, {"trans_b", 0}}}, {}}};
+  // An sm_90a variant is served from its cubin only: these bytes stand for one (nothing here loads it).
+  specs[0].binary = "cubin";
+  specs[0].binary_cc = 90;
+  const auto header = export_header(p, specs, "test");
+  const auto placed = header.find("a_pad = p.scratch_elems[0] > 0");
+  const auto encoded = header.find("!detail::encode_tensor_map(tensor_map_ta_, p.maps[0], a_pad)");
+  ASSERT_NE(placed, std::string::npos) << header;
+  ASSERT_NE(encoded, std::string::npos) << header;
+  EXPECT_LT(placed, encoded);
+  EXPECT_NE(header.find("!detail::encode_tensor_map(tensor_map_tb_, p.maps[1], b_pad)"), std::string::npos);
+  test::write_host_program(dir_.path(), "matmul", header, R"SRC(
+  matmul_bf16_plan p;
+  const double scratch = 1 << 30;
+  expect(matmul_bf16_choice(1793, 1793, 1793, 0, sms, cc, optin, l2, scratch, &p), 0, "tuned");
+  expect(static_cast<long long>(p.maps[0].dims[0]), 1800, "A's copy: k padded to 8");
+  expect(static_cast<long long>(p.maps[0].strides[0]), 3600, "its rows 16-byte aligned");
+  expect(static_cast<long long>(p.maps[1].dims[0]), 1800, "B's copy (NN): n padded to 8");
+  expect(matmul_bf16_scratch_bytes(1793, 1793, 1793, 0, sms, cc, optin, l2), 2 * 6455040, "both copies, 256-byte aligned");
+  expect(matmul_bf16_choice(1793, 1793, 1793, 0, sms, cc, optin, l2, 1e6), -1, "a scratch allocation too small");
+  expect(matmul_bf16_choice(4096, 4096, 4096, 0, sms, cc, optin, l2, scratch), -1, "aligned rows: no copies");
+)SRC");
+  const auto nv = nvcc();
+  if (nv.empty()) GTEST_SKIP() << "no nvcc on this machine";
+  EXPECT_EQ(test::build_and_run(nv, dir_.path()), "");
+}
+
 }  // namespace
 }  // namespace soltune

@@ -105,7 +105,7 @@ TEST_F(TensorMaps, BadInputNamesTheFileLineAndColumn) {
   const auto a_map = [&](const std::string& more) { return ta + "{buffer: a, dims: [k, m], box: [BK, BM]" + more + "}\n"; };
   const std::vector<Case> cases = {
       {a_map(", boxes: 2"), "", 5, 48, "unknown key 'boxes'"},
-      {ta + "{buffer: q, dims: [k, m], box: [BK, BM]}\n", "", 5, 16, "'q' is not a buffer of problem matmul (its buffers: a, b, c)"},
+      {ta + "{buffer: q, dims: [k, m], box: [BK, BM]}\n", "", 5, 16, "'q' is not a buffer of problem matmul or a scratch buffer (the buffers: a, b, c)"},
       {ta + "{buffer: m, dims: [k, m], box: [BK, BM]}\n", "", 5, 16, "'m' is not a buffer"},
       {ta + "{buffer: a, dims: [], box: [BK, BM]}\n", "", 5, 25, "has 0 dims; TMA takes 1 to 5"},
       {ta + "{buffer: a, dims: [k, m, 1, 1, 1, 1], box: [BK, BM]}\n", "", 5, 25, "has 6 dims; TMA takes 1 to 5"},
@@ -132,6 +132,45 @@ TEST_F(TensorMaps, BadInputNamesTheFileLineAndColumn) {
     write_variant(c.maps, c.args.empty() ? "[ta, b, c, m, n, k]" : c.args);
     expect_error(c.line, c.col, c.phrase);
   }
+}
+
+// A map may lie over a scratch buffer: wgmma_pad's maps read the operands' copies with rows padded
+// to 8 elements, which a launch before the GEMM writes. Its bounds are the scratch buffer's.
+TEST_F(TensorMaps, AMapMayLieOverAScratchBuffer) {
+  const auto p = matmul();
+  const auto& v = p.variant("wgmma_pad");
+  const auto& ta = *v.tensor_map("ta");
+  EXPECT_EQ(ta.buffer, "a_pad");
+  EXPECT_FALSE(ta.written);  // the main kernel reads it
+  auto b = matmul_bindings(1793, 1793, 1793, DType::bf16, 128);
+  b.emplace("BN", 256);
+  b.emplace("CM", 1);
+  const auto params = tensor_map_params(ta, b);
+  EXPECT_EQ(params.dims, (std::vector<int64_t>{1800, 1793}));
+  EXPECT_EQ(params.strides, (std::vector<int64_t>{3600}));  // 16-byte rows, where A's own are 3586 bytes
+  EXPECT_EQ(params.buffer_bytes, 1793 * 1800 * 2);
+  EXPECT_EQ(tensor_map_rule_broken(params), "");
+
+  // A scratch buffer's name is taken, for a map as for an argument; an unknown buffer's error
+  // lists the scratch buffers beside the problem's.
+  const auto yaml = dir_.path() / "matmul" / "wgmma_pad.yaml";
+  const auto text = test::read_file(yaml);
+  ASSERT_TRUE(test::write_file(yaml, test::replace_once(text, "  tc: {buffer: a_pad", "  a_pad: {buffer: a_pad")));
+  EXPECT_THROW(
+      try { matmul(); } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("tensor map 'a_pad' has the name of a scratch buffer"), std::string::npos) << e.what();
+        throw;
+      },
+      Error);
+  ASSERT_TRUE(test::write_file(yaml, test::replace_once(text, "{buffer: a_pad, dims: [\"cdiv(k, 8) * 8\", m], box: [64, BM]",
+                                                           "{buffer: q, dims: [\"cdiv(k, 8) * 8\", m], box: [64, BM]")));
+  EXPECT_THROW(
+      try { matmul(); } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("(the buffers: a, b, c, a_pad (scratch), b_pad (scratch))"), std::string::npos)
+            << e.what();
+        throw;
+      },
+      Error);
 }
 
 // Each host-side rule on its own, from a legal map changed in one parameter.

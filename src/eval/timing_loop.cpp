@@ -25,6 +25,7 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   // milliseconds is warm after it, and the rest of the warm-up and the probe would cost several of
   // its runs.
   bool long_run = false;
+  double second_us = 0;  // the second launch's time: a long run's probe
   if (opt.warmup > 1) {
     SOLTUNE_CUDA(cudaEventRecord(st.event(0).get(), st.stream()));
     if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
@@ -33,6 +34,7 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
     float ms = 0;
     SOLTUNE_CUDA(cudaEventElapsedTime(&ms, st.event(0).get(), st.event(1).get()));
     long_run = ms >= kLongRunMs;
+    second_us = ms * 1000.0;
   }
   for (int i = 2; i < opt.warmup && !long_run; ++i)
     if ((out.err = launch(set++ % st.sets())) != cudaSuccess) return out;
@@ -145,8 +147,13 @@ TimingOutcome time_launches(TaskState& st, const CudaEvalOptions& opt, const std
   // and stops a candidate that is clearly slower than the task's best (status slow).
   // The probe is not checked: its times size the run and may stop a slow candidate, but never
   // become an admitted candidate's time (a fast probe only earns the checked batches below).
+  // A run of milliseconds needs no probe of its own: the second launch, timed above, sizes it (at
+  // 6 ms a launch, a probe was a tenth of the 70B MLP's timed work).
   std::vector<double> probe;
-  if ((out.err = timed(long_run ? 1 : kProbeReps, 0, probe)) != cudaSuccess) return out;
+  if (long_run)
+    probe.push_back(second_us);
+  else if ((out.err = timed(kProbeReps, 0, probe)) != cudaSuccess)
+    return out;
   out.warmup_ms = ms_since(began);
   out.batches_ms = 0;  // the probe is the warm-up's
   std::sort(probe.begin(), probe.end());

@@ -37,8 +37,8 @@ SOLTUNE_FIELDS(CudaEvalOptions, check_rounds, slow_factor, target_cv, extra_batc
 
 // Repetitions of the probe that sizes a run (never checked, never an admitted time).
 inline constexpr int kProbeReps = 3;
-// A second warm-up launch that takes this long on the GPU (events around it) ends the warm-up,
-// and the probe is one repetition: its time alone sizes the run.
+// A second warm-up launch that takes this long on the GPU (events around it) ends the warm-up and
+// is the probe: its time alone sizes the run.
 inline constexpr double kLongRunMs = 2.0;
 // Timed repetitions checked per batch of a candidate's timing (and of a re-timing), at random: a
 // kernel that skips the work in a fraction f of them passes a batch with probability (1 - f)^2, and

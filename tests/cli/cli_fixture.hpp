@@ -53,6 +53,8 @@ class Cli : public ::testing::Test {
     ASSERT_EQ(setenv("SOLTUNE_CACHE_DIR", (tmp_ / "cache").c_str(), 1), 0);
     kb_ = tmp_ / "kb.sqlite";
   }
+  // For tests whose runs only need their kernels compiled, not a cold cache: test::shared_compile_cache().
+  static void share_compile_cache() { ASSERT_EQ(setenv("SOLTUNE_CACHE_DIR", test::shared_compile_cache().c_str(), 1), 0); }
   void TearDown() override {
     std::error_code ec;
     fs::remove_all(tmp_, ec);

@@ -22,6 +22,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 class Progress : public Cli {
  protected:
+  void SetUp() override {
+    Cli::SetUp();
+    share_compile_cache();
+  }
   // A gelu copy whose space is three configurations: BLOCK 64 fails a static_assert, 256 and 512
   // are fine (a block over the device's threads is not a legal configuration). An exhaustive tune
   // of it into kb_.

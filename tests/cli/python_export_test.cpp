@@ -12,6 +12,7 @@ class PythonExport : public Cli {
  protected:
   void SetUp() override {
     Cli::SetUp();
+    share_compile_cache();
     if (!find_cuda_tool("nvcc")) GTEST_SKIP() << "no nvcc: the package's kernels cannot be built here";
     if (std::system("python3 -c 'import ctypes, json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
     for (const char* p : {"softmax", "l1norm"}) {

@@ -13,6 +13,10 @@ namespace {
 
 class ReportCli : public Cli {
  protected:
+  void SetUp() override {
+    Cli::SetUp();
+    share_compile_cache();
+  }
   // A model-backend tune of gelu and of matmul's shipped config, reported into tmp_/report.html.
   Result report_of_two_problems() {
     EXPECT_EQ(tune_gelu(16).code, 0);

@@ -156,7 +156,7 @@ class Docs : public ::testing::Test {
     fs::create_symlink(kSoltune, scratch_ / "build" / "src" / "cli" / "soltune");
     fs::create_symlink(kSoltune, scratch_ / "bin" / "soltune");
     setenv("PATH", ((scratch_ / "bin").string() + ":" + std::getenv("PATH")).c_str(), 1);
-    setenv("SOLTUNE_CACHE_DIR", (scratch_ / "cache").c_str(), 1);
+    setenv("SOLTUNE_CACHE_DIR", test::shared_compile_cache().c_str(), 1);
     setenv("CUDA_VISIBLE_DEVICES", "", 1);  // the model backend, also on a machine with a GPU
   }
   // `soltune SUB --help` (SUB may be "kb list"): its text, or "" when there is no such command.

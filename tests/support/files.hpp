@@ -90,6 +90,12 @@ inline std::filesystem::path nvcc_path() {
 
 // A fresh folder in the temp folder ("soltune-TAG-XXXXXX"), removed with all it holds when the
 // object goes: one per test fixture.
+// A compile cache the slowest command-line tests share, in the build tree (never the user's): their
+// model-backend runs compile the same shipped templates, and on CI's two cores those compiles were
+// most of the suite's time. Entries are written by an atomic rename, so concurrent tests are safe;
+// tests of the cache itself keep caches of their own.
+inline std::filesystem::path shared_compile_cache() { return std::filesystem::path(SOLTUNE_BINARY_DIR) / "tests" / "nvrtc-cache"; }
+
 class TempDir {
  public:
   explicit TempDir(const std::string& tag) {

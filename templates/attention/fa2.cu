@@ -11,6 +11,10 @@
 // SPLIT > 1 (flash decoding, for few queries over many keys): the key tiles are shared out among
 // SPLIT blocks per query block, each writing its unnormalised output and its rows' (max, sum) to
 // scratch, and attention_combine merges the SPLIT parts of every row into O and the log-sum-exp.
+// PACK 1 (grouped-query heads): a block's rows are those of the h / h_kv query heads that share a
+// key/value head, one after another (they are adjacent in Q, O and the log-sum-exp), so each K and
+// V tile is read once for all of them; a decoding step's one query per head then fills a warp's
+// rows with the group's heads instead of 15 rows of padding.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -44,7 +48,7 @@ __device__ __forceinline__ void load_tile(unsigned dst, const unsigned short* sr
 
 }  // namespace fa2_detail
 
-template <typename T, int D, int BM, int BN, int STAGES, int SPLIT>
+template <typename T, int D, int BM, int BN, int STAGES, int SPLIT, int PACK>
 __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q, const T* __restrict__ k,
                                                         const T* __restrict__ v, T* __restrict__ o,
                                                         float* __restrict__ lse, float* __restrict__ part_o,
@@ -57,21 +61,31 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   constexpr unsigned Q_BYTES = BM * D * 2, TILE_BYTES = BN * D * 2;
   static_assert(sizeof(T) == 2, "16-bit inputs");
   static_assert(D % 64 == 0 && BM % 16 == 0 && BN % 16 == 0 && STAGES >= 1 && SPLIT >= 1, "tile shapes");
+  static_assert(PACK == 0 || PACK == 1, "PACK: 0 or 1");
 
   extern __shared__ __align__(128) unsigned char attention_smem[];
   const unsigned q_s = smem_addr(attention_smem);
   const unsigned kv_s = q_s + Q_BYTES;  // stage st: K at kv_s + 2 st TILE_BYTES, V after it
   if (dynamic_smem_bytes() < Q_BYTES + 2 * STAGES * TILE_BYTES) __trap();
 
-  // Block x: query block innermost (the blocks of one head share its K and V in L2), then head, batch,
-  // and the split of the keys outermost.
-  const long long nq = (s_q + BM - 1) / BM, per_split = nq * h * b;
+  // A unit is a query head, or with PACK the G query heads of one key/value head: `rows` rows of
+  // Q, O and the log-sum-exp, adjacent in memory, row p being query p % s_q.
+  const long long G = PACK ? h / h_kv : 1, rows = G * s_q, units = PACK ? h_kv : h;
+  // Block x: query block innermost (the blocks of one unit share its K and V in L2), then unit,
+  // batch, and the split of the keys outermost.
+  const long long nq = (rows + BM - 1) / BM, per_split = nq * units * b;
   const long long x = SPLIT > 1 ? blockIdx.x % per_split : blockIdx.x, split = SPLIT > 1 ? blockIdx.x / per_split : 0;
-  const long long head = (x / nq) % h, bi = x / (nq * h);
+  const long long unit = (x / nq) % units, bi = x / (nq * units);
   const long long qb = causal ? nq - 1 - x % nq : x % nq;
+  const long long head = PACK ? unit * G : unit;  // the unit's first query head
   const long long bh = bi * h + head, kvh = bi * h_kv + head / (h / h_kv);
   const long long i0 = qb * BM, shift = s_k - s_q;  // causal: query i sees keys j <= i + shift
-  const long long end = causal ? min(s_k, min(i0 + BM, s_q) + shift) : s_k;
+  // The block's queries: rows i0 .. p_last; within one head they are i0 % s_q .. p_last % s_q,
+  // across a head's end every query up to s_q - 1 may be among them.
+  const long long p_last = min(i0 + BM, rows) - 1;
+  const bool one_head = !PACK || i0 / s_q == p_last / s_q;
+  const long long i_first = !PACK ? i0 : one_head ? i0 % s_q : 0, i_last = !PACK ? p_last : one_head ? p_last % s_q : s_q - 1;
+  const long long end = causal ? min(s_k, i_last + 1 + shift) : s_k;
   // This block's key tiles: a balanced share of the visible ones (all of them without a split).
   const long long all_tiles = (end + BN - 1) / BN;
   const int t0 = static_cast<int>(all_tiles * split / SPLIT), tiles = static_cast<int>(all_tiles * (split + 1) / SPLIT);
@@ -80,7 +94,7 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   const auto* vg = reinterpret_cast<const unsigned short*>(v) + kvh * s_k * D;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  load_tile<D, NT>(q_s, qg, i0, s_q, BM, tid);
+  load_tile<D, NT>(q_s, qg, i0, rows, BM, tid);
   cp_async_commit();
   auto load_kv = [&](int t) {
     if (t < tiles) {
@@ -125,12 +139,12 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
       }
     }
     // Keys past s_k, and under the causal mask past a row's last visible key, score -inf.
-    if (j0 + BN > s_k || (causal && j0 + BN - 1 > i0 + shift)) {
+    if (j0 + BN > s_k || (causal && j0 + BN - 1 > i_first + shift)) {
 #pragma unroll
       for (int n = 0; n < NB; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const long long j = j0 + n * 8 + c2 + (e & 1), i = row0 + 8 * (e >> 1);
+          const long long j = j0 + n * 8 + c2 + (e & 1), i = PACK ? (row0 + 8 * (e >> 1)) % s_q : row0 + 8 * (e >> 1);
           if (j >= s_k || (causal && j > i + shift)) s[n][e] = neg_inf();
         }
     }
@@ -184,8 +198,8 @@ __global__ void __launch_bounds__(BM * 2) attention_fa2(const T* __restrict__ q,
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    const long long i = row0 + 8 * r;
-    if (i >= s_q) continue;
+    const long long i = row0 + 8 * r;  // the unit's row: query i % s_q of head head + i / s_q
+    if (i >= rows) continue;
     if constexpr (SPLIT > 1) {
       const long long part = (split * b * h + bh) * s_q + i;
       float2* out = reinterpret_cast<float2*>(part_o + part * D + c2);

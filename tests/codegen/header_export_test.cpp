@@ -235,7 +235,7 @@ TEST_F(HeaderProgram, NoKernelServesSizesThatBreakAProblemRule) {
   const auto p = shipped("attention");
   // With a binary (bytes standing in for its cubin): its launch, which takes the keys as `k`, is
   // compiled too.
-  auto s = spec(p, "fa2", DType::bf16, "BM=64,BN=32,STAGES=2,SPLIT=1",
+  auto s = spec(p, "fa2", DType::bf16, "BM=64,BN=32,STAGES=2,SPLIT=1,PACK=0",
                 Shape{{{"b", 2}, {"h", 8}, {"h_kv", 2}, {"s_q", 512}, {"s_k", 512}, {"d", 128}, {"causal", 1}}});
   s.binary = std::string("\x7f" "ELF", 4) + std::string(64, 'x');
   s.binary_cc = 90;

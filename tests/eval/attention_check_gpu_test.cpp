@@ -21,7 +21,7 @@ struct Mistake {
 
 // fa2's configuration: 64 queries and keys a block, two stages, the keys split SPLIT ways.
 Config fa2_config(const VariantSpec& v, int64_t split) {
-  return Space(v, Bindings{}).parse_key("BM=64,BN=64,STAGES=2,SPLIT=" + std::to_string(split));
+  return Space(v, Bindings{}).parse_key("BM=64,BN=64,STAGES=2,SPLIT=" + std::to_string(split) + ",PACK=0");
 }
 
 Shape shape(int64_t s_q, int64_t s_k, int64_t causal) {

@@ -80,5 +80,49 @@ TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
   EXPECT_EQ(ev.restarts(), 0);
 }
 
+// PACK 1 (a block holds the query heads that share a key/value head) passes at decoding and at a
+// causal prefill whose blocks span two heads' rows, split or not; a copy that takes a packed row's
+// query index for the row itself (the causal mask then lets later heads' rows see too many keys) is
+// wrong_answer.
+TEST(AttentionCheckGpu, PackedHeadGroupsPassAndTheirQueryIndexIsChecked) {
+  const auto root = test::copy_problem("attention", "attpack");
+  const auto dir = root / "attention";
+  const std::string from = "i = PACK ? (row0 + 8 * (e >> 1)) % s_q : row0 + 8 * (e >> 1);";
+  const std::string source = test::read_file(dir / "fa2.cu");
+  const auto at = source.find(from);
+  ASSERT_NE(at, std::string::npos) << "fa2.cu no longer has the line the mistake changes";
+  test::write_file(dir / "fa2_packrow.cu", std::string(source).replace(at, from.size(), "i = row0 + 8 * (e >> 1);"));
+  test::write_file(dir / "fa2_packrow.yaml", test::read_file(dir / "fa2.yaml"));
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "attention");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  auto gqa = [](int64_t s_q, int64_t s_k, int64_t causal) {
+    return Shape{{{"b", 2}, {"h", 8}, {"h_kv", 2}, {"s_q", s_q}, {"s_k", s_k}, {"d", 128}, {"causal", causal}}};
+  };
+  struct Case {
+    const char* key;
+    Shape shape;
+  };
+  const std::vector<Case> cases = {{"BM=16,BN=64,STAGES=3,SPLIT=8,PACK=1", gqa(1, 3000, 0)},
+                                   {"BM=32,BN=64,STAGES=2,SPLIT=1,PACK=1", gqa(3, 1000, 1)},
+                                   {"BM=64,BN=64,STAGES=2,SPLIT=1,PACK=1", gqa(40, 700, 1)},
+                                   {"BM=64,BN=32,STAGES=2,SPLIT=4,PACK=1", gqa(40, 5000, 1)}};
+  for (const auto& c : cases) {
+    const Task t{&p, &p.variant("fa2"), DType::bf16, c.shape};
+    const Config cfg = Space(p.variant("fa2"), Bindings{}).parse_key(c.key);
+    ev.baseline(t);
+    const auto r = ev.evaluate(t, {cfg});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, Status::ok) << t.id() << " " << c.key << ": " << r[0].log;
+  }
+  const Task wrong{&p, &p.variant("fa2_packrow"), DType::bf16, gqa(40, 700, 1)};
+  ev.baseline(wrong);
+  const auto bad = ev.evaluate(wrong, {Space(p.variant("fa2_packrow"), Bindings{}).parse_key("BM=64,BN=64,STAGES=2,SPLIT=1,PACK=1")});
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].status, Status::wrong_answer) << wrong.id() << ": " << bad[0].log;
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
 }  // namespace
 }  // namespace soltune

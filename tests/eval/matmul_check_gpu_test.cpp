@@ -6,7 +6,9 @@
 // of the timed loop (problem.yaml's `check:`).
 #include <gtest/gtest.h>
 
+#include "core/device.hpp"
 #include "core/rounds.hpp"
+#include "core/space.hpp"
 #include "eval/cuda_task_state.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
@@ -176,6 +178,45 @@ TEST(MatmulCheckGpu, VariantsAtAShapeShareTheirRoundsReference) {
   EXPECT_EQ(second[0].phases.reference, 0) << "the kept rounds served";
   EXPECT_GT(second[0].phases.rounds, 0);
   EXPECT_EQ(wrong[0].status, Status::wrong_answer) << wrong[0].log;
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+// The shipped kernels for the shapes the aligned ones cannot serve pass every check at shapes with
+// tails everywhere: skinny (a decode step's few rows, m not a multiple of 16) and wgmma_pad (rows
+// not 16-byte aligned, n odd: C stored element by element).
+TEST(MatmulCheckGpu, SkinnyAndPaddedKernelsPassAtOddShapes) {
+  SOLTUNE_REQUIRE_GPU();
+  const auto root = test::copy_problem("matmul", "oddgemm");
+  const auto p = load_problem(root, "matmul");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  struct Case {
+    const char* variant;
+    const char* key;
+    DType dt;
+    Shape shape;
+  };
+  auto mnk = [](int64_t m, int64_t n, int64_t k, int64_t tb) {
+    return Shape{{{"m", m}, {"n", n}, {"k", k}, {"trans_b", tb}}};
+  };
+  const std::vector<Case> cases = {
+      {"skinny", "MT=1,J=2,WARPS=4,U=4", DType::bf16, mnk(12, 1000, 1000, 1)},
+      {"skinny", "MT=4,J=1,WARPS=8,U=2", DType::f16, mnk(40, 1000, 4096, 1)},
+      {"skinny", "MT=2,J=4,WARPS=2,U=8", DType::bf16, mnk(17, 4104, 8192, 1)},
+      {"wgmma_pad", "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,SPARE=0", DType::bf16, mnk(257, 263, 1001, 0)},
+      {"wgmma_pad", "BM=128,BN=256,STAGES=3,CM=1,GROUP=4,SPARE=4", DType::f16, mnk(1793, 1793, 1793, 1)},
+      {"wgmma_pad", "BM=256,BN=128,STAGES=4,CM=2,GROUP=8,SPARE=0", DType::bf16, mnk(300, 129, 1000, 0)},
+  };
+  for (const auto& c : cases) {
+    const auto& v = p.variant(c.variant);
+    const Task t{&p, &v, c.dt, c.shape};
+    const Config cfg = Space(v, Bindings{}).parse_key(c.key);
+    ASSERT_EQ(Space(v, t.fixed(*find_known_gpu("H200"))).why_illegal(cfg), "") << t.id() << " " << c.key;
+    ev.baseline(t);
+    const auto r = ev.evaluate(t, {cfg});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, Status::ok) << t.id() << " " << c.key << ": " << r[0].log;
+  }
   EXPECT_EQ(ev.restarts(), 0);
 }
 

@@ -35,7 +35,7 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
       (rotation_sets(t, d, o.timing) > 0 ? 0.0 : static_cast<double>(l2_flush_bytes(t, d, o.timing)) / bw) + kRepetitionHostS;
   auto timed = [&](double run_s) {  // warm-up, probe and the repetitions target_ms asks for
     const double reps = std::clamp(o.target_ms * 1e-3 / run_s, static_cast<double>(o.min_reps), static_cast<double>(o.max_reps));
-    return (o.warmup + kProbeReps + reps) * (run_s + flush_s);
+    return (launches_before_timing(run_s * 1e3, o.warmup) + reps) * (run_s + flush_s);
   };
   const double ref_run_s = (t.problem->baseline_library ? sol_s / kLibraryShare : kUnfusedOverSol * sol_s) + kLaunchS;
   e.baseline_s = e.reference_s + ref_run_s + timed(ref_run_s);

@@ -194,7 +194,7 @@ TaskBaseline CudaRunner::baseline(const Task& t, double limit_s) {
   if (!st.baseline_library_note().empty()) b.note = st.baseline_library_note() + "; " + b.note;
   // Its timing runs it at least this often (warm-up, probe, the fewest repetitions): a run that makes
   // that outlast the limit is said and skipped, not timed for minutes of a budget.
-  const double timing_s = run_s * (std::max(opt_.warmup, 1) + kProbeReps + opt_.min_reps);
+  const double timing_s = run_s * (launches_before_timing(run_s * 1e3, opt_.warmup) + opt_.min_reps);
   if (limit_s > 0 && timing_s > limit_s) {
     char why[320];
     std::snprintf(why, sizeof why, "its baseline (%s) took %.2f s a run: timing it would take about %.0f s, over the %.0f s "

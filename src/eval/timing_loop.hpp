@@ -40,6 +40,11 @@ inline constexpr int kProbeReps = 3;
 // A second warm-up launch that takes this long on the GPU (events around it) ends the warm-up and
 // is the probe: its time alone sizes the run.
 inline constexpr double kLongRunMs = 2.0;
+// The launches before a run's first timed repetition, for a kernel of run_ms: the warm-up and the
+// probe (two in all for a long run). The estimates of a run's cost count them.
+inline int launches_before_timing(double run_ms, int warmup) {
+  return warmup > 1 && run_ms >= kLongRunMs ? 2 : (warmup > 1 ? warmup : 1) + kProbeReps;
+}
 // Timed repetitions checked per batch of a candidate's timing (and of a re-timing), at random: a
 // kernel that skips the work in a fraction f of them passes a batch with probability (1 - f)^2, and
 // must skip in most of them to move the median.

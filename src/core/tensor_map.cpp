@@ -109,7 +109,8 @@ TensorMapSpec parse_tensor_map(const std::string& name, const yaml::Node& n, con
     n.fail(what + " has the name of an argument of problem " + p.name + ": a kernel argument's name must say which it is");
 
   m.buffer = n.at("buffer").str();
-  const ArgSpec* buf = p.find_arg(m.buffer);
+  const ArgSpec* arg = p.find_arg(m.buffer);
+  const ArgSpec* buf = arg;
   for (const auto& s : scratch)
     if (!buf && s.name == m.buffer) buf = &s;
   if (!buf || !buf->is_buffer) {
@@ -124,7 +125,7 @@ TensorMapSpec parse_tensor_map(const std::string& name, const yaml::Node& n, con
   m.buffer_shape = buf->shape;
   // A scratch buffer's map is read by the main kernel (a launch before it wrote the buffer); only
   // the problem's outputs are stores' targets.
-  m.written = buf->role != Role::in && p.find_arg(m.buffer) != nullptr;
+  m.written = arg && arg->role != Role::in;
 
   m.dims = parse::exprs(n.at("dims"), names, what + " dims");
   const auto rank = m.dims.size();

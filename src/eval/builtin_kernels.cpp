@@ -398,7 +398,7 @@ __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b,
   __shared__ __align__(16) double aa[KT][R];
   __shared__ double bs[KT][257];  // a column of 16 k apart by 2056 bytes: the stores along k meet few banks twice
   const int t = threadIdx.x;
-  const long long j = blockIdx.x * 256LL + t;
+  const long long j0 = blockIdx.x * 256LL, j = j0 + t;  // the block's first column, the thread's
   const int g = blockIdx.y * R;
   const long long kb = blockIdx.z * k_chunk, ke = min(k, kb + k_chunk);
   // The thread's element of A's tile: row g + t / KT at k offset t % KT.
@@ -406,7 +406,6 @@ __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b,
   const long long a_row = g + a_rr < r ? rows[g + a_rr] : -1;
   // Its elements of B's tile, along B's storage order so that a warp reads consecutive elements:
   // element i is (k0 + b_kr + i * di, column j0 + b_jc + i * dj), at b_off + k0 * dk + i * step.
-  const long long j0 = blockIdx.x * 256LL;
   const int b_kr = trans_b ? t % KT : 0, b_jc = trans_b ? t / KT : t, di = trans_b ? 0 : 1, dj = trans_b ? 256 / KT : 0;
   const long long b_off = trans_b ? (j0 + b_jc) * k + b_kr : j0 + b_jc, dk = trans_b ? 1 : n;
   const long long step = trans_b ? (256 / KT) * k : n;

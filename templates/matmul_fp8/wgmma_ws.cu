@@ -7,8 +7,11 @@
 // slices is multiplied into registers of their own and then promoted: added into the f32
 // accumulators, times the slice's scales of A's rows and B's column block with scale 2 (a group of
 // one slice). Scales 0 and 1 are applied once, as C is stored. Within a group the wgmmas of one
-// slice overlap the wait for the next; the group's end waits for all of them. A consumer loads a slice's scales before it waits for the slice, so their
-// latency hides behind the wait. The grid is persistent and walks the tiles in groups of GROUP rows
+// slice overlap the wait for the next; the group's end waits for all of them. Block scales travel
+// through the ring: the producer warp's lanes load a slice's scales of A's BM rows and B's column
+// blocks while it waits for a free stage and store them beside the stage, so a consumer reads them
+// from shared memory (loaded from global memory at each promotion, their latency stood between
+// every slice and the next). The grid is persistent and walks the tiles in groups of GROUP rows
 // along m. TMA zero-fills past m, n and k and every store of C is guarded or clipped; rows must be
 // 16-byte aligned (k a multiple of 16, n of 8).
 #include <cuda/ptx>
@@ -35,6 +38,29 @@ __device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, 
   const int ca[2] = {k0, m0}, cb[2] = {k0, n0};
   ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa, ta, ca, full);
   ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa + BM * BK, tb, cb, full);
+}
+
+// A producer lane's share of slice kt's block scales for the tile at rows m0.., columns n0..: A's rows
+// m0 + lane + 32 i (0 past m), then on lanes 0 and 1 B's column blocks n0 / 128 and the next (0 past
+// n). Loaded into registers while the producer waits for a free stage.
+template <int BM>
+__device__ __forceinline__ void load_block_scales(float (&v)[BM / 32 + 1], const float* sa, const float* sb, long long m0, int n0,
+                                                  int kt, long long m, long long kb, long long nb) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < BM / 32; ++i) {
+    const long long row = m0 + lane + 32 * i;
+    v[i] = row < m ? __ldg(sa + kt * m + row) : 0.0f;
+  }
+  const long long jb = n0 / 128 + lane;
+  v[BM / 32] = lane < 2 && jb < nb ? __ldg(sb + jb * kb + kt) : 0.0f;
+}
+// ... stored beside the stage: rows at 0.., B's blocks at BM and BM + 1.
+template <int BM> __device__ __forceinline__ void store_block_scales(const float (&v)[BM / 32 + 1], float* ss) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < BM / 32; ++i) ss[lane + 32 * i] = v[i];
+  if (lane < 2) ss[BM + lane] = v[BM / 32];
 }
 
 // A thread's rows of an m64 accumulator block whose first row is row0: r and r + 8 (wgmma's layout,
@@ -68,6 +94,9 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
   const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(wgmma_fp8_smem));
   unsigned char* const base = wgmma_fp8_smem + swizzle_pad(raw);  // where the swizzled tiles start
   const unsigned sbase = raw + swizzle_pad(raw);
+  // Block scales, a slice's beside each stage: A's BM rows, then B's two column blocks.
+  constexpr int SCALE_STRIDE = BM + 4;
+  float* const sscale = reinterpret_cast<float*>(base + STAGES * STAGE_BYTES + EPI * BM * BN * 2);
 
   const int tid = threadIdx.x, wg = tid / 128;
   const int tiles_m = static_cast<int>((m + BM - 1) / BM), tiles_n = static_cast<int>((n + BN - 1) / BN);
@@ -76,7 +105,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      ptx::mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&full[s], SCALE == 2 ? 33 : 1);  // the copy's arrival, and with block scales the producer warp's lanes
       ptx::mbarrier_init(&empty[s], 4 * NC);  // every consumer warp
     }
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to the copy engine
@@ -91,8 +120,15 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
         const TileAt t = tile_at<GROUP>(u, tiles_m, tiles_n);
         for (int kt = 0; kt < kt_count; ++kt, ++it) {
           const int s = it % STAGES;
+          float scales[BM / 32 + 1];
+          if constexpr (SCALE == 2) load_block_scales<BM>(scales, sa, sb, static_cast<long long>(t.tm) * BM, t.tn * BN, kt, m, kb, nb);
           if (it >= STAGES) wait_parity(&empty[s], static_cast<unsigned>((it / STAGES - 1) & 1));
           if (tid == 0) issue_slice<BM, BN>(&ta, &tb, base + s * STAGE_BYTES, &full[s], t.tm * BM, t.tn * BN, kt * BK);
+          if constexpr (SCALE == 2) {
+            // Each lane's stores, released by its own arrival (the barrier counts the 32 of them).
+            store_block_scales<BM>(scales, sscale + s * SCALE_STRIDE);
+            cuda::ptx::mbarrier_arrive(&full[s]);
+          }
           __syncwarp();
         }
       }
@@ -118,21 +154,6 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
       const int group = PROMOTE == 0 ? kNone : PROMOTE;
       for (int g0 = 0; g0 < kt_count; g0 += group) {
         const int g1 = min(kt_count, g0 + min(group, kt_count));
-        // SCALE 2 (a group of one slice): the slice's scales of the thread's rows, and of the (at most
-        // two) column blocks of B the tile spans, loaded before the slice is waited for.
-        float rs[MI][2], cs[2];
-        if constexpr (SCALE == 2) {
-#pragma unroll
-          for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const long long row = acc_row(m0 + mi * 64) + 8 * h;
-              rs[mi][h] = row < m ? __ldg(sa + g0 * m + row) : 0.0f;
-            }
-          const long long jb = n0 / 128;
-          cs[0] = __ldg(sb + jb * kb + g0);
-          cs[1] = jb + 1 < nb ? __ldg(sb + (jb + 1) * kb + g0) : 0.0f;
-        }
         int prev = -1;  // the slice whose wgmmas may still be running
         for (int kt = g0; kt < g1; ++kt, ++it) {
           const int s = it % STAGES;
@@ -150,6 +171,18 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
           wgmma_wait<1>();
           if (prev >= 0 && signals) cuda::ptx::mbarrier_arrive(&empty[prev]);
           prev = s;
+        }
+        // SCALE 2 (a group of one slice): the slice's scales of the thread's rows, and of the (at most
+        // two) column blocks of B the tile spans, read from beside the stage before it is released.
+        float rs[MI][2], cs[2];
+        if constexpr (SCALE == 2) {
+          const float* const ss = sscale + prev * SCALE_STRIDE;
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) rs[mi][h] = ss[acc_row(cw * ROWS + mi * 64) + 8 * h];
+          cs[0] = ss[BM];
+          cs[1] = ss[BM + 1];
         }
         wgmma_wait<0>();
         if (signals) cuda::ptx::mbarrier_arrive(&empty[prev]);

@@ -124,5 +124,50 @@ TEST(AttentionCheckGpu, PackedHeadGroupsPassAndTheirQueryIndexIsChecked) {
   EXPECT_EQ(ev.restarts(), 0);
 }
 
+// fa3 (wgmma, warp-specialised) passes at tails of queries and keys, with the causal mask, grouped
+// heads and every head dimension, in both dtypes; a copy that lets keys past s_k count (TMA reads the
+// next head's rows there) is wrong_answer.
+TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
+  const auto root = test::copy_problem("attention", "attfa3");
+  const auto dir = root / "attention";
+  const std::string source = test::read_file(dir / "fa3.cu");
+  const std::string from = "if (j >= s_k || (causal && j > i + shift))";
+  const auto at = source.find(from);
+  ASSERT_NE(at, std::string::npos) << "fa3.cu no longer has the line the mistake changes";
+  test::write_file(dir / "fa3_tail.cu", std::string(source).replace(at, from.size(), "if (causal && j > i + shift)"));
+  test::write_file(dir / "fa3_tail.yaml", test::read_file(dir / "fa3.yaml"));
+  SOLTUNE_REQUIRE_GPU();  // the edit above runs without a GPU too
+  const auto p = load_problem(root, "attention");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  auto at_shape = [](int64_t h_kv, int64_t s_q, int64_t s_k, int64_t d, int64_t causal) {
+    return Shape{{{"b", 2}, {"h", 4}, {"h_kv", h_kv}, {"s_q", s_q}, {"s_k", s_k}, {"d", d}, {"causal", causal}}};
+  };
+  struct Case {
+    const char* key;
+    DType dt;
+    Shape shape;
+  };
+  const std::vector<Case> cases = {{"BM=128,BN=128,STAGES=2", DType::bf16, at_shape(4, 300, 333, 128, 0)},
+                                   {"BM=128,BN=64,STAGES=3", DType::bf16, at_shape(2, 300, 333, 128, 1)},
+                                   {"BM=64,BN=64,STAGES=4", DType::f16, at_shape(1, 77, 1000, 64, 1)},
+                                   {"BM=128,BN=128,STAGES=3", DType::f16, at_shape(4, 256, 256, 64, 0)},
+                                   {"BM=128,BN=64,STAGES=2", DType::bf16, at_shape(2, 129, 200, 256, 1)}};
+  for (const auto& c : cases) {
+    const Task t{&p, &p.variant("fa3"), c.dt, c.shape};
+    const Config cfg = Space(p.variant("fa3"), Bindings{}).parse_key(c.key);
+    ev.baseline(t);
+    const auto r = ev.evaluate(t, {cfg});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, Status::ok) << t.id() << " " << c.key << ": " << r[0].log;
+  }
+  const Task wrong{&p, &p.variant("fa3_tail"), DType::bf16, at_shape(4, 300, 333, 128, 0)};
+  ev.baseline(wrong);
+  const auto bad = ev.evaluate(wrong, {Space(p.variant("fa3_tail"), Bindings{}).parse_key("BM=128,BN=128,STAGES=2")});
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].status, Status::wrong_answer) << wrong.id() << ": " << bad[0].log;
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
 }  // namespace
 }  // namespace soltune

@@ -35,11 +35,97 @@ __device__ __forceinline__ void load_rows(const TmaMap* map, unsigned char* dst,
   }
 }
 
+// k16 step ks of S = Q K^T reads chunk ks / 4 of Q (BM rows) and of K (BN rows), 32 bytes a step
+// within their 128-byte rows; the first step writes S, the rest add.
+template <typename T, int D, int BM, int BN>
+__device__ __forceinline__ void issue_scores(float (&sc)[BN / 2], unsigned sq, unsigned sk) {
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    const unsigned step = (ks % 4) * 32;
+    wgmma_ss<T, BN>(sc, smem_desc(sq + (ks / 4) * BM * 128 + step, 16, 1024), smem_desc(sk + (ks / 4) * BN * 128 + step, 16, 1024),
+                    ks > 0);
+  }
+}
+
+// A thread's two rows of a consumer's 64 (r and r + 8 of its warp's 16): the mask, and the online
+// softmax's running maximum m (unscaled scores) and sum l of 2^((s - m) scale).
+template <int D> struct Rows {
+  bool causal;
+  long long s_k, limit0, first;  // keys past s_k are out; causally, row r sees keys <= limit0 + 8 r; the consumer's first row sees keys <= first
+  int c2;
+  float m[2] = {neg_inf(), neg_inf()}, l[2] = {0.f, 0.f};
+
+  static __device__ __forceinline__ float scale() { return 1.4426950408889634f * rsqrtf(static_cast<float>(D)); }
+
+  // Keys past s_k, and under the causal mask past a row's last visible key, score -inf (tiles
+  // wholly inside both limits skip the test).
+  template <int H> __device__ __forceinline__ void mask(float (&sc)[H], long long j0) const {
+    constexpr int BN = 2 * H;
+    if (j0 + BN <= s_k && (!causal || j0 + BN - 1 <= first)) return;
+#pragma unroll
+    for (int jb = 0; jb < BN / 8; ++jb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const long long j = j0 + 8 * jb + c2 + (e & 1);
+        if (j >= s_k || (causal && j > limit0 + 8 * (e >> 1))) sc[4 * jb + e] = neg_inf();
+      }
+  }
+
+  // The new maximum per row over the quad of lanes that holds it, the probabilities 2^(s - m_new)
+  // (scaled) in place of the scores, the sum rescaled by alpha = 2^(m_old - m_new) and grown.
+  template <int H> __device__ __forceinline__ void softmax(float (&sc)[H], float (&alpha)[2]) {
+    const float sc_log2 = scale();
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = m[r];
+#pragma unroll
+      for (int jb = 0; jb < H / 4; ++jb) mx = fmaxf(mx, fmaxf(sc[4 * jb + 2 * r], sc[4 * jb + 2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float base = mx == neg_inf() ? 0.f : mx * sc_log2;  // a row with no key yet keeps zeros
+      alpha[r] = exp2f(m[r] * sc_log2 - base);
+      m[r] = mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int jb = 0; jb < H / 4; ++jb) {
+        float& p0 = sc[4 * jb + 2 * r];
+        float& p1 = sc[4 * jb + 2 * r + 1];
+        p0 = exp2f(fmaf(p0, sc_log2, -base));
+        p1 = exp2f(fmaf(p1, sc_log2, -base));
+        sum += p0 + p1;
+      }
+      l[r] = l[r] * alpha[r] + sum;
+    }
+  }
+};
+
+// The output's rows rescaled when their maximum moved.
+template <int D> __device__ __forceinline__ void rescale(float (&acc)[D / 2], const float (&alpha)[2]) {
+#pragma unroll
+  for (int jb = 0; jb < D / 8; ++jb) {
+    acc[4 * jb] *= alpha[0];
+    acc[4 * jb + 1] *= alpha[0];
+    acc[4 * jb + 2] *= alpha[1];
+    acc[4 * jb + 3] *= alpha[1];
+  }
+}
+
+// The probabilities in the input type as P V's A fragments: score blocks 2 kb and 2 kb + 1 (rows
+// r and r + 8, columns 2 (lane % 4) and + 8) are k16 step kb's four registers.
+template <typename T, int BN> __device__ __forceinline__ void pack_probabilities(const float (&sc)[BN / 2], unsigned (&pa)[BN / 16][4]) {
+#pragma unroll
+  for (int kb = 0; kb < BN / 16; ++kb)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) pa[kb][q] = mma16::Mma<T>::pack(sc[8 * kb + 2 * q], sc[8 * kb + 2 * q + 1]);
+}
+
 }  // namespace fa3_detail
 
 // T: bf16 or f16; D: head dimension (64, 128 or 256); BM: query rows per block (64 per consumer
-// warpgroup); BN: keys per tile (the scores' wgmma N: 64 or 128); STAGES: K and V tiles in the ring.
-template <typename T, int D, int BM, int BN, int STAGES>
+// warpgroup); BN: keys per tile (the scores' wgmma N: 64 or 128); STAGES: K and V tiles in the ring;
+// OVERLAP 1: the next tile's scores issued with this tile's product, before this tile's softmax;
+// PINGPONG 1 (two consumers): they take turns issuing wgmmas.
+template <typename T, int D, int BM, int BN, int STAGES, int OVERLAP, int PINGPONG>
 __global__ void __launch_bounds__(2 * BM + 128, 1)
     attention_fa3(const __grid_constant__ fa3_detail::TmaMap tq, const __grid_constant__ fa3_detail::TmaMap tk,
                   const __grid_constant__ fa3_detail::TmaMap tv, T* __restrict__ o, float* __restrict__ lse, long long b,
@@ -50,6 +136,7 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
   static_assert(BM == 64 || BM == 128, "BM: 64 per consumer warpgroup, one or two of them");
   static_assert(BN == 64 || BN == 128, "BN: 64 or 128");
   constexpr int NC = BM / 64;
+  static_assert(PINGPONG == 0 || NC == 2, "ping-pong takes two consumers");
   constexpr unsigned Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
   extern __shared__ unsigned char fa3_smem[];
   __shared__ cuda::std::uint64_t q_full, k_full[STAGES], v_full[STAGES], empty[STAGES];
@@ -99,91 +186,105 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
   }
   setmaxnreg_inc<240>();  // 24 + 2 x 240 of 512 a lane
   const int cw = wg - 1, warp = (tid % 128) / 32, lane = tid % 32;
-  const float scale = 1.4426950408889634f * rsqrtf(static_cast<float>(D));  // scores to base-2 exponents
   // This thread's rows (r and r + 8 of its warp's 16) and its first column of each 8-column block.
   const long long row0 = q0 + cw * 64 + warp * 16 + lane / 4;
   const int c2 = 2 * (lane % 4);
-  float m[2] = {neg_inf(), neg_inf()}, l[2] = {0.f, 0.f};
+  Rows<D> rows;
+  rows.causal = causal != 0;
+  rows.s_k = s_k;
+  rows.limit0 = row0 + shift;
+  rows.first = q0 + cw * 64 + shift;
+  rows.c2 = c2;
   float acc[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
+  float sc[BN / 2];
+  unsigned pa[BN / 16][4];
   wait_parity(&q_full, 0);
   const unsigned sq = sbase + cw * 64 * 128;  // this consumer's 64 rows of each Q chunk
-
-  for (int t = 0; t < tiles; ++t) {
-    const int s = t % STAGES;
-    const unsigned parity = static_cast<unsigned>((t / STAGES) & 1);
-    const unsigned sk = sbase + Q_BYTES + s * 2 * KV_BYTES, sv = sk + KV_BYTES;
-    float sc[BN / 2];
-    wait_parity(&k_full[s], parity);
+  auto stage = [&](int t) { return sbase + Q_BYTES + (t % STAGES) * 2 * KV_BYTES; };
+  auto parity = [](int t) { return static_cast<unsigned>((t / STAGES) & 1); };
+  // S = Q K^T of tile t, issued and committed (not waited for).
+  auto scores = [&](int t) {
+    wait_parity(&k_full[t % STAGES], parity(t));
+    wgmma_fence();
+    issue_scores<T, D, BM, BN>(sc, sq, stage(t));
+    wgmma_commit();
+  };
+  // O += P V of tile t, issued and committed.
+  auto product = [&](int t) {
+    wait_parity(&v_full[t % STAGES], parity(t));
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      // k16 step ks: chunk ks / 4 of Q (BM rows) and of K (BN rows), 32 bytes a step within its 128-byte rows
-      const unsigned step = (ks % 4) * 32;
-      wgmma_ss<T, BN>(sc, smem_desc(sq + (ks / 4) * BM * 128 + step, 16, 1024), smem_desc(sk + (ks / 4) * BN * 128 + step, 16, 1024),
-                      ks > 0);
-    }
+    for (int kb = 0; kb < BN / 16; ++kb) wgmma_rs<T, D>(acc, pa[kb], smem_desc(stage(t) + KV_BYTES + kb * 16 * 128, BN * 128, 1024));
     wgmma_commit();
-    wgmma_wait<0>();
+  };
+  auto release = [&](int t) {
+    if (lane == 0) ptx::mbarrier_arrive(&empty[t % STAGES]);
+  };
+  // PINGPONG: the two consumers take turns issuing their wgmmas (named barriers 2 and 3), so one's
+  // softmax runs while the other's products keep the tensor cores busy; consumer 0 goes first.
+  auto my_turn = [&] {
+    if constexpr (PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(2 + cw) : "memory");
+  };
+  auto your_turn = [&] {
+    if constexpr (PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + (cw ^ 1)) : "memory");
+  };
+  if (PINGPONG && cw == 1) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
 
-    // Keys past s_k, and under the causal mask past a row's last visible key, score -inf.
-    const long long j0 = static_cast<long long>(t) * BN;
-    if (j0 + BN > s_k || (causal && j0 + BN - 1 > q0 + cw * 64 + shift)) {
-#pragma unroll
-      for (int jb = 0; jb < BN / 8; ++jb)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const long long j = j0 + 8 * jb + c2 + (e & 1), i = row0 + 8 * (e >> 1);
-          if (j >= s_k || (causal && j > i + shift)) sc[4 * jb + e] = neg_inf();
-        }
+  if constexpr (OVERLAP == 0) {
+    for (int t = 0; t < tiles; ++t) {
+      my_turn();
+      scores(t);
+      your_turn();
+      wgmma_wait<0>();
+      rows.mask(sc, t * BN);
+      float alpha[2];
+      rows.softmax(sc, alpha);
+      rescale<D>(acc, alpha);
+      pack_probabilities<T, BN>(sc, pa);
+      product(t);
+      wgmma_wait<0>();
+      release(t);
     }
-    // The online softmax per row (the quad of lanes that holds it): the new maximum, the old sum
-    // and output rescaled by 2^(m_old - m_new) (scaled), the probabilities 2^(s - m_new).
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = m[r];
-#pragma unroll
-      for (int jb = 0; jb < BN / 8; ++jb) mx = fmaxf(mx, fmaxf(sc[4 * jb + 2 * r], sc[4 * jb + 2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float base_r = mx == neg_inf() ? 0.f : mx * scale;  // a row with no key yet keeps zeros
-      const float alpha = exp2f(m[r] * scale - base_r);
-      m[r] = mx;
-      float sum = 0.f;
-#pragma unroll
-      for (int jb = 0; jb < BN / 8; ++jb) {
-        float& p0 = sc[4 * jb + 2 * r];
-        float& p1 = sc[4 * jb + 2 * r + 1];
-        p0 = exp2f(fmaf(p0, scale, -base_r));
-        p1 = exp2f(fmaf(p1, scale, -base_r));
-        sum += p0 + p1;
-      }
-      l[r] = l[r] * alpha + sum;
-#pragma unroll
-      for (int jb = 0; jb < D / 8; ++jb) {
-        acc[4 * jb + 2 * r] *= alpha;
-        acc[4 * jb + 2 * r + 1] *= alpha;
-      }
-    }
-    // O += P V, k16 step kb: score blocks 2 kb and 2 kb + 1 are its A fragment; V's k16 rows are 16
-    // rows of 128 bytes in each 64-column chunk, the chunks BN rows apart.
-    unsigned pa[BN / 16][4];
-#pragma unroll
-    for (int kb = 0; kb < BN / 16; ++kb) {
-      pa[kb][0] = mma16::Mma<T>::pack(sc[8 * kb], sc[8 * kb + 1]);
-      pa[kb][1] = mma16::Mma<T>::pack(sc[8 * kb + 2], sc[8 * kb + 3]);
-      pa[kb][2] = mma16::Mma<T>::pack(sc[8 * kb + 4], sc[8 * kb + 5]);
-      pa[kb][3] = mma16::Mma<T>::pack(sc[8 * kb + 6], sc[8 * kb + 7]);
-    }
-    wait_parity(&v_full[s], parity);
-    wgmma_fence();
-#pragma unroll
-    for (int kb = 0; kb < BN / 16; ++kb) wgmma_rs<T, D>(acc, pa[kb], smem_desc(sv + kb * 16 * 128, BN * 128, 1024));
-    wgmma_commit();
+  } else {
+    // The scores of tile t + 1 are on the tensor cores while the softmax of tile t runs: S(t + 1) and
+    // O += P(t) V(t) issued together, then the softmax of S(t + 1) while the product finishes.
+    my_turn();
+    scores(0);
+    your_turn();
     wgmma_wait<0>();
-    if (lane == 0) ptx::mbarrier_arrive(&empty[s]);
+    rows.mask(sc, 0);
+    {
+      float alpha[2];
+      rows.softmax(sc, alpha);  // O is still zero
+    }
+    pack_probabilities<T, BN>(sc, pa);
+    for (int t = 1; t < tiles; ++t) {
+      my_turn();
+      scores(t);
+      product(t - 1);
+      your_turn();
+      wgmma_wait<1>();  // S(t) is in
+      rows.mask(sc, static_cast<long long>(t) * BN);
+      float alpha[2];
+      rows.softmax(sc, alpha);
+      wgmma_wait<0>();  // O += P(t - 1) V(t - 1) is in
+      release(t - 1);
+      rescale<D>(acc, alpha);
+      pack_probabilities<T, BN>(sc, pa);
+    }
+    my_turn();
+    product(tiles - 1);
+    your_turn();
+    wgmma_wait<0>();
+    release(tiles - 1);
   }
+  if (PINGPONG && cw == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // consumer 1's last turn
+
+  float (&m)[2] = rows.m;
+  float (&l)[2] = rows.l;
+  const float scale = Rows<D>::scale();
 
   // The row sums over the quad, then O / l and the natural log-sum-exp for rows inside s_q.
 #pragma unroll

@@ -148,11 +148,14 @@ TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
     DType dt;
     Shape shape;
   };
-  const std::vector<Case> cases = {{"BM=128,BN=128,STAGES=2", DType::bf16, at_shape(4, 300, 333, 128, 0)},
-                                   {"BM=128,BN=64,STAGES=3", DType::bf16, at_shape(2, 300, 333, 128, 1)},
-                                   {"BM=64,BN=64,STAGES=4", DType::f16, at_shape(1, 77, 1000, 64, 1)},
-                                   {"BM=128,BN=128,STAGES=3", DType::f16, at_shape(4, 256, 256, 64, 0)},
-                                   {"BM=128,BN=64,STAGES=2", DType::bf16, at_shape(2, 129, 200, 256, 1)}};
+  const std::vector<Case> cases = {
+      {"BM=128,BN=128,STAGES=2,OVERLAP=0,PINGPONG=0", DType::bf16, at_shape(4, 300, 333, 128, 0)},
+      {"BM=128,BN=128,STAGES=2,OVERLAP=1,PINGPONG=1", DType::bf16, at_shape(4, 300, 333, 128, 0)},
+      {"BM=128,BN=64,STAGES=3,OVERLAP=1,PINGPONG=0", DType::bf16, at_shape(2, 300, 333, 128, 1)},
+      {"BM=128,BN=128,STAGES=2,OVERLAP=1,PINGPONG=1", DType::bf16, at_shape(2, 700, 1000, 128, 1)},
+      {"BM=64,BN=64,STAGES=4,OVERLAP=1,PINGPONG=0", DType::f16, at_shape(1, 77, 1000, 64, 1)},
+      {"BM=128,BN=128,STAGES=3,OVERLAP=0,PINGPONG=1", DType::f16, at_shape(4, 256, 256, 64, 0)},
+      {"BM=128,BN=64,STAGES=2,OVERLAP=1,PINGPONG=1", DType::bf16, at_shape(2, 129, 200, 256, 1)}};
   for (const auto& c : cases) {
     const Task t{&p, &p.variant("fa3"), c.dt, c.shape};
     const Config cfg = Space(p.variant("fa3"), Bindings{}).parse_key(c.key);
@@ -163,7 +166,7 @@ TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
   }
   const Task wrong{&p, &p.variant("fa3_tail"), DType::bf16, at_shape(4, 300, 333, 128, 0)};
   ev.baseline(wrong);
-  const auto bad = ev.evaluate(wrong, {Space(p.variant("fa3_tail"), Bindings{}).parse_key("BM=128,BN=128,STAGES=2")});
+  const auto bad = ev.evaluate(wrong, {Space(p.variant("fa3_tail"), Bindings{}).parse_key("BM=128,BN=128,STAGES=2,OVERLAP=1,PINGPONG=1")});
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0].status, Status::wrong_answer) << wrong.id() << ": " << bad[0].log;
   EXPECT_EQ(ev.restarts(), 0);

@@ -131,10 +131,10 @@ TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
   const auto root = test::copy_problem("attention", "attfa3");
   const auto dir = root / "attention";
   const std::string source = test::read_file(dir / "fa3.cu");
-  const std::string from = "if (j >= s_k || (causal && j > i + shift))";
+  const std::string from = "if (j >= s_k || (causal && j > limit0 + 8 * (e >> 1)))";
   const auto at = source.find(from);
   ASSERT_NE(at, std::string::npos) << "fa3.cu no longer has the line the mistake changes";
-  test::write_file(dir / "fa3_tail.cu", std::string(source).replace(at, from.size(), "if (causal && j > i + shift)"));
+  test::write_file(dir / "fa3_tail.cu", std::string(source).replace(at, from.size(), "if (causal && j > limit0 + 8 * (e >> 1))"));
   test::write_file(dir / "fa3_tail.yaml", test::read_file(dir / "fa3.yaml"));
   SOLTUNE_REQUIRE_GPU();  // the edit above runs without a GPU too
   const auto p = load_problem(root, "attention");

@@ -38,6 +38,7 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 #define SOLTUNE_D32_AT(i) SOLTUNE_D8(i), SOLTUNE_D8(i + 8), SOLTUNE_D8(i + 16), SOLTUNE_D8(i + 24)
 #define SOLTUNE_D32 SOLTUNE_D32_AT(0)
 #define SOLTUNE_D64 SOLTUNE_D32, SOLTUNE_D32_AT(32)
+#define SOLTUNE_D88 SOLTUNE_D64, SOLTUNE_D8(64), SOLTUNE_D8(72), SOLTUNE_D8(80)
 #define SOLTUNE_D96 SOLTUNE_D64, SOLTUNE_D32_AT(64)
 #define SOLTUNE_D112 SOLTUNE_D96, SOLTUNE_D8(96), SOLTUNE_D8(104)
 #define SOLTUNE_D128 SOLTUNE_D96, SOLTUNE_D32_AT(96)
@@ -47,6 +48,9 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 #define SOLTUNE_R64 SOLTUNE_R32 \
   ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define SOLTUNE_R88 SOLTUNE_R64 \
+  ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87"
 #define SOLTUNE_R96 SOLTUNE_R64 \
   ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"

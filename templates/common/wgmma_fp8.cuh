@@ -1,5 +1,5 @@
 // Hopper's 8-bit float wgmma (sm_90a): m64nNk32 with e4m3 or e5m2 operands, both K-major (the only
-// layout FP8 wgmma reads), f32 accumulators, for N = 64, 128 and 192. Included inside the template's
+// layout FP8 wgmma reads), f32 accumulators, for N = 64, 128, 176 and 192. Included inside the template's
 // namespace after wgmma.cuh (its SOLTUNE_WGMMA); the including file has <cuda_fp8.h> at its top.
 
 template <typename T> struct IsE5m2 { static constexpr bool value = false; };
@@ -24,6 +24,10 @@ __device__ __forceinline__ void wgmma_m64n128k32(float (&d)[64], unsigned long l
   SOLTUNE_WGMMA_FP8(128, 64, 64, 65, 66);
 }
 template <typename T>
+__device__ __forceinline__ void wgmma_m64n176k32(float (&d)[88], unsigned long long da, unsigned long long db, int accumulate) {
+  SOLTUNE_WGMMA_FP8(176, 88, 88, 89, 90);
+}
+template <typename T>
 __device__ __forceinline__ void wgmma_m64n192k32(float (&d)[96], unsigned long long da, unsigned long long db, int accumulate) {
   SOLTUNE_WGMMA_FP8(192, 96, 96, 97, 98);
 }
@@ -35,6 +39,8 @@ __device__ __forceinline__ void mma_fp8(float (&d)[BN / 2], unsigned long long d
     wgmma_m64n64k32<T>(d, da, db, accumulate);
   else if constexpr (BN == 128)
     wgmma_m64n128k32<T>(d, da, db, accumulate);
+  else if constexpr (BN == 176)
+    wgmma_m64n176k32<T>(d, da, db, accumulate);
   else
     wgmma_m64n192k32<T>(d, da, db, accumulate);
 }

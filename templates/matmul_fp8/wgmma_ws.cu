@@ -73,7 +73,7 @@ __device__ __forceinline__ long long acc_row(long long row0) {
 }  // namespace wgmma_fp8_detail
 
 // T: e4m3 or e5m2; BM: rows of C per block (64: one consumer; 128, 256: two, BM / 2 rows each); BN:
-// columns (the wgmma's N: 64, 128 or 192); STAGES: slices in the ring; GROUP: rows of tiles per
+// columns (the wgmma's N: 64, 128, 176 or 192); STAGES: slices in the ring; GROUP: rows of tiles per
 // group of the walk; PROMOTE: slices of 128 k the tensor cores add up before their sum is promoted into
 // f32 (0: all of k, once); EPI: C stored from registers (0) or staged in shared memory and written by
 // TMA (1) while the consumers go on to the next tile; SCALE: the problem's scale mode, compiled in (the argument is not read).
@@ -85,7 +85,8 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
   using namespace wgmma_fp8_detail;
   namespace ptx = cuda::ptx;
   static_assert(BM == 64 || BM == 128 || BM == 256, "BM: 64, 128 or 256");
-  static_assert(BN == 64 || BN == 128 || BN == 192, "BN: 64, 128 or 192");
+  static_assert(BN == 64 || BN == 128 || BN == 176 || BN == 192, "BN: 64, 128, 176 or 192");
+  static_assert(EPI == 0 || BN % 64 == 0, "the TMA store writes C in boxes of 64 columns");
   constexpr int NC = BM == 64 ? 1 : 2, ROWS = BM / NC, MI = ROWS / 64;  // consumers, their rows, m64 blocks each
   static_assert(MI * BN <= 192, "a slice's and the promoted accumulators: at most 192 registers each");
   constexpr unsigned STAGE_BYTES = (BM + BN) * BK;

@@ -83,15 +83,15 @@ template <int D> struct Rows {
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float base = mx == neg_inf() ? 0.f : mx * sc_log2;  // a row with no key yet keeps zeros
-      alpha[r] = exp2f(m[r] * sc_log2 - base);
+      alpha[r] = ex2_ftz(m[r] * sc_log2 - base);
       m[r] = mx;
       float sum = 0.f;
 #pragma unroll
       for (int jb = 0; jb < H / 4; ++jb) {
         float& p0 = sc[4 * jb + 2 * r];
         float& p1 = sc[4 * jb + 2 * r + 1];
-        p0 = exp2f(fmaf(p0, sc_log2, -base));
-        p1 = exp2f(fmaf(p1, sc_log2, -base));
+        p0 = ex2_ftz(fmaf(p0, sc_log2, -base));
+        p1 = ex2_ftz(fmaf(p1, sc_log2, -base));
         sum += p0 + p1;
       }
       l[r] = l[r] * alpha[r] + sum;

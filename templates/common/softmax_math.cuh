@@ -1,6 +1,14 @@
 // -inf (NVRTC has no INFINITY macro).
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 
+// 2^x by ex2.approx.ftz: one instruction (exp2f's non-ftz form scales denormal results), a result
+// under 2^-126 flushed to 0 beside a row sum of at least 1, and 2^-inf = 0.
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // exp of d = x - max (<= 0). FAST: ex2.approx of d * log2(e), relative error about |d| * 2^-24, as
 // __expf; its .ftz form is one instruction (__expf's non-ftz ex2 is four: the SASS scales
 // denormal results), and a result under 2^-126 is 0 beside a row sum of at least 1.

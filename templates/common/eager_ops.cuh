@@ -1,4 +1,4 @@
-// The norms' eager baselines (LayerNorm, RMSNorm baseline.cu): one kernel per operation, every
+// The norms' eager baselines (LayerNorm, RMSNorm, add_rmsnorm baseline.cu): one kernel per operation, every
 // intermediate stored in the tensor dtype, as eager PyTorch runs the written formula. Row means are
 // a block per row accumulating in f32, as PyTorch's reductions do; the elementwise kernels are
 // simple, one element per thread.
@@ -39,6 +39,12 @@ __global__ void op_row_mean(const T* a, T* out, long long rows, long long cols) 
 template <typename T>
 __global__ void op_sub_row(const T* a, const T* r, T* out, long long rows, long long cols) {
   SOLTUNE_ROW_LOOP st(out, row * cols + c, ld(a, row * cols + c) - ld(r, row));
+}
+
+template <typename T>
+__global__ void op_add(const T* a, const T* b, T* out, long long rows, long long cols) {
+  SOLTUNE_INDEX(rows * cols)
+  st(out, i, ld(a, i) + ld(b, i));
 }
 
 template <typename T>

@@ -66,14 +66,16 @@ def tune_rows(logs):
     """The fastest variant's summary row per (problem, shape, dtype) over the logs."""
     best = {}
     for path in logs:
-        for line in open(path, errors="replace"):
+        lines = open(path, errors="replace").read().splitlines()
+        for i, line in enumerate(lines):
             m = ROW.match(line)
             if not m:
                 continue
             problem, variant, dtype, shape = m.group(1), m.group(2), m.group(3), m.group(4)
+            config = m.group(13) or (lines[i + 1].split()[0] if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None)
             rec = {"variant": variant, "us": float(m.group(5)), "gbps": int(m.group(6)), "pct_copy": float(m.group(7)),
                    "t_ref_us": float(m.group(8)), "t_sol_us": float(m.group(9)), "sol": float(m.group(10)),
-                   "sol_eb": float(m.group(11)), "config": m.group(13)}
+                   "sol_eb": float(m.group(11)), "config": config}
             key = (problem, shape, dtype)
             if key not in best or rec["us"] < best[key]["us"]:
                 best[key] = rec

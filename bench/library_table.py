@@ -16,7 +16,8 @@ import json
 import os
 import re
 
-ROW = re.compile(r"^(\w+)/(\w+)/(f32|bf16)/(\S+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\S+)")
+# A summary row; its configuration ends the line, or (as `soltune tune` prints it now) opens the next.
+ROW = re.compile(r"^(\w+)/(\w+)/(f32|bf16)/(\S+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)(?:\s+(\S+))?\s*$")
 SHAPE_ORDER = ["softmax", "layernorm", "rmsnorm", "l1norm", "gelu"]
 
 

@@ -13,7 +13,8 @@ import json
 import sys
 
 MEMORY_BOUND = [("gelu", "GELU (tanh form)"), ("softmax", "Softmax"), ("layernorm", "LayerNorm"),
-                ("rmsnorm", "RMSNorm"), ("l1norm", "L1 norm")]
+                ("rmsnorm", "RMSNorm"), ("l1norm", "L1 norm"),
+                ("add_rmsnorm", "Residual add + RMSNorm (NVIDIA H100 80GB HBM3, soltune's timing only)")]
 DTYPE_ORDER = {"f32": 0, "bf16": 1, "f16": 2}
 SOURCES = {"harness": "PyTorch's harness", "tune": "tuning runs, soltune's timing", "cublas": "cuBLAS",
            "sweep": "the exported header's sweep", "baseline": "baselines",
@@ -75,7 +76,10 @@ class Table:
         if r["set"] not in self.sets:
             self.sets.append(r["set"])
         row = self.rows.setdefault((r["set"],) + key, {"set": r["set"]})
-        row.setdefault(r["source"], r)
+        # A row shows soltune's best: of several tuned records (variants) the fastest.
+        held = row.get(r["source"])
+        if held is None or (r["source"] == "tune" and r.get("us") is not None and held.get("us") is not None and r["us"] < held["us"]):
+            row[r["source"]] = r
         row.setdefault("records", []).append(r)
 
     def join(self, name, peers, key):
@@ -216,13 +220,13 @@ def on_card(records):
         if r["problem"] != "matmul" or "card" not in r or r["set"] == "budget":
             continue
         if r["source"] == "tune":
-            t.add((r["variant"], r["shape"]), r)
+            t.add((r["variant"], r["shape"], r["dtype"]), r)
             variants += [r["variant"]] if r["variant"] not in variants else []
         shapes += [r["shape"]] if r["shape"] not in shapes else []
-    torch = {(r["set"], r["shape"]): r for r in records if "card" in r and r["source"] == "cublas"}
-    for (s, variant, shape), row in t.rows.items():
-        row.update(variant=variant, shape=shape, order_set=t.sets.index(s), card=row["tune"]["card"])
-    t.join("torch", torch, lambda k: (k[0], k[2]))
+    torch = {(r["set"], r["shape"], r["dtype"]): r for r in records if "card" in r and r["source"] == "cublas"}
+    for (s, variant, shape, dtype), row in t.rows.items():
+        row.update(variant=variant, shape=shape, dtype=dtype, order_set=t.sets.index(s), card=row["tune"]["card"])
+    t.join("torch", torch, lambda k: (k[0], k[2], k[3]))
     if not t.rows:
         return []
 
@@ -237,7 +241,7 @@ def on_card(records):
                ("of cuBLAS", True, lambda row: pct(ratio(row["tune"].get("t_ref_us"), row["tune"]["us"]), 1)),
                ("TFLOP/s", True, tflops), ("SOL", True, lambda row: num(row["tune"].get("sol"), 3)),
                ("configuration", False, lambda row: row["tune"].get("config") or "-"), ("card", False, lambda row: row["card"])]
-    sort = lambda row: (row["order_set"], dims(row["shape"])["m"], variants.index(row["variant"]))  # noqa: E731
+    sort = lambda row: (row["order_set"], dims(row["shape"])["m"], variants.index(row["variant"]), DTYPE_ORDER.get(row["dtype"], 9))  # noqa: E731
     return t.render(columns, sort)
 
 
@@ -502,10 +506,13 @@ def render(doc):
         ("Attention forward",
          ["`configs/attention.yaml`: O = softmax(Q K^T / sqrt(d)) V with the rows' log-sum-exp, bf16, at 32768",
           "tokens of 16 heads and at decoding sizes with grouped-query heads (d 256: the fallback's own task).",
-          "T_ref is the unfused product, softmax and product (plain tiled kernels) timed by soltune in the same",
-          "run, which is why SOL reads high; SDPA is PyTorch's `scaled_dot_product_attention` (cuDNN's kernels",
-          "on this card) in PyTorch's harness minutes later; of SDPA is its time over soltune's. fa2 is the",
-          "portable mma.sync kernel. Nine tasks share 180 s: the long sequences got one or two evaluations."],
+          "T_ref is the unfused product, softmax and product timed by soltune in the same run: plain tiled",
+          "kernels in run a (which is why SOL reads high there), PyTorch's math path with both products on",
+          "cuBLASLt in run b. SDPA is PyTorch's `scaled_dot_product_attention` (cuDNN's kernels on this card)",
+          "in PyTorch's harness in the same device call; of SDPA is its time over soltune's. fa3 is the",
+          "warp-specialised Hopper kernel (wgmma, TMA), fa2 the portable mma.sync kernel and the fallback. In",
+          "run a nine tasks shared 180 s (the long sequences got one or two evaluations); in run b four fa3",
+          "tasks shared 100 s (7 evaluations each, the 16384-token one 1)."],
          attention(recs)),
         ("Time budgets",
          ["The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",

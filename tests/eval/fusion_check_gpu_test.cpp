@@ -1,0 +1,101 @@
+// GPU tests (label gpu): the fused residual add + RMSNorm problems (templates/add_rmsnorm and
+// templates/add_rmsnorm_fp8) pass with every variant at widths that fill no vector or block evenly,
+// and their checks catch what a fusion gets wrong: the norm of x where h = x + r belongs, h left
+// unwritten, a block's scale stored where another block's belongs, and q quantized without the
+// scale's 448.
+#include <gtest/gtest.h>
+
+#include "core/space.hpp"
+#include "eval/worker_evaluator.hpp"
+#include "gpu_fixture.hpp"
+
+namespace soltune {
+namespace {
+
+struct Mistake {
+  std::string variant, name, from, to;
+};
+
+// Writes each mistake as a copy of its variant (`<variant>_<name>.cu`, the variant's YAML beside it);
+// without a GPU too, so that an edit of a template that moves a line a mistake changes fails here.
+void write_mistakes(const std::filesystem::path& dir, const std::vector<Mistake>& mistakes) {
+  for (const auto& m : mistakes) {
+    const std::string source = test::read_file(dir / (m.variant + ".cu"));
+    const auto at = source.find(m.from);
+    ASSERT_NE(at, std::string::npos) << m.name << ": " << m.variant << ".cu no longer has the line it changes";
+    test::write_file(dir / (m.variant + "_" + m.name + ".cu"), std::string(source).replace(at, m.from.size(), m.to));
+    test::write_file(dir / (m.variant + "_" + m.name + ".yaml"), test::read_file(dir / (m.variant + ".yaml")));
+  }
+}
+
+struct Outcome {
+  Status status;
+  std::string log;
+};
+
+// One configuration of a variant at a shape, after the task's baseline, its status and log.
+Outcome run(WorkerEvaluator& ev, const ProblemSpec& p, const std::string& variant, DType dt, const Shape& s, const std::string& key) {
+  const Task t{&p, &p.variant(variant), dt, s};
+  ev.baseline(t);
+  const auto r = ev.evaluate(t, {Space(p.variant(variant), Bindings{}).parse_key(key)});
+  if (r.size() != 1) return {Status::compile_error, t.id() + ": " + std::to_string(r.size()) + " results for one configuration"};
+  return {r[0].status, t.id() + " " + key + ": " + r[0].log};
+}
+
+TEST(FusionCheckGpu, AddRmsnormPassesAndItsMistakesAreCaught) {
+  const auto root = test::copy_problem("add_rmsnorm", "fuse");
+  const auto dir = root / "add_rmsnorm";
+  const std::vector<Mistake> mistakes = {
+      {"rowreg", "normx", "unpack<T>(hv, v[e]);  // h as stored", "unpack<T>(xv[e], v[e]);"},
+      {"looped", "noh", "store<0>(reinterpret_cast<Raw*>(h + at + c), hv);", ""}};
+  write_mistakes(dir, mistakes);
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "add_rmsnorm");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  auto shape = [](int64_t rows, int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; };
+  for (const DType dt : {DType::bf16, DType::f32})
+    for (const auto& [variant, key, sh] : {std::tuple{"rowreg", "TPR=128,RPB=2,VEC=4,EPT=2,BPS=2,HINT=0", shape(37, 1000)},
+                                           std::tuple{"rowreg", "TPR=512,RPB=1,VEC=4,EPT=2,BPS=1,HINT=2", shape(5, 4096)},
+                                           std::tuple{"looped", "TPR=256,VEC=1,UNROLL=2", shape(37, 1001)}}) {
+      const auto o = run(ev, p, variant, dt, sh, key);
+      EXPECT_EQ(o.status, Status::ok) << o.log;
+    }
+  for (const auto& [variant, key, dt, sh] : {std::tuple{"rowreg_normx", "TPR=128,RPB=2,VEC=4,EPT=2,BPS=2,HINT=0", DType::bf16, shape(37, 1000)},
+                                             std::tuple{"looped_noh", "TPR=256,VEC=1,UNROLL=2", DType::f32, shape(37, 1001)}}) {
+    const auto o = run(ev, p, variant, dt, sh, key);
+    EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
+  }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+TEST(FusionCheckGpu, AddRmsnormFp8PassesAndItsScalesAreChecked) {
+  const auto root = test::copy_problem("add_rmsnorm_fp8", "fusefp8");
+  const auto dir = root / "add_rmsnorm_fp8";
+  const std::vector<Mistake> mistakes = {
+      {"rowreg", "scalerow", "s[(col(e) / 128) * rows + row] = amax / 448.f;", "s[row * ((cols + 127) / 128) + col(e) / 128] = amax / 448.f;"},
+      {"looped", "no448", "factor = 448.f / amax;", "factor = 1.f / amax;"}};
+  write_mistakes(dir, mistakes);
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "add_rmsnorm_fp8");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  auto shape = [](int64_t rows, int64_t cols, int64_t scale) { return Shape{{{"rows", rows}, {"cols", cols}, {"scale", scale}}}; };
+  for (const DType dt : {DType::bf16, DType::f32})
+    for (const int64_t scale : {1, 2})
+      for (const auto& [variant, key, sh] : {std::tuple{"rowreg", "TPR=128,RPB=2,VEC=4,EPT=2,BPS=2", shape(37, 1000, scale)},
+                                             std::tuple{"rowreg", "TPR=256,RPB=1,VEC=4,EPT=8,BPS=1", shape(9, 7168, scale)},
+                                             std::tuple{"looped", "TPR=256,UNROLL=2", shape(37, 1001, scale)}}) {
+        const auto o = run(ev, p, variant, dt, sh, key);
+        EXPECT_EQ(o.status, Status::ok) << o.log;
+      }
+  for (const auto& [variant, key, dt] : {std::tuple{"rowreg_scalerow", "TPR=256,RPB=1,VEC=4,EPT=8,BPS=1", DType::bf16},
+                                         std::tuple{"looped_no448", "TPR=256,UNROLL=2", DType::f32}}) {
+    const auto o = run(ev, p, variant, dt, shape(9, 7168, 2), key);
+    EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
+  }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+}  // namespace
+}  // namespace soltune

@@ -76,8 +76,11 @@ __device__ __forceinline__ long long acc_row(long long row0) {
 // columns (the wgmma's N: 64, 128, 176 or 192); STAGES: slices in the ring; GROUP: rows of tiles per
 // group of the walk; PROMOTE: slices of 128 k the tensor cores add up before their sum is promoted into
 // f32 (0: all of k, once); EPI: C stored from registers (0) or staged in shared memory and written by
-// TMA (1) while the consumers go on to the next tile; SCALE: the problem's scale mode, compiled in (the argument is not read).
-template <typename T, int BM, int BN, int STAGES, int GROUP, int PROMOTE, int EPI, int SCALE>
+// TMA (1) while the consumers go on to the next tile; SCALE: the problem's scale mode, compiled in (the argument is not read);
+// PINGPONG 1 (two consumers): they take turns issuing a slice's wgmmas (named barriers 3 and 4), so
+// that one's promotion runs while the other's products keep the tensor cores busy (both wait on the
+// same stage, and without turns they promote at once).
+template <typename T, int BM, int BN, int STAGES, int GROUP, int PROMOTE, int EPI, int SCALE, int PINGPONG>
 __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
     matmul_fp8_wgmma_ws(const __grid_constant__ wgmma_fp8_detail::TmaMap ta, const __grid_constant__ wgmma_fp8_detail::TmaMap tb,
                         const __grid_constant__ wgmma_fp8_detail::TmaMap tc, const float* __restrict__ sa, const float* __restrict__ sb, __nv_bfloat16* __restrict__ c, long long m,
@@ -89,6 +92,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
   static_assert(EPI == 0 || BN % 64 == 0, "the TMA store writes C in boxes of 64 columns");
   constexpr int NC = BM == 64 ? 1 : 2, ROWS = BM / NC, MI = ROWS / 64;  // consumers, their rows, m64 blocks each
   static_assert(MI * BN <= 192, "a slice's and the promoted accumulators: at most 192 registers each");
+  static_assert(PINGPONG == 0 || NC == 2, "ping-pong takes two consumers");
   constexpr unsigned STAGE_BYTES = (BM + BN) * BK;
   extern __shared__ unsigned char wgmma_fp8_smem[];
   __shared__ cuda::std::uint64_t full[STAGES], empty[STAGES];
@@ -141,6 +145,16 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
     const bool signals = lane == 0;
     float acc[MI][BN / 2], part[MI][BN / 2];
     int it = 0;
+    // PINGPONG: consumer cw waits on barrier 3 + cw for its turn and gives the other its turn on
+    // 3 + (cw ^ 1); consumer 0 goes first, and takes consumer 1's last turn after the loop (1 and 2
+    // are consumer_sync's).
+    auto my_turn = [&] {
+      if constexpr (PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + cw) : "memory");
+    };
+    auto your_turn = [&] {
+      if constexpr (PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (cw ^ 1)) : "memory");
+    };
+    if (PINGPONG && cw == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");
     for (int u = blockIdx.x; u < tiles_m * tiles_n; u += gridDim.x) {
       const TileAt t = tile_at<GROUP>(u, tiles_m, tiles_n);
       const long long m0 = static_cast<long long>(t.tm) * BM + cw * ROWS, n0 = static_cast<long long>(t.tn) * BN;
@@ -160,6 +174,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
           const int s = it % STAGES;
           wait_parity(&full[s], static_cast<unsigned>((it / STAGES) & 1));
           const unsigned sa_s = sbase + s * STAGE_BYTES + cw * ROWS * BK, sb_s = sbase + s * STAGE_BYTES + BM * BK;
+          my_turn();
           wgmma_fence();
 #pragma unroll
           for (int ks = 0; ks < BK / 32; ++ks)
@@ -168,6 +183,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
               mma_fp8<T, BN>(part[mi], smem_desc(sa_s + mi * 64 * BK + ks * 32, 16, 1024),
                              smem_desc(sb_s + ks * 32, 16, 1024), ks > 0 || kt > g0);
           wgmma_commit();
+          your_turn();
           // The slice before this one has been read: its stage goes back to the producer.
           wgmma_wait<1>();
           if (prev >= 0 && signals) cuda::ptx::mbarrier_arrive(&empty[prev]);
@@ -232,6 +248,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
                                                     static_cast<int>(m0), static_cast<int>(n0), cw);
       }
     }
+    if (PINGPONG && cw == 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");  // consumer 1's last turn
     if (EPI == 1 && tid % 128 == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
   }
   (void)c;

@@ -153,6 +153,26 @@ def attention_reference(q, k, v, causal):
 
 # Attention: O and the log-sum-exp at drawn shapes (grouped-query heads, causal or not, every head
 # dimension), against float64; then under torch.compile through its custom op.
+def check_graph(name, fn, inputs):
+    """fn captured in a CUDA graph on copies of inputs, replayed on new data in them: its outputs
+    (one or several) equal a fresh call's on that data."""
+    static = [t.clone() for t in inputs]
+    fn(*static)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        got = fn(*static)
+    for t in static:
+        t.copy_(torch.randn_like(t))
+    g.replay()
+    torch.cuda.synchronize()
+    got = got if isinstance(got, tuple) else (got,)
+    want = fn(*static)
+    want = want if isinstance(want, tuple) else (want,)
+    check(all(torch.allclose(a.float(), b.float(), rtol=1e-2, atol=1e-2) for a, b in zip(got, want)),
+          "%s inside a captured CUDA graph" % name)
+
+
 if hasattr(k, "attention"):
     fn = k.attention
     for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 4e-3)):
@@ -189,6 +209,7 @@ if hasattr(k, "attention"):
         print("skip attention from CuPy: not installed")
     compiled = torch.compile(lambda *t: torch.ops.soltune.attention(*t)[0] * 2, fullgraph=True)
     check(torch.allclose(compiled(q, kk, v), fn(q, kk, v)[0] * 2), "attention under torch.compile(fullgraph=True)")
+    check_graph("attention", fn, (q, kk, v))
     try:
         fn(q, kk[:, :, :, : d // 2].contiguous(), v)
         check(False, "attention: keys of another head dimension refused")
@@ -220,6 +241,7 @@ if hasattr(k, "matmul"):
     check(torch.equal(out, fn(a, w, trans_b=1)), "matmul into out=")
     compiled = torch.compile(lambda x, y: torch.ops.soltune.matmul(x, y, trans_b=1) * 2, fullgraph=True)
     check(torch.equal(compiled(a, w), fn(a, w, trans_b=1) * 2), "matmul under torch.compile(fullgraph=True)")
+    check_graph("matmul", lambda x, y: fn(x, y, trans_b=1), (a, w))
     try:  # CuPy's arrays in (f16: CuPy has no bf16), CuPy's out, the same kernel's result
         import cupy
         a16, w16 = a.half(), w.half()

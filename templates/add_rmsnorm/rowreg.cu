@@ -9,6 +9,7 @@ namespace add_rms_detail {
 #include "../common/types.cuh"
 #include "../common/norm_access.cuh"
 #include "../common/group_allreduce.cuh"
+#include "../common/residual_add.cuh"
 
 }  // namespace add_rms_detail
 
@@ -42,25 +43,7 @@ add_rmsnorm_rowreg(const T* __restrict__ x, const T* __restrict__ r, const T* __
     }
   }
   float v[EPT][VEC];
-  float q = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPT; ++e) {
-    if (col(e) < cols) {
-      float a[VEC], b[VEC];
-      unpack<T>(xv[e], a);
-      unpack<T>(rv[e], b);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) a[k] += b[k];
-      const Raw hv = pack<T, Raw>(a);
-      if (active) store<0>(reinterpret_cast<Raw*>(h + at + col(e)), hv);
-      unpack<T>(hv, v[e]);  // h as stored
-    } else {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
-    }
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) q = fmaf(v[e][k], v[e][k], q);
-  }
+  const float q = residual_add<T>(xv, rv, h, at, cols, active, col, v);
   const float ms = group_allreduce<TPR, 0>(q, scratch) / static_cast<float>(cols);
   const float rstd = rsqrtf(ms + eps);
   if (!active) return;

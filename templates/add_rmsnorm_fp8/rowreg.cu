@@ -12,6 +12,7 @@ namespace add_rms_fp8_detail {
 #include "../common/types.cuh"
 #include "../common/norm_access.cuh"
 #include "../common/group_allreduce.cuh"
+#include "../common/residual_add.cuh"
 #include "../common/fp8_quant.cuh"
 
 }  // namespace add_rms_fp8_detail
@@ -43,25 +44,7 @@ add_rmsnorm_fp8_rowreg(const T* __restrict__ x, const T* __restrict__ r, const T
     }
   }
   float v[EPT][VEC];
-  float sq = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPT; ++e) {
-    if (col(e) < cols) {
-      float a[VEC], b[VEC];
-      unpack<T>(xv[e], a);
-      unpack<T>(rv[e], b);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) a[k] += b[k];
-      const Raw hv = pack<T, Raw>(a);
-      if (active) store<0>(reinterpret_cast<Raw*>(h + at + col(e)), hv);
-      unpack<T>(hv, v[e]);  // h as stored
-    } else {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) v[e][k] = 0.f;
-    }
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) sq = fmaf(v[e][k], v[e][k], sq);
-  }
+  const float sq = residual_add<T>(xv, rv, h, at, cols, active, col, v);
   const float rstd = rsqrtf(group_allreduce<TPR, 0>(sq, scratch[0]) / static_cast<float>(cols) + eps);
   // y in place of h, and each vector's largest magnitude.
   float vmax[EPT];

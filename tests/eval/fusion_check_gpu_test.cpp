@@ -1,8 +1,7 @@
 // GPU tests (label gpu): the fused residual add + RMSNorm problems (templates/add_rmsnorm and
 // templates/add_rmsnorm_fp8) pass with every variant at widths that fill no vector or block evenly,
-// and their checks catch what a fusion gets wrong: the norm of x where h = x + r belongs, h left
-// unwritten, a block's scale stored where another block's belongs, and q quantized without the
-// scale's 448.
+// and their checks catch what a fusion gets wrong: x + x where h = x + r belongs, h left unwritten,
+// a block's scale stored where another block's belongs, and q quantized without the scale's 448.
 #include <gtest/gtest.h>
 
 #include "core/space.hpp"
@@ -46,7 +45,7 @@ TEST(FusionCheckGpu, AddRmsnormPassesAndItsMistakesAreCaught) {
   const auto root = test::copy_problem("add_rmsnorm", "fuse");
   const auto dir = root / "add_rmsnorm";
   const std::vector<Mistake> mistakes = {
-      {"rowreg", "normx", "unpack<T>(hv, v[e]);  // h as stored", "unpack<T>(xv[e], v[e]);"},
+      {"rowreg", "xplusx", "residual_add<T>(xv, rv, h, at, cols, active, col, v)", "residual_add<T>(xv, xv, h, at, cols, active, col, v)"},
       {"looped", "noh", "store<0>(reinterpret_cast<Raw*>(h + at + c), hv);", ""}};
   write_mistakes(dir, mistakes);
   SOLTUNE_REQUIRE_GPU();
@@ -61,7 +60,7 @@ TEST(FusionCheckGpu, AddRmsnormPassesAndItsMistakesAreCaught) {
       const auto o = run(ev, p, variant, dt, sh, key);
       EXPECT_EQ(o.status, Status::ok) << o.log;
     }
-  for (const auto& [variant, key, dt, sh] : {std::tuple{"rowreg_normx", "TPR=128,RPB=2,VEC=4,EPT=2,BPS=2,HINT=0", DType::bf16, shape(37, 1000)},
+  for (const auto& [variant, key, dt, sh] : {std::tuple{"rowreg_xplusx", "TPR=128,RPB=2,VEC=4,EPT=2,BPS=2,HINT=0", DType::bf16, shape(37, 1000)},
                                              std::tuple{"looped_noh", "TPR=256,VEC=1,UNROLL=2", DType::f32, shape(37, 1001)}}) {
     const auto o = run(ev, p, variant, dt, sh, key);
     EXPECT_EQ(o.status, Status::wrong_answer) << o.log;

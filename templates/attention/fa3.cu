@@ -122,9 +122,9 @@ template <typename T, int BN> __device__ __forceinline__ void pack_probabilities
 }  // namespace fa3_detail
 
 // T: bf16 or f16; D: head dimension (64, 128 or 256); BM: query rows per block (64 per consumer
-// warpgroup); BN: keys per tile (the scores' wgmma N: 64 or 128); STAGES: K and V tiles in the ring;
+// warpgroup, up to three); BN: keys per tile (the scores' wgmma N: 64 or 128); STAGES: K and V tiles in the ring;
 // OVERLAP 1: the next tile's scores issued with this tile's product, before this tile's softmax;
-// PINGPONG 1 (two consumers): they take turns issuing wgmmas.
+// PINGPONG 1 (two or three consumers): they take turns issuing wgmmas.
 template <typename T, int D, int BM, int BN, int STAGES, int OVERLAP, int PINGPONG>
 __global__ void __launch_bounds__(2 * BM + 128, 1)
     attention_fa3(const __grid_constant__ fa3_detail::TmaMap tq, const __grid_constant__ fa3_detail::TmaMap tk,
@@ -133,10 +133,10 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
   using namespace fa3_detail;
   namespace ptx = cuda::ptx;
   static_assert(D == 64 || D == 128 || D == 256, "D: 64, 128 or 256");
-  static_assert(BM == 64 || BM == 128, "BM: 64 per consumer warpgroup, one or two of them");
+  static_assert(BM == 64 || BM == 128 || BM == 192, "BM: 64 per consumer warpgroup, one to three of them");
   static_assert(BN == 64 || BN == 128, "BN: 64 or 128");
   constexpr int NC = BM / 64;
-  static_assert(PINGPONG == 0 || NC == 2, "ping-pong takes two consumers");
+  static_assert(PINGPONG == 0 || NC >= 2, "ping-pong takes two consumers or more");
   constexpr unsigned Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
   extern __shared__ unsigned char fa3_smem[];
   __shared__ cuda::std::uint64_t q_full, k_full[STAGES], v_full[STAGES], empty[STAGES];
@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
     }
     return;
   }
-  setmaxnreg_inc<240>();  // 24 + 2 x 240 of 512 a lane
+  setmaxnreg_inc<NC == 3 ? 160 : 240>();  // 24 + 2 x 240 (3 x 160) of 512 a lane
   const int cw = wg - 1, warp = (tid % 128) / 32, lane = tid % 32;
   // This thread's rows (r and r + 8 of its warp's 16) and its first column of each 8-column block.
   const long long row0 = q0 + cw * 64 + warp * 16 + lane / 4;
@@ -222,15 +222,16 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
   auto release = [&](int t) {
     if (lane == 0) ptx::mbarrier_arrive(&empty[t % STAGES]);
   };
-  // PINGPONG: the two consumers take turns issuing their wgmmas (named barriers 2 and 3), so one's
-  // softmax runs while the other's products keep the tensor cores busy; consumer 0 goes first.
+  // PINGPONG: the consumers take turns issuing their wgmmas, in order (consumer cw waits on named
+  // barrier 2 + cw and passes the turn on to the next), so one's softmax runs while another's
+  // products keep the tensor cores busy; consumer 0 goes first.
   auto my_turn = [&] {
     if constexpr (PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(2 + cw) : "memory");
   };
   auto your_turn = [&] {
-    if constexpr (PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + (cw ^ 1)) : "memory");
+    if constexpr (PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + (NC == 2 ? cw ^ 1 : (cw + 1) % NC)) : "memory");
   };
-  if (PINGPONG && cw == 1) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+  if (PINGPONG && cw == NC - 1) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
 
   if constexpr (OVERLAP == 0) {
     for (int t = 0; t < tiles; ++t) {
@@ -280,7 +281,7 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
     wgmma_wait<0>();
     release(tiles - 1);
   }
-  if (PINGPONG && cw == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // consumer 1's last turn
+  if (PINGPONG && cw == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // the last consumer's last turn
 
   float (&m)[2] = rows.m;
   float (&l)[2] = rows.l;

@@ -155,7 +155,9 @@ TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
       {"BM=128,BN=128,STAGES=2,OVERLAP=1,PINGPONG=1", DType::bf16, at_shape(2, 700, 1000, 128, 1)},
       {"BM=64,BN=64,STAGES=4,OVERLAP=1,PINGPONG=0", DType::f16, at_shape(1, 77, 1000, 64, 1)},
       {"BM=128,BN=128,STAGES=3,OVERLAP=0,PINGPONG=1", DType::f16, at_shape(4, 256, 256, 64, 0)},
-      {"BM=128,BN=64,STAGES=2,OVERLAP=1,PINGPONG=1", DType::bf16, at_shape(2, 129, 200, 256, 1)}};
+      {"BM=128,BN=64,STAGES=2,OVERLAP=1,PINGPONG=1", DType::bf16, at_shape(2, 129, 200, 256, 1)},
+      {"BM=192,BN=64,STAGES=3,OVERLAP=1,PINGPONG=1", DType::bf16, at_shape(4, 500, 700, 64, 1)},
+      {"BM=192,BN=64,STAGES=2,OVERLAP=0,PINGPONG=1", DType::f16, at_shape(2, 300, 333, 128, 0)}};
   for (const auto& c : cases) {
     const Task t{&p, &p.variant("fa3"), c.dt, c.shape};
     const Config cfg = Space(p.variant("fa3"), Bindings{}).parse_key(c.key);

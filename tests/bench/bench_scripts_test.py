@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The page of figures is built right from what the tools write (no GPU, no torch): bench/figures.py
+reads `soltune tune`'s summary rows whether the configuration ends the row or opens the next line,
+and bench/render_benchmarks.py shows soltune's fastest tuned record in a row and keeps a GEMM row of
+one dtype beside cuBLAS's figure of that dtype only.
+
+    python3 tests/bench/bench_scripts_test.py BENCH_DIR      (exit 0: every check passed)
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, sys.argv[1])
+import figures  # noqa: E402
+import render_benchmarks  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+# A summary in both layouts: the configuration after the counts, and on the next line.
+log = """summary on NVIDIA H100 80GB HBM3:
+task                                           time us   GB/s   %BW   T_ref us  T_SOL us    SOL SOL-EB  evals
+add_rmsnorm/looped/bf16/rows=4096,cols=4096       43.6   3077 101.5      221.7      42.2  0.990  0.992     24
+  TPR=256,VEC=8,UNROLL=4 (found by explorer.sample)
+add_rmsnorm/rowreg/bf16/rows=4096,cols=4096       43.3   3100 102.2      221.5      42.2  0.992  0.994     19
+  TPR=512,RPB=1,VEC=8,EPT=1,BPS=1,HINT=2 (found by tuner.climb)
+rmsnorm/rowreg/f32/rows=8192,cols=4096       65.6   4092  98.0      400.1      64.0  0.990  0.992     30 TPR=32,RPB=1
+"""
+with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+    f.write(log)
+rows = figures.tune_rows([f.name])
+os.unlink(f.name)
+best = rows.get(("add_rmsnorm", "rows=4096,cols=4096", "bf16"))
+check(best is not None and best["variant"] == "rowreg" and best["config"] == "TPR=512,RPB=1,VEC=8,EPT=1,BPS=1,HINT=2",
+      "the fastest variant's row, its configuration from the next line: %s" % best)
+old = rows.get(("rmsnorm", "rows=8192,cols=4096", "f32"))
+check(old is not None and old["config"] == "TPR=32,RPB=1", "a configuration at the end of its row: %s" % old)
+
+
+def tune(variant, dtype, us, set_="s", problem="matmul", shape="m=1793,n=1793,k=1793,trans_b=0"):
+    return {"set": set_, "source": "tune", "problem": problem, "shape": shape, "dtype": dtype, "condition": "cold",
+            "date": "2026-12-07 16:52 UTC", "command": "soltune tune X", "variant": variant, "us": us, "q1_us": us,
+            "q3_us": us, "t_ref_us": 2 * us, "t_sol_us": us / 2, "sol": 0.6, "sol_eb": 0.6, "config": "C", "card": "GPU"}
+
+
+# GEMMs on another card: bf16 and f16 of one variant and shape are two rows; cuBLAS measured bf16 only.
+cublas = {"set": "s", "source": "cublas", "problem": "matmul", "shape": "m=1793,n=1793,k=1793,trans_b=0", "dtype": "bf16",
+          "condition": "cold", "date": "2026-12-07 16:52 UTC", "command": "torch_matmul", "us": 112.4, "q1_us": 112.3,
+          "q3_us": 113.1, "card": "GPU", "kernel": "k"}
+text = "\n".join(render_benchmarks.on_card([tune("wgmma_pad", "bf16", 62.0), tune("wgmma_pad", "f16", 61.0), cublas]))
+lines = [ln for ln in text.splitlines() if "wgmma_pad" in ln]
+check(len(lines) == 2, "a row per dtype: %d rows" % len(lines))
+f16 = [ln for ln in lines if "| f16 |" in ln]
+check(len(f16) == 1 and "112.4" not in f16[0], "the f16 row stands beside no bf16 figure: %s" % f16)
+
+# Two tuned records of one attention shape (two variants): the row shows the faster.
+shape = "b=8,h=16,h_kv=16,s_q=4096,s_k=4096,d=128,causal=0"
+recs = [tune("fa2", "bf16", 5223.5, problem="attention", shape=shape), tune("fa3", "bf16", 2877.0, problem="attention", shape=shape)]
+text = "\n".join(render_benchmarks.attention(recs))
+check("2877.0" in text and "5223.5" not in text, "the faster variant's time in the row")
+
+sys.exit(1 if failures else 0)

@@ -25,13 +25,6 @@ namespace fa2_detail {
 
 using namespace mma16;
 
-// Scores are kept unscaled; exponents are taken base 2 of score * scale_log2<D>().
-template <int D> __device__ __forceinline__ float scale_log2() { return 1.4426950408889634f * rsqrtf(static_cast<float>(D)); }
-
-// A row's natural log-sum-exp from its largest unscaled score m and its sum l of 2^((s - m) scale).
-template <int D> __device__ __forceinline__ float log_sum_exp(float m, float l) {
-  return (m * scale_log2<D>() + __log2f(l)) * 0.6931471805599453f;
-}
 
 // A rows x D tile from global rows [r0, r0 + rows) into swizzled shared memory; rows at or past
 // `limit` are zeros (cp.async of 0 source bytes), so tails multiply as zeros, never as garbage.

@@ -55,8 +55,6 @@ template <int D> struct Rows {
   int c2;
   float m[2] = {neg_inf(), neg_inf()}, l[2] = {0.f, 0.f};
 
-  static __device__ __forceinline__ float scale() { return 1.4426950408889634f * rsqrtf(static_cast<float>(D)); }
-
   // Keys past s_k, and under the causal mask past a row's last visible key, score -inf (tiles
   // wholly inside both limits skip the test).
   template <int H> __device__ __forceinline__ void mask(float (&sc)[H], long long j0) const {
@@ -74,7 +72,7 @@ template <int D> struct Rows {
   // The new maximum per row over the quad of lanes that holds it, the probabilities 2^(s - m_new)
   // (scaled) in place of the scores, the sum rescaled by alpha = 2^(m_old - m_new) and grown.
   template <int H> __device__ __forceinline__ void softmax(float (&sc)[H], float (&alpha)[2]) {
-    const float sc_log2 = scale();
+    const float sc_log2 = scale_log2<D>();
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mx = m[r];
@@ -222,22 +220,16 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
   auto release = [&](int t) {
     if (lane == 0) ptx::mbarrier_arrive(&empty[t % STAGES]);
   };
-  // PINGPONG: the consumers take turns issuing their wgmmas, in order (consumer cw waits on named
-  // barrier 2 + cw and passes the turn on to the next), so one's softmax runs while another's
-  // products keep the tensor cores busy; consumer 0 goes first.
-  auto my_turn = [&] {
-    if constexpr (PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(2 + cw) : "memory");
-  };
-  auto your_turn = [&] {
-    if constexpr (PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + (NC == 2 ? cw ^ 1 : (cw + 1) % NC)) : "memory");
-  };
-  if (PINGPONG && cw == NC - 1) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+  // PINGPONG: the consumers take turns issuing their wgmmas (named barriers 2..), so one's softmax
+  // runs while another's products keep the tensor cores busy.
+  const Turns<PINGPONG != 0, NC, 2> turns{cw};
+  turns.start();
 
   if constexpr (OVERLAP == 0) {
     for (int t = 0; t < tiles; ++t) {
-      my_turn();
+      turns.mine();
       scores(t);
-      your_turn();
+      turns.pass();
       wgmma_wait<0>();
       rows.mask(sc, t * BN);
       float alpha[2];
@@ -251,9 +243,9 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
   } else {
     // The scores of tile t + 1 are on the tensor cores while the softmax of tile t runs: S(t + 1) and
     // O += P(t) V(t) issued together, then the softmax of S(t + 1) while the product finishes.
-    my_turn();
+    turns.mine();
     scores(0);
-    your_turn();
+    turns.pass();
     wgmma_wait<0>();
     rows.mask(sc, 0);
     {
@@ -262,10 +254,10 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
     }
     pack_probabilities<T, BN>(sc, pa);
     for (int t = 1; t < tiles; ++t) {
-      my_turn();
+      turns.mine();
       scores(t);
       product(t - 1);
-      your_turn();
+      turns.pass();
       wgmma_wait<1>();  // S(t) is in
       rows.mask(sc, static_cast<long long>(t) * BN);
       float alpha[2];
@@ -275,17 +267,15 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
       rescale<D>(acc, alpha);
       pack_probabilities<T, BN>(sc, pa);
     }
-    my_turn();
+    turns.mine();
     product(tiles - 1);
-    your_turn();
+    turns.pass();
     wgmma_wait<0>();
     release(tiles - 1);
   }
-  if (PINGPONG && cw == 0) asm volatile("bar.sync 2, 256;\n" ::: "memory");  // the last consumer's last turn
+  turns.finish();
 
-  float (&m)[2] = rows.m;
   float (&l)[2] = rows.l;
-  const float scale = Rows<D>::scale();
 
   // The row sums over the quad, then O / l and the natural log-sum-exp for rows inside s_q.
 #pragma unroll
@@ -298,6 +288,6 @@ __global__ void __launch_bounds__(2 * BM + 128, 1)
     unsigned* out = reinterpret_cast<unsigned*>(o + (bh * s_q + i) * D + c2);
 #pragma unroll
     for (int jb = 0; jb < D / 8; ++jb) out[jb * 4] = mma16::Mma<T>::pack(acc[4 * jb + 2 * r] * inv, acc[4 * jb + 2 * r + 1] * inv);
-    if (lane % 4 == 0) lse[bh * s_q + i] = (m[r] * scale + __log2f(l[r])) * 0.6931471805599453f;
+    if (lane % 4 == 0) lse[bh * s_q + i] = log_sum_exp<D>(rows.m[r], l[r]);
   }
 }

@@ -36,6 +36,27 @@ __device__ __forceinline__ void wait_parity(cuda::std::uint64_t* bar, unsigned p
 // The 128 threads of consumer warpgroup `cw` (named barrier 1 + cw; 0 is __syncthreads').
 __device__ __forceinline__ void consumer_sync(int cw) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory"); }
 
+// Consumer warpgroups taking turns (ping-pong, ON): consumer cw waits on named barrier FIRST + cw for
+// its turn (mine) and passes it on to the next in order (pass); consumer 0 goes first. Every
+// consumer calls start() before its first turn and finish() after its last: they balance the
+// barriers' arrivals (the last consumer's opening pass, consumer 0's closing wait). Off, all are
+// nothing.
+template <bool ON, int NC, int FIRST> struct Turns {
+  int cw;
+  __device__ __forceinline__ void start() const {
+    if (ON && cw == NC - 1) asm volatile("bar.arrive %0, 256;\n" ::"n"(FIRST) : "memory");
+  }
+  __device__ __forceinline__ void mine() const {
+    if constexpr (ON) asm volatile("bar.sync %0, 256;\n" ::"r"(FIRST + cw) : "memory");
+  }
+  __device__ __forceinline__ void pass() const {
+    if constexpr (ON) asm volatile("bar.arrive %0, 256;\n" ::"r"(FIRST + (NC == 2 ? cw ^ 1 : (cw + 1) % NC)) : "memory");
+  }
+  __device__ __forceinline__ void finish() const {
+    if (ON && cw == 0) asm volatile("bar.sync %0, 256;\n" ::"n"(FIRST) : "memory");
+  }
+};
+
 // A consumer's ROWS x BN tile of C at (row0, col0), MI blocks of m64 accumulators, stored by TMA
 // (tensor map tc, boxes of ROWS x 64 two-byte columns) through its shared-memory staging `sc`: the
 // staging is free once the previous tile's store has read it, and TMA clips the store at m and n.

@@ -39,3 +39,11 @@ template <int FAST, int W = 32> __device__ __forceinline__ void warp_combine(flo
     combine<FAST>(m, s, om, os);
   }
 }
+
+// Attention's scores are kept unscaled; exponents are taken base 2 of score * scale_log2<D>().
+template <int D> __device__ __forceinline__ float scale_log2() { return 1.4426950408889634f * rsqrtf(static_cast<float>(D)); }
+
+// A row's natural log-sum-exp from its largest unscaled score m and its sum l of 2^((s - m) scale).
+template <int D> __device__ __forceinline__ float log_sum_exp(float m, float l) {
+  return (m * scale_log2<D>() + __log2f(l)) * 0.6931471805599453f;
+}

@@ -145,16 +145,10 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
     const bool signals = lane == 0;
     float acc[MI][BN / 2], part[MI][BN / 2];
     int it = 0;
-    // PINGPONG: consumer cw waits on barrier 3 + cw for its turn and gives the other its turn on
-    // 3 + (cw ^ 1); consumer 0 goes first, and takes consumer 1's last turn after the loop (1 and 2
+    // PINGPONG: the consumers take turns issuing a slice's wgmmas on named barriers 3 and 4 (1 and 2
     // are consumer_sync's).
-    auto my_turn = [&] {
-      if constexpr (PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + cw) : "memory");
-    };
-    auto your_turn = [&] {
-      if constexpr (PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (cw ^ 1)) : "memory");
-    };
-    if (PINGPONG && cw == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");
+    const Turns<PINGPONG != 0, NC, 3> turns{cw};
+    turns.start();
     for (int u = blockIdx.x; u < tiles_m * tiles_n; u += gridDim.x) {
       const TileAt t = tile_at<GROUP>(u, tiles_m, tiles_n);
       const long long m0 = static_cast<long long>(t.tm) * BM + cw * ROWS, n0 = static_cast<long long>(t.tn) * BN;
@@ -174,7 +168,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
           const int s = it % STAGES;
           wait_parity(&full[s], static_cast<unsigned>((it / STAGES) & 1));
           const unsigned sa_s = sbase + s * STAGE_BYTES + cw * ROWS * BK, sb_s = sbase + s * STAGE_BYTES + BM * BK;
-          my_turn();
+          turns.mine();
           wgmma_fence();
 #pragma unroll
           for (int ks = 0; ks < BK / 32; ++ks)
@@ -183,7 +177,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
               mma_fp8<T, BN>(part[mi], smem_desc(sa_s + mi * 64 * BK + ks * 32, 16, 1024),
                              smem_desc(sb_s + ks * 32, 16, 1024), ks > 0 || kt > g0);
           wgmma_commit();
-          your_turn();
+          turns.pass();
           // The slice before this one has been read: its stage goes back to the producer.
           wgmma_wait<1>();
           if (prev >= 0 && signals) cuda::ptx::mbarrier_arrive(&empty[prev]);
@@ -248,7 +242,7 @@ __global__ void __launch_bounds__(BM == 64 ? 256 : 384, 1)
                                                     static_cast<int>(m0), static_cast<int>(n0), cw);
       }
     }
-    if (PINGPONG && cw == 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");  // consumer 1's last turn
+    turns.finish();
     if (EPI == 1 && tid % 128 == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
   }
   (void)c;

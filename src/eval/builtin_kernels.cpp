@@ -384,22 +384,30 @@ __global__ void soltune_proj_rows(long long m, long long n, long long k, const d
 // Step 5: rows rows[0..r) of A B computed exactly in double with their magnitudes |A| |B|. A block
 // takes 256 columns of 16 of the rows over one chunk of k (blockIdx.z), so that even a few rows
 // fill the device; its partial sums go to ref and mag (r x n each, zeroed before) by atomicAdd.
-// A's and B's values (16-bit or f32) and their products are exact in double. Each tile is read
-// into registers while the previous one is multiplied, then converted once into shared memory
-// (A's beside its magnitudes, a thread's 16 rows at one k side by side), so the inner loop is a
-// load of B, 16-byte broadcasts of A and FMAs.
+// A's and B's values (16-bit or f32) and their products are exact in double. A check must cost a
+// fraction of the repetition it checks, so the products run at the FP64 tensor rate: each warp's
+// 16 x 32 of the block's tile is a grid of DMMA m8n8k4 products (FMAs in the same ownership before
+// sm_80), from tiles converted once into shared memory as [row or column][k] (rows 160 bytes apart:
+// a fragment's 8 x 4 fall on distinct banks per half-warp), each read into registers while the
+// previous one is multiplied.
+__device__ inline void rows_mma(double (&d)[2], double a, double b) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+               : "+d"(d[0]), "+d"(d[1])
+               : "d"(a), "d"(b));
+#endif
+}
 template <typename T>
-__global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b, long long n, long long k, int trans_b,
+__global__ void __launch_bounds__(256, 1) soltune_gemm_rows(const T* a, const T* b, long long n, long long k, int trans_b,
                                                             const long long* rows, int r, long long k_chunk, double* ref,
                                                             double* mag) {
-  constexpr int R = kExactRowsPerBlock, KT = kExactRowsKTile;
-  static_assert(R * KT == 256 && R % 2 == 0, "a thread loads one element of A's tile");
-  __shared__ __align__(16) double as[KT][R];
-  __shared__ __align__(16) double aa[KT][R];
-  __shared__ double bs[KT][257];  // a column of 16 k apart by 2056 bytes: the stores along k meet few banks twice
-  const int t = threadIdx.x;
-  const long long j0 = blockIdx.x * 256LL, j = j0 + t;  // the block's first column, the thread's
-  const int g = blockIdx.y * R;
+  constexpr int R = kExactRowsPerBlock, KT = kExactRowsKTile, LD = KT + 4, NT = 4;  // NT: a warp's 8-column tiles
+  static_assert(R == 16 && KT % 4 == 0 && R * KT == 256, "a thread loads one element of A's tile; two 8-row tiles");
+  __shared__ double as[R][LD];
+  __shared__ double bs[256][LD];
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32, fr = lane / 4, fk = lane % 4;
+  const long long j0 = blockIdx.x * 256LL;  // the block's first column
+  const int g = blockIdx.y * R, wn = warp * 8 * NT;  // the block's first row, the warp's first column
   const long long kb = blockIdx.z * k_chunk, ke = min(k, kb + k_chunk);
   // The thread's element of A's tile: row g + t / KT at k offset t % KT.
   const int a_rr = t / KT, a_kr = t % KT;
@@ -420,13 +428,11 @@ __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b,
       if (b_in(k0, i)) rb[i] = p[i * step];
   };
   auto store = [&](long long k0) {
-    const double av = a_row >= 0 && k0 + a_kr < ke ? to_double(ra) : 0.0;
-    as[a_kr][a_rr] = av;
-    aa[a_kr][a_rr] = fabs(av);
+    as[a_rr][a_kr] = a_row >= 0 && k0 + a_kr < ke ? to_double(ra) : 0.0;
 #pragma unroll
-    for (int i = 0; i < KT; ++i) bs[b_kr + i * di][b_jc + i * dj] = b_in(k0, i) ? to_double(rb[i]) : 0.0;
+    for (int i = 0; i < KT; ++i) bs[b_jc + i * dj][b_kr + i * di] = b_in(k0, i) ? to_double(rb[i]) : 0.0;
   };
-  double acc[R] = {}, ab[R] = {};
+  double acc[2][NT][2] = {}, ab[2][NT][2] = {};  // lane holds [8 i + lane / 4][wn + 8 j + 2 (lane % 4) + h]
   load(kb);
   for (long long k0 = kb; k0 < ke; k0 += KT) {
     __syncthreads();  // the previous tile's readers are done
@@ -434,26 +440,51 @@ __global__ void __launch_bounds__(256) soltune_gemm_rows(const T* a, const T* b,
     __syncthreads();
     if (k0 + KT < ke) load(k0 + KT);  // in flight while this tile is multiplied
 #pragma unroll
-    for (int kr = 0; kr < KT; ++kr) {
-      const double bv = bs[kr][t], bm = fabs(bv);
+    for (int ks = 0; ks < KT; ks += 4) {
+#if __CUDA_ARCH__ >= 800
+      double fa[2], fb[NT];
 #pragma unroll
-      for (int rr = 0; rr < R; rr += 2) {
-        const double2 x = *reinterpret_cast<const double2*>(&as[kr][rr]);
-        const double2 y = *reinterpret_cast<const double2*>(&aa[kr][rr]);
-        acc[rr] = fma(x.x, bv, acc[rr]);
-        acc[rr + 1] = fma(x.y, bv, acc[rr + 1]);
-        ab[rr] = fma(y.x, bm, ab[rr]);
-        ab[rr + 1] = fma(y.y, bm, ab[rr + 1]);
-      }
+      for (int i = 0; i < 2; ++i) fa[i] = as[i * 8 + fr][ks + fk];
+#pragma unroll
+      for (int j = 0; j < NT; ++j) fb[j] = bs[wn + j * 8 + fr][ks + fk];
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          rows_mma(acc[i][j], fa[i], fb[j]);
+          rows_mma(ab[i][j], fabs(fa[i]), fabs(fb[j]));
+        }
+#else
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const double x = as[i * 8 + fr][ks + q];
+#pragma unroll
+          for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const double y = bs[wn + j * 8 + 2 * fk + h][ks + q];
+              acc[i][j][h] = fma(x, y, acc[i][j][h]);
+              ab[i][j][h] = fma(fabs(x), fabs(y), ab[i][j][h]);
+            }
+        }
+#endif
     }
   }
-  if (j >= n) return;
 #pragma unroll
-  for (int rr = 0; rr < R; ++rr)
-    if (g + rr < r) {
-      atomicAdd(&ref[(g + rr) * n + j], acc[rr]);
-      atomicAdd(&mag[(g + rr) * n + j], ab[rr]);
-    }
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int rr = g + i * 8 + fr;
+        const long long col = j0 + wn + j * 8 + 2 * fk + h;
+        if (rr < r && col < n) {
+          atomicAdd(&ref[rr * n + col], acc[i][j][h]);
+          atomicAdd(&mag[rr * n + col], ab[i][j][h]);
+        }
+      }
 }
 
 // Step 6: the candidate's rows rows[0..r) of C against them, under the band.

@@ -91,8 +91,8 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
                  {&m, &n, &k, &z, &msum, &mmax, &w, &c2, &cabs, &unwr, &nonfin, &atol, &rtol, &mtol, &zscore, &proj_stats},
                  dim3(cdiv(m, 256)));
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[1].get(), stream()));
-  // 256 columns of 16 rows a block, a block an SM (its 32 accumulators a thread take about 146
-  // registers); k split so that the last wave is nearly full.
+  // 256 columns of 16 rows a block, a block an SM (its 32 double accumulators take about 168
+  // registers a thread); k split so that the last wave is nearly full.
   const int64_t tiles = int64_t{cdiv(n, 256)} * cdiv(r, kExactRowsPerBlock);
   const int64_t splits = exact_rows_splits(tiles, dev_->sms, k);
   long long k_chunk = (k + splits - 1) / splits;

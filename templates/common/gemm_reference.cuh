@@ -35,6 +35,15 @@ __device__ inline void mma_8x8x4(double (&d)[2], double a, double b) {
 #endif
 }
 
+// C and its magnitude as the product gives them; a problem with an epilogue passes its own.
+struct PlainStore {
+  __device__ void operator()(double* c, double* c_mag, long long row, long long col, long long n, double v,
+                             double mag) const {
+    c[row * n + col] = v;
+    c_mag[row * n + col] = mag;
+  }
+};
+
 }  // namespace gemm_ref
 
 // What every Operands type holds: A and B of one element type, and B's layout. A problem's
@@ -49,9 +58,10 @@ struct GemmOperandsOf {
 };
 
 // The block's 64 x 64 tile of C at (blockIdx.y, blockIdx.x); launch with gemm_ref::THREADS threads.
-template <typename Operands>
+// put(c, c_mag, row, col, n, value, magnitude) writes each element.
+template <typename Operands, typename Store = gemm_ref::PlainStore>
 __device__ void gemm_reference(const Operands& op, double* __restrict__ c, double* __restrict__ c_mag, long long m,
-                               long long n, long long k) {
+                               long long n, long long k, const Store& put = Store{}) {
   using namespace gemm_ref;
   using TA = typename Operands::A;
   using TB = typename Operands::B;
@@ -148,9 +158,6 @@ __device__ void gemm_reference(const Operands& op, double* __restrict__ c, doubl
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const long long row = m0 + wm + i * 8 + lane / 4, col = n0 + wn + j * 8 + 2 * (lane % 4) + h;
-        if (row < m && col < n) {
-          c[row * n + col] = acc[i][j][h];
-          c_mag[row * n + col] = mag[i][j][h];
-        }
+        if (row < m && col < n) put(c, c_mag, row, col, n, acc[i][j][h], mag[i][j][h]);
       }
 }

@@ -10,6 +10,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "../common/gemm_epilogue.cuh"
+
 namespace matmul_detail {
 
 __host__ __device__ constexpr int cmin(int a, int b) { return a < b ? a : b; }
@@ -164,11 +166,12 @@ __device__ __forceinline__ void vector_rc(int tid, int i, int& r, int& cc) {
 // 8 k steps, so that a deep tile needs the staging registers of 8 k values only. TB: B's layout,
 // compiled in (the argument trans_b is not read); TB 1 loads vectors along B's rows of k and stores
 // them transposed, as A_T does for A.
+// epi(v, row, col) gives the value stored for each accumulator (common/gemm_epilogue.cuh): the body
+// is shared with the kernels that add an epilogue (templates/matmul_epilogue).
 template <typename T, int BM, int BN, int BK, int TM, int TN, int VEC, int PAD, int STAGES, int ASYNC, int A_T,
-          int SPLIT, int UNROLL, int TB>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
-    matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long m, long long n,
-                 long long k, long long trans_b) {
+          int SPLIT, int UNROLL, int TB, typename Epi>
+__device__ __forceinline__ void matmul_tiled_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+                                                  long long m, long long n, long long k, const Epi& epi) {
   using namespace matmul_detail;
   constexpr int NT = (BM / TM) * (BN / TN);
   constexpr int TX = BN / TN, TY = BM / TM;       // threads along n and m
@@ -549,13 +552,23 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
       if (c_vec && gc + WC <= n) {
         Pack<T, WC> o;
 #pragma unroll
-        for (int e = 0; e < WC; ++e) o.v[e] = from_f<T>(acc[i][j + e]);
+        for (int e = 0; e < WC; ++e) o.v[e] = from_f<T>(epi(acc[i][j + e], gr, gc + e));
         st_global<T, WC>(p, o);
       } else {
 #pragma unroll
         for (int e = 0; e < WC; ++e)
-          if (gc + e < n) p[e] = from_f<T>(acc[i][j + e]);
+          if (gc + e < n) p[e] = from_f<T>(epi(acc[i][j + e], gr, gc + e));
       }
     }
   }
+}
+
+template <typename T, int BM, int BN, int BK, int TM, int TN, int VEC, int PAD, int STAGES, int ASYNC, int A_T,
+          int SPLIT, int UNROLL, int TB>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
+    matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long m, long long n,
+                 long long k, long long trans_b) {
+  matmul_tiled_body<T, BM, BN, BK, TM, TN, VEC, PAD, STAGES, ASYNC, A_T, SPLIT, UNROLL, TB>(a, b, c, m, n, k,
+                                                                                           gemm_epi::NoEpilogue{});
+  (void)trans_b;
 }

@@ -17,6 +17,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "../common/gemm_epilogue.cuh"
+
 #ifndef WGMMA_WS_ANY_N
 #define WGMMA_WS_ANY_N false
 #endif
@@ -62,15 +64,38 @@ __device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, 
 
 }  // namespace wgmma_ws_detail
 
+namespace wgmma_ws_detail {
+// epi(v, row, col) on a consumer's 64 rows x BN accumulators from row0, n0, in store_acc's
+// ownership (rows row0 + 16 warp + lane / 4 and 8 below, columns n0 + 8 j + 2 (lane % 4) and the next).
+template <typename Epi, int N>
+__device__ __forceinline__ void apply_epilogue(const Epi& epi, float (&d)[N], long long row0, long long n0, long long m,
+                                               long long n) {
+  if constexpr (!Epi::identity) {
+    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    const long long row = row0 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < N / 4; ++j) {
+      const long long col = n0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long rr = row + 8 * (i / 2), cc = col + i % 2;
+        if (rr < m && cc < n) d[4 * j + i] = epi(d[4 * j + i], rr, cc);
+      }
+    }
+  }
+}
+}  // namespace wgmma_ws_detail
+
+// The kernel's body, shared with the kernels that add an epilogue (templates/matmul_epilogue): epi(v,
+// row, col) gives the value stored for each accumulator (common/gemm_epilogue.cuh).
 // BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128,
 // 192, 224 or 256; 224 with B stored n x k and C stored from registers); STAGES: slices of 64 k values in the ring; CM: blocks per cluster along m (1 or 2);
 // GROUP: rows of cluster tiles per group of the walk; EPI: C stored from registers (0) or staged in
-// shared memory and written by TMA (1), which lets the consumers start the next tile at once. TB: B's layout, the problem's trans_b
-// (compiled in; the argument is not read).
-template <typename T, int BM, int BN, int STAGES, int CM, int GROUP, int EPI, int TB>
-__global__ void __launch_bounds__(384, 1)
-    matmul_wgmma_ws(const __grid_constant__ wgmma_ws_detail::TmaMap ta, const __grid_constant__ wgmma_ws_detail::TmaMap tb,
-                    const __grid_constant__ wgmma_ws_detail::TmaMap tc, T* __restrict__ c, long long m, long long n, long long k, long long trans_b) {
+// shared memory and written by TMA (1), which lets the consumers start the next tile at once. TB: B's layout, the problem's trans_b.
+template <typename T, int BM, int BN, int STAGES, int CM, int GROUP, int EPI, int TB, typename Epi>
+__device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta, const wgmma_ws_detail::TmaMap& tb,
+                                               const wgmma_ws_detail::TmaMap& tc, T* __restrict__ c, long long m, long long n,
+                                               long long k, const Epi& epi) {
   using namespace wgmma_ws_detail;
   namespace ptx = cuda::ptx;
   static_assert(BM == 128 || BM == 256, "BM: 128 or 256");
@@ -160,6 +185,8 @@ __global__ void __launch_bounds__(384, 1)
       }
       wgmma_wait<0>();
       if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) apply_epilogue(epi, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
       if constexpr (EPI == 0) {
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) store_acc<BN, WGMMA_WS_ANY_N>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
@@ -174,5 +201,13 @@ __global__ void __launch_bounds__(384, 1)
   // A block leaves only when its pair no longer writes into its shared memory or arrives on it.
   if constexpr (CM == 2) cluster_sync();
   (void)c;
+}
+
+// TB: B's layout, the problem's trans_b (compiled in; the argument is not read).
+template <typename T, int BM, int BN, int STAGES, int CM, int GROUP, int EPI, int TB>
+__global__ void __launch_bounds__(384, 1)
+    matmul_wgmma_ws(const __grid_constant__ wgmma_ws_detail::TmaMap ta, const __grid_constant__ wgmma_ws_detail::TmaMap tb,
+                    const __grid_constant__ wgmma_ws_detail::TmaMap tc, T* __restrict__ c, long long m, long long n, long long k, long long trans_b) {
+  wgmma_ws_tiles<T, BM, BN, STAGES, CM, GROUP, EPI, TB>(ta, tb, tc, c, m, n, k, gemm_epi::NoEpilogue{});
   (void)trans_b;
 }

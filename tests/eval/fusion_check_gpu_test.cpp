@@ -2,6 +2,8 @@
 // templates/add_rmsnorm_fp8) pass with every variant at widths that fill no vector or block evenly,
 // and their checks catch what a fusion gets wrong: x + x where h = x + r belongs, h left unwritten,
 // a block's scale stored where another block's belongs, and q quantized without the scale's 448.
+// The GEMM with its epilogue (templates/matmul_epilogue) passes at every activation and at tails
+// of its tiles, and a kernel that drops the activation or reads R's first row for every row fails.
 #include <gtest/gtest.h>
 
 #include "core/space.hpp"
@@ -91,6 +93,39 @@ TEST(FusionCheckGpu, AddRmsnormFp8PassesAndItsScalesAreChecked) {
   for (const auto& [variant, key, dt] : {std::tuple{"rowreg_scalerow", "TPR=256,RPB=1,VEC=4,EPT=8,BPS=1", DType::bf16},
                                          std::tuple{"looped_no448", "TPR=256,UNROLL=2", DType::f32}}) {
     const auto o = run(ev, p, variant, dt, shape(9, 7168, 2), key);
+    EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
+  }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaught) {
+  const auto root = test::copy_problem("matmul_epilogue", "epi", {"matmul"});
+  const auto dir = root / "matmul_epilogue";
+  const std::vector<Mistake> mistakes = {
+      {"wgmma_ws", "noact", "gemm_epi::BiasActResidual<T, ACT>{bias, r, n, alpha, beta}", "gemm_epi::BiasActResidual<T, 0>{bias, r, n, alpha, beta}"},
+      {"tiled", "row0", "gemm_epi::BiasActResidual<T, ACT>{bias, r, n, alpha, beta}", "gemm_epi::BiasActResidual<T, ACT>{bias, r, 0, alpha, beta}"}};
+  write_mistakes(dir, mistakes);
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "matmul_epilogue");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  auto shape = [](int64_t m, int64_t n, int64_t k, int64_t trans_b, int64_t act) {
+    return Shape{{{"m", m}, {"n", n}, {"k", k}, {"trans_b", trans_b}, {"act", act}}};
+  };
+  const std::string ws0 = "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=4,CM=2,GROUP=8,EPI=1,SPARE=0";
+  const std::string tiled = "BM=64,BN=64,BK=8,TM=4,TN=4,VEC=1,PAD=0,STAGES=1,ASYNC=0,A_T=0,SPLIT=0,UNROLL=0";
+  for (const DType dt : {DType::bf16, DType::f16})
+    for (int64_t act = 0; act <= 4; ++act) {
+      // Tiles of m, n and k each cut short; NT and NN; C from registers and by TMA.
+      for (const auto& [variant, key, sh] : {std::tuple{"wgmma_ws", ws0, shape(200, 328, 136, 1, act)},
+                                             std::tuple{"wgmma_ws", ws1, shape(300, 136, 200, 0, act)},
+                                             std::tuple{"tiled", tiled, shape(37, 101, 77, act % 2, act)}}) {
+        const auto o = run(ev, p, variant, dt, sh, key);
+        EXPECT_EQ(o.status, Status::ok) << o.log;
+      }
+    }
+  for (const auto& [variant, key] : {std::pair{"wgmma_ws_noact", ws0}, std::pair{"tiled_row0", tiled}}) {
+    const auto o = run(ev, p, variant, DType::bf16, shape(200, 328, 136, 1, 2), key);
     EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
   }
   EXPECT_EQ(ev.restarts(), 0);

@@ -57,11 +57,15 @@ inline bool skip_without_gpu() {
 
 // A copy of templates/<problem> (and templates/common, which templates may include) in a fresh temp
 // folder, to which a test adds variants.
-inline std::filesystem::path copy_problem(const std::string& problem, const std::string& tag) {
+// `also`: the problems whose templates it includes (matmul_epilogue's variants include matmul's).
+inline std::filesystem::path copy_problem(const std::string& problem, const std::string& tag,
+                                          std::vector<std::string> also = {}) {
   const auto root = std::filesystem::temp_directory_path() / ("soltune-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root);
-  for (const auto& dir : {problem, std::string("common")})
+  also.push_back(problem);
+  also.push_back("common");
+  for (const auto& dir : also)
     std::filesystem::copy(source_dir() / "templates" / dir, root / dir, std::filesystem::copy_options::recursive);
   return root;
 }

@@ -10,6 +10,8 @@
                                  --best BEST.json --torch SCALED_MM.json
     python3 bench/figures.py attention --set S --date D --tune-command C --torch-command C \\
                                        --best BEST.json --torch SDPA.json
+    python3 bench/figures.py epilogue --set S --date D --tune-command C --torch-command C \
+                                      --best BEST.json --torch EPILOGUE.json
     python3 bench/figures.py merge FIGURES.json NEW.json... [--device DEVICE.json]
 
 library: per (problem, shape, dtype) the fastest variant's row of each `soltune tune` log's summary
@@ -20,7 +22,9 @@ soltune's exported kernels, the copy; soltune paired with torch.compile). gemm: 
 best --json` of any other problem. fp8: `soltune kb best --json` of a matmul_fp8 knowledge base and
 bench/torch_scaled_mm.py --json (torch._scaled_mm, or torch ops where it refuses a case). attention:
 `soltune kb best --json` of an attention knowledge base and bench/torch_attention.py --json
-(scaled_dot_product_attention). Each prints a JSON list of records; {problem} in a command is
+(scaled_dot_product_attention). epilogue: `soltune kb best --json` of a matmul_epilogue knowledge base
+and bench/torch_epilogue.py --json (the plain GEMM, eager, torch.compile and the exported kernel,
+timed in turns). Each prints a JSON list of records; {problem} in a command is
 replaced by the record's problem.
 
 merge prints FIGURES.json with the new records in place of the old ones they measure again: a set
@@ -49,7 +53,7 @@ def shape_key(shape):
         return f"rows={shape['rows']},cols={shape['cols']}"
     if "s_q" in shape:
         return ",".join(f"{k}={shape[k]}" for k in ("b", "h", "h_kv", "s_q", "s_k", "d", "causal"))
-    return ",".join(f"{k}={shape[k]}" for k in ("m", "n", "k", "trans_b"))
+    return ",".join(f"{k}={shape[k]}" for k in ("m", "n", "k", "trans_b", "act") if k in shape)
 
 
 def iso_date(text):
@@ -162,6 +166,24 @@ def attention(a):
     return out
 
 
+def epilogue(a):
+    fastest = {}  # per shape and dtype, the fastest variant's
+    for r in kb_best(a.best):
+        k = (r["shape"], r["dtype"])
+        if k not in fastest or r["time_us"] < fastest[k]["time_us"]:
+            fastest[k] = r
+    out = [{**tuned_record(a, r, a.tune_command), "card": r["gpu"]} for r in fastest.values()]
+    for r in json.load(open(a.torch)):
+        rec = base(a, "torch_epilogue", "matmul_epilogue", shape_key(r["shape"]), r["dtype"], a.torch_command)
+        t = r["times"]
+        rec.update(card=r["gpu"], mode=r["mode"], reps=r["reps"], gemm_us=t["gemm"]["median_us"],
+                   eager_us=t["eager"]["median_us"], compile_us=t["torch.compile"]["median_us"])
+        if "soltune" in t:
+            rec.update(exported_us=t["soltune"]["median_us"], vs_compile=r["paired_vs_compile"], vs_gemm=r["paired_vs_gemm"])
+        out.append(rec)
+    return out
+
+
 def key(r):
     """What a record measures. cuBLAS's figures belong to their set: they stand beside its rows only."""
     variant = r.get("variant") if r["source"] == "tune" and r.get("problem") == "matmul" else None
@@ -184,7 +206,7 @@ def merge(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
-    for name in ("library", "gemm", "tuned", "fp8", "attention"):
+    for name in ("library", "gemm", "tuned", "fp8", "attention", "epilogue"):
         p = sub.add_parser(name)
         p.add_argument("--set", required=True, help="the measurement's name, one legend entry per table")
         p.add_argument("--date", required=True, help="when it was measured, e.g. '2026-12-04 21:30 UTC'")
@@ -210,12 +232,18 @@ def main():
     att.add_argument("--torch", required=True)
     att.add_argument("--tune-command", required=True)
     att.add_argument("--torch-command", required=True)
+    epi = sub.choices["epilogue"]
+    epi.add_argument("--best", required=True)
+    epi.add_argument("--torch", required=True)
+    epi.add_argument("--tune-command", required=True)
+    epi.add_argument("--torch-command", required=True)
     mer = sub.add_parser("merge")
     mer.add_argument("figures")
     mer.add_argument("new", nargs="+")
     mer.add_argument("--device", help="the card's JSON (name, arch, sms, driver, cuda, torch, triton)")
     a = ap.parse_args()
-    doc = {"library": library, "gemm": gemm, "tuned": tuned, "fp8": fp8, "attention": attention, "merge": merge}[a.what](a)
+    doc = {"library": library, "gemm": gemm, "tuned": tuned, "fp8": fp8, "attention": attention, "epilogue": epilogue,
+           "merge": merge}[a.what](a)
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

@@ -18,7 +18,7 @@ MEMORY_BOUND = [("gelu", "GELU (tanh form)"), ("softmax", "Softmax"), ("layernor
 DTYPE_ORDER = {"f32": 0, "bf16": 1, "f16": 2}
 SOURCES = {"harness": "PyTorch's harness", "tune": "tuning runs, soltune's timing", "cublas": "cuBLAS",
            "sweep": "the exported header's sweep", "baseline": "baselines",
-           "scaled_mm": "PyTorch's harness (torch._scaled_mm)"}
+           "scaled_mm": "PyTorch's harness (torch._scaled_mm)", "torch_epilogue": "PyTorch's harness (GEMM, eager, torch.compile, exported)"}
 CONDITIONS = {"cold": "cold", "flushed": "L2 flushed only"}
 
 
@@ -272,6 +272,7 @@ def exported(records):
 
 
 SCALE_MODES = {0: "per tensor", 1: "per row", 2: "per block"}
+ACTIVATIONS = {0: "none", 1: "ReLU", 2: "GELU (tanh)", 3: "GELU (erf)", 4: "SiLU"}
 
 
 def beside_peer(records, problem, source, name):
@@ -345,6 +346,44 @@ def attention(records):
                ("of SDPA", True, lambda row: pct(ratio((row.get("sdpa") or {}).get("us"), row["tune"]["us"]), 1)),
                ("T_ref (unfused)", True, lambda row: tu(row, "t_ref_us", 1)), ("TFLOP/s", True, tflops),
                ("SOL", True, lambda row: tu(row, "sol")), ("SOL-EB", True, lambda row: tu(row, "sol_eb")),
+               ("configuration", False, lambda row: row["tune"].get("config") or "-"),
+               ("card", False, lambda row: row["tune"].get("card", "-"))]
+    return t.render(columns, by_shape(shapes))
+
+
+def epilogue(records):
+    """matmul_epilogue: soltune's best per shape beside T_ref (cuBLAS, then the epilogue kernel, in the
+    same run), and PyTorch's harness: the plain GEMM, eager and torch.compile, with the exported kernel
+    timed in the same turns."""
+    t, shapes = beside_peer(records, "matmul_epilogue", "torch_epilogue", "torch")
+    if not t.rows:
+        return []
+
+    def label(row):
+        d = dims(row["shape"])
+        return f"{d['m']}x{d['n']}x{d['k']}, {ACTIVATIONS.get(d.get('act'), d.get('act'))}"
+
+    def torch(row, field):
+        return num((row.get("torch") or {}).get(field))
+
+    def of_gemm(row):
+        p = row.get("torch") or {}
+        return pct(ratio(p.get("exported_us"), p.get("gemm_us")), 1)
+
+    def vs_compile(row):
+        p = (row.get("torch") or {}).get("vs_compile")
+        return "-" if not p else f"{p['median_diff_us']:+.1f} ({p['ci95_us'][0]:+.1f}, {p['ci95_us'][1]:+.1f})"
+
+    tu = lambda row, f, d=3: num(row["tune"].get(f), d)  # noqa: E731
+    columns = [("shape, act", False, label), ("dtype", False, lambda row: row["dtype"]),
+               ("soltune", True, lambda row: spread(row["tune"])), ("variant", False, lambda row: row["tune"]["variant"]),
+               ("T_ref (cuBLAS + epilogue)", True, lambda row: tu(row, "t_ref_us", 1)),
+               ("of T_ref", True, lambda row: pct(ratio(row["tune"].get("t_ref_us"), row["tune"]["us"]), 1)),
+               ("exported", True, lambda row: torch(row, "exported_us")), ("GEMM alone", True, lambda row: torch(row, "gemm_us")),
+               ("exported of GEMM alone", True, of_gemm), ("eager", True, lambda row: torch(row, "eager_us")),
+               ("torch.compile", True, lambda row: torch(row, "compile_us")),
+               ("exported - torch.compile", True, vs_compile),
+               ("SOL", True, lambda row: tu(row, "sol")),
                ("configuration", False, lambda row: row["tune"].get("config") or "-"),
                ("card", False, lambda row: row["tune"].get("card", "-"))]
     return t.render(columns, by_shape(shapes))
@@ -514,6 +553,14 @@ def render(doc):
           "run a nine tasks shared 180 s (the long sequences got one or two evaluations); in run b four fa3",
           "tasks shared 100 s (7 evaluations each, the 16384-token one 1)."],
          attention(recs)),
+        ("GEMM with a fused epilogue (matmul_epilogue)",
+         ["`configs/matmul_epilogue.yaml`: y = GELU(x @ w.t() + b) + r in bf16 at a transformer's layer shapes.",
+          "T_ref is the unfused pair timed by soltune in the same run: cuBLAS (through cuBLASLt as torch.matmul",
+          "plans it), then one elementwise kernel. The next columns are PyTorch's harness on the same card",
+          "(`bench/torch_epilogue.py`): the kernel `soltune export` ships, the GEMM x @ w.t() alone, eager and",
+          "torch.compile (max-autotune), timed in turns in every repetition; exported - torch.compile is the",
+          "median of the paired differences with its bootstrap 95% interval."],
+         epilogue(recs)),
         ("Time budgets",
          ["The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",
           "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end."],

@@ -2,7 +2,8 @@
 """The page of figures is built right from what the tools write (no GPU, no torch): bench/figures.py
 reads `soltune tune`'s summary rows whether the configuration ends the row or opens the next line,
 and bench/render_benchmarks.py shows soltune's fastest tuned record in a row and keeps a GEMM row of
-one dtype beside cuBLAS's figure of that dtype only.
+one dtype beside cuBLAS's figure of that dtype only; the GEMM epilogue's harness figures join its
+tuned rows.
 
     python3 tests/bench/bench_scripts_test.py BENCH_DIR      (exit 0: every check passed)
 """
@@ -64,5 +65,31 @@ shape = "b=8,h=16,h_kv=16,s_q=4096,s_k=4096,d=128,causal=0"
 recs = [tune("fa2", "bf16", 5223.5, problem="attention", shape=shape), tune("fa3", "bf16", 2877.0, problem="attention", shape=shape)]
 text = "\n".join(render_benchmarks.attention(recs))
 check("2877.0" in text and "5223.5" not in text, "the faster variant's time in the row")
+
+# The epilogue's harness record (bench/torch_epilogue.py --json) joins its tuned row by shape, act included.
+import json  # noqa: E402
+harness = [{"shape": {"m": 4096, "n": 4096, "k": 4096, "trans_b": 1, "act": 2}, "dtype": "bf16", "mode": "max-autotune",
+            "reps": 20, "gpu": "GPU", "errors": {},
+            "times": {"gemm": {"median_us": 200.0}, "eager": {"median_us": 260.0}, "torch.compile": {"median_us": 230.0},
+                      "soltune": {"median_us": 204.0}},
+            "paired_vs_compile": {"median_diff_us": -26.0, "ci95_us": [-27.0, -25.0], "soltune_faster_in": 20},
+            "paired_vs_gemm": {"median_diff_us": 4.0, "ci95_us": [3.0, 5.0], "soltune_faster_in": 0}}]
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(harness, f)
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as g:
+    json.dump({"best": []}, g)
+
+
+class Args:
+    set, date, condition, tune_command, torch_command, torch, best = "s", "2026-12-07 20:00 UTC", "cold", "t", "h", f.name, g.name
+
+
+recs = figures.epilogue(Args()) + [tune("wgmma_ws", "bf16", 205.0, problem="matmul_epilogue", shape="m=4096,n=4096,k=4096,trans_b=1,act=2")]
+os.unlink(f.name)
+os.unlink(g.name)
+text = "\n".join(render_benchmarks.epilogue(recs))
+row = [ln for ln in text.splitlines() if "4096x4096x4096" in ln]
+check(len(row) == 1 and "GELU (tanh)" in row[0] and "| 200.0 |" in row[0] and "102.0%" in row[0] and "-26.0" in row[0],
+      "the epilogue's row beside its harness figures: %s" % row)
 
 sys.exit(1 if failures else 0)

@@ -43,13 +43,13 @@ __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(float v) { return v; }
 
 struct NoEpilogue {
-  static constexpr bool identity = true;
+  static constexpr bool identity = true, pairs = false;
   __device__ __forceinline__ float operator()(float v, long long, long long) const { return v; }
 };
 
 template <typename T, int ACT>
 struct BiasActResidual {
-  static constexpr bool identity = false;
+  static constexpr bool identity = false, pairs = false;
   const T* bias;  // n
   const T* r;     // m x n, row-major
   long long n;
@@ -57,6 +57,13 @@ struct BiasActResidual {
   __device__ __forceinline__ float operator()(float v, long long row, long long col) const {
     return activation<ACT>(alpha * v + to_float(bias[col])) + beta * to_float(r[row * n + col]);
   }
+};
+
+// SwiGLU's gate: the tile's accumulators are pairs of columns (x W_gate^T, x W_up^T), and C is
+// SiLU(gate) * up (templates/swiglu). The f32 SiLU with the accurate expf, as ACT 4 above.
+struct SiluGate {
+  static constexpr bool identity = false, pairs = true;
+  __device__ __forceinline__ float pair(float gate, float up) const { return activation<4>(gate) * up; }
 };
 
 }  // namespace gemm_epi

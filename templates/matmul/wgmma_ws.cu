@@ -31,9 +31,11 @@ namespace wgmma_ws_detail {
 // Slice k0.. of tile (m0, n0) into a stage: A's BM rows of 64 k values, then B's (NT: BN rows of 64
 // k values; NN: BN / 64 chunks of 64 columns x 64 k rows), all completing on the stage's `full`.
 // CM 2: this block loads its half of B (half the rows, or every other chunk) into both blocks.
-template <int BM, int BN, int CM, int TB>
+// PAIRS (NT, CM 1): B's BN rows are two boxes of BN / 2, from rows n0 and half + n0 (a gated
+// product's two weights stacked in one matrix, e.g. SwiGLU's gate and up).
+template <int BM, int BN, int CM, int TB, bool PAIRS = false>
 __device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, unsigned char* sa, cuda::std::uint64_t* full,
-                                            unsigned rank, int m0, int n0, int k0) {
+                                            unsigned rank, int m0, int n0, int k0, int half = 0) {
   namespace ptx = cuda::ptx;
   constexpr unsigned A_BYTES = BM * 64 * 2, B_BYTES = BN * 64 * 2;
   constexpr cuda::std::uint16_t PAIR = 3;
@@ -42,7 +44,12 @@ __device__ __forceinline__ void issue_slice(const TmaMap* ta, const TmaMap* tb, 
   ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, full, A_BYTES + B_BYTES);
   const int ca[2] = {k0, m0};
   ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sa, ta, ca, full);
-  if constexpr (TB) {
+  if constexpr (PAIRS) {
+    static_assert(TB == 1 && CM == 1, "paired halves of B: NT, one block per cluster");
+    const int cg[2] = {k0, n0}, cu[2] = {k0, half + n0};
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb, tb, cg, full);
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, sb + (BN / 2) * 128, tb, cu, full);
+  } else if constexpr (TB) {
     constexpr int ROWS = BN / CM;
     const int cb[2] = {k0, n0 + static_cast<int>(rank) * ROWS};
     if constexpr (CM == 1)
@@ -87,7 +94,10 @@ __device__ __forceinline__ void apply_epilogue(const Epi& epi, float (&d)[N], lo
 }  // namespace wgmma_ws_detail
 
 // The kernel's body, shared with the kernels that add an epilogue (templates/matmul_epilogue): epi(v,
-// row, col) gives the value stored for each accumulator (common/gemm_epilogue.cuh).
+// row, col) gives the value stored for each accumulator (common/gemm_epilogue.cuh). An Epi with
+// `pairs` (templates/swiglu) makes C n columns from B's 2n rows: a tile's BN columns of accumulators
+// are B's rows n0.. and n + n0.. (BN / 2 each), and epi.pair(first, second) of each column pair is
+// stored, BN / 2 columns of C a tile.
 // BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128,
 // 192, 224 or 256; 224 with B stored n x k and C stored from registers); STAGES: slices of 64 k values in the ring; CM: blocks per cluster along m (1 or 2);
 // GROUP: rows of cluster tiles per group of the walk; EPI: C stored from registers (0) or staged in
@@ -114,7 +124,10 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
 
   const int tid = threadIdx.x, wg = tid / 128;
   const unsigned rank = CM == 1 ? 0u : static_cast<unsigned>(blockIdx.x % CM);
-  const int tiles_n = static_cast<int>((n + BN - 1) / BN);
+  constexpr bool PAIRS = Epi::pairs;
+  constexpr int OUT_BN = PAIRS ? BN / 2 : BN;  // columns of C a tile
+  static_assert(!PAIRS || (TB == 1 && CM == 1 && BN % 128 == 0), "paired halves: NT, CM 1, BN 128 or 256");
+  const int tiles_n = static_cast<int>((n + OUT_BN - 1) / OUT_BN);
   const int rows_of_units = static_cast<int>(((m + BM - 1) / BM + CM - 1) / CM);
   const int units = rows_of_units * tiles_n;
   const int first_unit = static_cast<int>(blockIdx.x) / CM, stride = static_cast<int>(gridDim.x) / CM;
@@ -140,11 +153,13 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
       int it = 0;  // slices issued over all of this block's tiles: the ring's position and phase
       for (int u = first_unit; u < units; u += stride) {
         const TileAt t = tile_at<GROUP>(u, rows_of_units, tiles_n);
-        const int m0 = (t.tm * CM + static_cast<int>(rank)) * BM, n0 = t.tn * BN;
+        const int m0 = (t.tm * CM + static_cast<int>(rank)) * BM, n0 = t.tn * OUT_BN;
         for (int kt = 0; kt < kt_count; ++kt, ++it) {
           const int s = it % STAGES;
           if (it >= STAGES) wait_parity(&empty[s], static_cast<unsigned>((it / STAGES - 1) & 1));
-          if (tid == 0) issue_slice<BM, BN, CM, TB>(&ta, &tb, base + s * STAGE_BYTES, &full[s], rank, m0, n0, kt * BK);
+          if (tid == 0)
+            issue_slice<BM, BN, CM, TB, PAIRS>(&ta, &tb, base + s * STAGE_BYTES, &full[s], rank, m0, n0, kt * BK,
+                                               static_cast<int>(n));
           __syncwarp();
         }
       }
@@ -157,7 +172,7 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
     int it = 0;
     for (int u = first_unit; u < units; u += stride) {
       const TileAt t = tile_at<GROUP>(u, rows_of_units, tiles_n);
-      const long long m0 = static_cast<long long>(t.tm * CM + static_cast<int>(rank)) * BM, n0 = static_cast<long long>(t.tn) * BN;
+      const long long m0 = static_cast<long long>(t.tm * CM + static_cast<int>(rank)) * BM, n0 = static_cast<long long>(t.tn) * OUT_BN;
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -185,8 +200,26 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
       }
       wgmma_wait<0>();
       if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
+      if constexpr (PAIRS) {
+        // Fragment j of the first half (columns 8 j..) and of the second (BN / 2 + 8 j..) sit BN / 4 apart.
+        float h[MI][BN / 4];
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) apply_epilogue(epi, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+          for (int i = 0; i < BN / 4; ++i) h[mi][i] = epi.pair(d[mi][i], d[mi][i + BN / 4]);
+        if constexpr (EPI == 0) {
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi) store_acc<OUT_BN, WGMMA_WS_ANY_N>(c, h[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+        } else {
+          constexpr int ROWS = BM / 2;
+          store_tile_tma<OUT_BN, ROWS, MI, T>(&tc, base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2, h,
+                                              static_cast<int>(m0) + cw * ROWS, static_cast<int>(n0), cw);
+        }
+        continue;
+      } else {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) apply_epilogue(epi, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+      }
       if constexpr (EPI == 0) {
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) store_acc<BN, WGMMA_WS_ANY_N>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);

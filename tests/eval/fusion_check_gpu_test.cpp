@@ -3,7 +3,9 @@
 // and their checks catch what a fusion gets wrong: x + x where h = x + r belongs, h left unwritten,
 // a block's scale stored where another block's belongs, and q quantized without the scale's 448.
 // The GEMM with its epilogue (templates/matmul_epilogue) passes at every activation and at tails
-// of its tiles, and a kernel that drops the activation or reads R's first row for every row fails.
+// of its tiles, and a kernel that drops the activation or reads R's first row for every row fails;
+// SwiGLU's gated projection (templates/swiglu) passes at tails of its tiles, and a kernel that
+// takes the up's rows 8 rows off, or gates the up instead of the gate, fails.
 #include <gtest/gtest.h>
 
 #include "core/space.hpp"
@@ -129,6 +131,31 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
   }
   for (const auto& [variant, key] : {std::pair{"wgmma_ws_noact", ws0}, std::pair{"tiled_row0", tiled}}) {
     const auto o = run(ev, p, variant, DType::bf16, shape(200, 328, 136, 1, 2), key);
+    EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
+  }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+TEST(FusionCheckGpu, SwigluPassesAtTailsAndItsMistakesAreCaught) {
+  const auto root = test::copy_problem("swiglu", "swiglu", {"matmul"});
+  const auto dir = root / "swiglu";
+  const std::vector<Mistake> mistakes = {{"wgmma_ws", "upoff", "(tx, tw, th, h, m, n, k,", "(tx, tw, th, h, m, n + 8, k,"},
+                                         {"simt", "swapped", "SiluGate{}.pair(gate, up)", "SiluGate{}.pair(up, gate)"}};
+  write_mistakes(dir, mistakes);
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "swiglu");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  auto shape = [](int64_t m, int64_t n, int64_t k) { return Shape{{{"m", m}, {"n", n}, {"k", k}}}; };
+  const std::string ws0 = "BM=128,BN=256,STAGES=4,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=4,GROUP=8,EPI=1,SPARE=0";
+  for (const auto& [variant, key, dt, sh] : {std::tuple{"wgmma_ws", ws0, DType::bf16, shape(200, 136, 136)},
+                                             std::tuple{"wgmma_ws", ws1, DType::f16, shape(300, 200, 264)},
+                                             std::tuple{"simt", std::string("TILE=16"), DType::bf16, shape(37, 53, 77)}}) {
+    const auto o = run(ev, p, variant, dt, sh, key);
+    EXPECT_EQ(o.status, Status::ok) << o.log;
+  }
+  for (const auto& [variant, key] : {std::pair{"wgmma_ws_upoff", ws0}, std::pair{"simt_swapped", std::string("TILE=16")}}) {
+    const auto o = run(ev, p, variant, DType::bf16, shape(200, 136, 136), key);
     EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
   }
   EXPECT_EQ(ev.restarts(), 0);

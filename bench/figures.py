@@ -22,8 +22,8 @@ soltune's exported kernels, the copy; soltune paired with torch.compile). gemm: 
 best --json` of any other problem. fp8: `soltune kb best --json` of a matmul_fp8 knowledge base and
 bench/torch_scaled_mm.py --json (torch._scaled_mm, or torch ops where it refuses a case). attention:
 `soltune kb best --json` of an attention knowledge base and bench/torch_attention.py --json
-(scaled_dot_product_attention). epilogue: `soltune kb best --json` of a matmul_epilogue knowledge base
-and bench/torch_epilogue.py --json (the plain GEMM, eager, torch.compile and the exported kernel,
+(scaled_dot_product_attention). epilogue: `soltune kb best --json` of a matmul_epilogue or swiglu knowledge
+base and bench/torch_epilogue.py --json (the plain GEMM, eager, torch.compile and the exported kernel,
 timed in turns). Each prints a JSON list of records; {problem} in a command is
 replaced by the record's problem.
 
@@ -174,7 +174,7 @@ def epilogue(a):
             fastest[k] = r
     out = [{**tuned_record(a, r, a.tune_command), "card": r["gpu"]} for r in fastest.values()]
     for r in json.load(open(a.torch)):
-        rec = base(a, "torch_epilogue", "matmul_epilogue", shape_key(r["shape"]), r["dtype"], a.torch_command)
+        rec = base(a, "torch_epilogue", r.get("problem", "matmul_epilogue"), shape_key(r["shape"]), r["dtype"], a.torch_command)
         t = r["times"]
         rec.update(card=r["gpu"], mode=r["mode"], reps=r["reps"], gemm_us=t["gemm"]["median_us"],
                    eager_us=t["eager"]["median_us"], compile_us=t["torch.compile"]["median_us"])

@@ -351,17 +351,18 @@ def attention(records):
     return t.render(columns, by_shape(shapes))
 
 
-def epilogue(records):
-    """matmul_epilogue: soltune's best per shape beside T_ref (cuBLAS, then the epilogue kernel, in the
-    same run), and PyTorch's harness: the plain GEMM, eager and torch.compile, with the exported kernel
-    timed in the same turns."""
-    t, shapes = beside_peer(records, "matmul_epilogue", "torch_epilogue", "torch")
+def epilogue(records, problem="matmul_epilogue"):
+    """A GEMM with what follows it fused (matmul_epilogue, swiglu): soltune's best per shape beside T_ref
+    (the unfused pair, in the same run), and PyTorch's harness: the plain GEMM, eager and torch.compile,
+    with the exported kernel timed in the same turns."""
+    t, shapes = beside_peer([r for r in records if r["problem"] == problem], problem, "torch_epilogue", "torch")
     if not t.rows:
         return []
 
     def label(row):
         d = dims(row["shape"])
-        return f"{d['m']}x{d['n']}x{d['k']}, {ACTIVATIONS.get(d.get('act'), d.get('act'))}"
+        act = f", {ACTIVATIONS.get(d['act'], d['act'])}" if "act" in d else ""
+        return f"{d['m']}x{d['n']}x{d['k']}{act}"
 
     def torch(row, field):
         return num((row.get("torch") or {}).get(field))
@@ -375,9 +376,9 @@ def epilogue(records):
         return "-" if not p else f"{p['median_diff_us']:+.1f} ({p['ci95_us'][0]:+.1f}, {p['ci95_us'][1]:+.1f})"
 
     tu = lambda row, f, d=3: num(row["tune"].get(f), d)  # noqa: E731
-    columns = [("shape, act", False, label), ("dtype", False, lambda row: row["dtype"]),
+    columns = [("shape, act" if problem == "matmul_epilogue" else "shape", False, label), ("dtype", False, lambda row: row["dtype"]),
                ("soltune", True, lambda row: spread(row["tune"])), ("variant", False, lambda row: row["tune"]["variant"]),
-               ("T_ref (cuBLAS + epilogue)", True, lambda row: tu(row, "t_ref_us", 1)),
+               ("T_ref (unfused)", True, lambda row: tu(row, "t_ref_us", 1)),
                ("of T_ref", True, lambda row: pct(ratio(row["tune"].get("t_ref_us"), row["tune"]["us"]), 1)),
                ("exported", True, lambda row: torch(row, "exported_us")), ("GEMM alone", True, lambda row: torch(row, "gemm_us")),
                ("exported of GEMM alone", True, of_gemm), ("eager", True, lambda row: torch(row, "eager_us")),
@@ -561,6 +562,14 @@ def render(doc):
           "torch.compile (max-autotune), timed in turns in every repetition; exported - torch.compile is the",
           "median of the paired differences with its bootstrap 95% interval."],
          epilogue(recs)),
+        ("SwiGLU's gated projection (swiglu)",
+         ["`configs/swiglu.yaml`: h = SiLU(x W_gate^T) * (x W_up^T) in bf16 at Llama-3-8B's MLP (width 4096,",
+          "intermediate 14336), the weights stacked gate-then-up as a merged gate_up projection stores them.",
+          "T_ref is the unfused pair timed by soltune in the same run: cuBLAS's GEMM into m x 2n, then",
+          "SiLU-and-mul. PyTorch's harness (`bench/torch_epilogue.py --op swiglu`): the GEMM x @ w.t() alone,",
+          "eager and torch.compile (max-autotune) of `gu = x @ w.t(); silu(gu[:, :n]) * gu[:, n:]`, and the",
+          "exported kernel, in turns."],
+         epilogue(recs, "swiglu")),
         ("Time budgets",
          ["The whole command's wall time (`date` before and after) against `--seconds`, which counts from the",
           "command's start and includes starting the GPU worker, the ceilings and the re-timing at the end."],

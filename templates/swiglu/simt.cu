@@ -14,21 +14,25 @@ __global__ void __launch_bounds__(TILE * TILE) swiglu_simt(const T* __restrict__
                                                             T* __restrict__ h, long long m, long long n, long long k) {
   __shared__ float xs[TILE][TILE + 1], gs[TILE][TILE + 1], us[TILE][TILE + 1];
   const int tx = threadIdx.x % TILE, ty = threadIdx.x / TILE;
-  const long long row = static_cast<long long>(blockIdx.y) * TILE + ty, col = static_cast<long long>(blockIdx.x) * TILE + tx;
+  const long long col = static_cast<long long>(blockIdx.x) * TILE + tx;
   const long long wrow = static_cast<long long>(blockIdx.x) * TILE + ty;  // the weights' row this thread loads
-  float gate = 0.0f, up = 0.0f;
-  for (long long k0 = 0; k0 < k; k0 += TILE) {
-    const long long kk = k0 + tx;
-    xs[ty][tx] = row < m && kk < k ? gemm_epi::to_float(x[row * k + kk]) : 0.0f;
-    gs[ty][tx] = wrow < n && kk < k ? gemm_epi::to_float(w[wrow * k + kk]) : 0.0f;
-    us[ty][tx] = wrow < n && kk < k ? gemm_epi::to_float(w[(n + wrow) * k + kk]) : 0.0f;
-    __syncthreads();
+  // Rows of tiles gridDim.y apart: a grid's y stops at 65535, m does not.
+  for (long long by = blockIdx.y; by * TILE < m; by += gridDim.y) {
+    const long long row = by * TILE + ty;
+    float gate = 0.0f, up = 0.0f;
+    for (long long k0 = 0; k0 < k; k0 += TILE) {
+      const long long kk = k0 + tx;
+      xs[ty][tx] = row < m && kk < k ? gemm_epi::to_float(x[row * k + kk]) : 0.0f;
+      gs[ty][tx] = wrow < n && kk < k ? gemm_epi::to_float(w[wrow * k + kk]) : 0.0f;
+      us[ty][tx] = wrow < n && kk < k ? gemm_epi::to_float(w[(n + wrow) * k + kk]) : 0.0f;
+      __syncthreads();
 #pragma unroll
-    for (int q = 0; q < TILE; ++q) {
-      gate = fmaf(xs[ty][q], gs[tx][q], gate);
-      up = fmaf(xs[ty][q], us[tx][q], up);
+      for (int q = 0; q < TILE; ++q) {
+        gate = fmaf(xs[ty][q], gs[tx][q], gate);
+        up = fmaf(xs[ty][q], us[tx][q], up);
+      }
+      __syncthreads();
     }
-    __syncthreads();
+    if (row < m && col < n) store(h + row * n + col, gemm_epi::SiluGate{}.pair(gate, up));
   }
-  if (row < m && col < n) store(h + row * n + col, gemm_epi::SiluGate{}.pair(gate, up));
 }

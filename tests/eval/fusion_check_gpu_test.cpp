@@ -116,8 +116,8 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
   };
   const std::string ws0 = "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=4,CM=2,GROUP=8,EPI=1,SPARE=0";
   const std::string tiled = "BM=64,BN=64,BK=8,TM=4,TN=4,VEC=1,PAD=0,STAGES=1,ASYNC=0,A_T=0,SPLIT=0,UNROLL=0";
-  // Every activation in bf16 (tiles of m, n and k each cut short; NT and NN); f16, and C by TMA from
-  // 2-block clusters, at one each.
+  // Every activation in bf16 (tiles of m, n and k each cut short; NT and NN); f16, C by TMA from
+  // 2-block clusters, and odd widths, at one each.
   std::vector<std::tuple<std::string, std::string, DType, Shape>> cases;
   for (int64_t act = 0; act <= 4; ++act) {
     cases.emplace_back("wgmma_ws", ws0, DType::bf16, shape(200, 328, 136, 1, act));
@@ -125,6 +125,8 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
   }
   cases.emplace_back("wgmma_ws", ws1, DType::f16, shape(300, 136, 200, 0, 3));
   cases.emplace_back("tiled", tiled, DType::f16, shape(37, 101, 77, 1, 4));
+  // Rows not 16-byte aligned: the operands padded into scratch, C stored element by element.
+  cases.emplace_back("wgmma_pad", "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,SPARE=0", DType::bf16, shape(200, 201, 133, 1, 2));
   for (const auto& [variant, key, dt, sh] : cases) {
     const auto o = run(ev, p, variant, dt, sh, key);
     EXPECT_EQ(o.status, Status::ok) << o.log;

@@ -22,23 +22,4 @@ __global__ void matmul_naive(const T* a, const T* b, T* c, long long m, long lon
   st(c, row * n + col, acc);
 }
 
-// A block per row of C (no division per element), 8 columns a thread by 16-byte accesses where the
-// rows allow them, as PyTorch's vectorised elementwise kernels move them.
-template <typename T, int ACT>
-__global__ void epilogue_apply(T* c, const T* bias, const T* r, float alpha, float beta, long long m, long long n) {
-  const long long row = blockIdx.x;
-  if (row >= m) return;
-  const gemm_epi::BiasActResidual<T, ACT> epi{bias, r, n, alpha, beta};
-  T* const cr = c + row * n;
-  if (n % 8 == 0) {
-    for (long long col = 8 * threadIdx.x; col < n; col += 8 * blockDim.x) {
-      uint4 v = *reinterpret_cast<const uint4*>(cr + col);
-      T* e = reinterpret_cast<T*>(&v);
-#pragma unroll
-      for (int i = 0; i < 8; ++i) st(e, i, epi(gemm_epi::to_float(e[i]), row, col + i));
-      *reinterpret_cast<uint4*>(cr + col) = v;
-    }
-  } else {
-    for (long long col = threadIdx.x; col < n; col += blockDim.x) st(cr, col, epi(gemm_epi::to_float(cr[col]), row, col));
-  }
-}
+#include "epilogue_apply.cuh"

@@ -125,6 +125,8 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
   }
   cases.emplace_back("wgmma_ws", ws1, DType::f16, shape(300, 136, 200, 0, 3));
   cases.emplace_back("tiled", tiled, DType::f16, shape(37, 101, 77, 1, 4));
+  // The unfused rival: the GEMM, then the epilogue's own pass over C.
+  cases.emplace_back("unfused", ws0, DType::bf16, shape(200, 328, 136, 1, 4));
   // Rows not 16-byte aligned: the operands padded into scratch, C stored element by element.
   cases.emplace_back("wgmma_pad", "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,SPARE=0", DType::bf16, shape(200, 201, 133, 1, 2));
   for (const auto& [variant, key, dt, sh] : cases) {

@@ -139,6 +139,10 @@ std::string metadata(const std::vector<PythonProblem>& problems, const std::stri
     pj["defaults"] = nlohmann::json::object();
     for (const auto& [name, opt] : p.size_options)
       if (opt.def) pj["defaults"][name] = *opt.def;
+    // What a call may write instead of a value (matmul_epilogue's act="gelu_tanh"), as a config may.
+    pj["names"] = nlohmann::json::object();
+    for (const auto& [name, opt] : p.size_options)
+      for (size_t i = 0; i < opt.names.size(); ++i) pj["names"][name][opt.names[i]] = opt.values[i];
     pj["dtypes"] = nlohmann::json::array();
     for (const auto dt : dtypes_of(pp)) pj["dtypes"].push_back(std::string(dtype_name(dt)));
     pj["args"] = nlohmann::json::array();

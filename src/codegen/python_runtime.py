@@ -432,10 +432,21 @@ class _Problem:
             self.checked[key] = (dtype, env)
         return arrays, dtype, env, device, first
 
+    def size_value(self, name, value):
+        """A size given by its value, or by the name problem.yaml gives that value (matmul_epilogue's
+        act="gelu_tanh"); ValueError for a name the size does not have."""
+        names = self.meta.get("names", {}).get(name)
+        if isinstance(value, str):
+            if not names or value not in names:
+                raise ValueError("%s: size %s has no value named %r%s" % (
+                    self.meta["name"], name, value, " (its names: %s)" % ", ".join(names) if names else ""))
+            return int(names[value])
+        return int(value)
+
     def sizes(self, shapes, given):
         """The sizes: those given, then those a dimension names alone (shapes: by argument name)."""
         m = self.meta
-        env = {k: int(v) for k, v in given.items()}
+        env = {k: self.size_value(k, v) for k, v in given.items()}
         for a in m["args"]:
             for d, e in zip(shapes.get(a["name"], ()), a["shape"]):
                 if e in m["sizes"] and e not in env:

@@ -1,6 +1,7 @@
 #include "core/problem.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -39,6 +40,23 @@ const VariantSpec* ProblemSpec::fallback_variant() const {
   for (const auto& v : variants)
     if (v.has_fallback) return &v;
   return nullptr;
+}
+
+std::string SizeOption::listing() const {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (out.empty() ? "" : ", ") + std::to_string(values[i]) + (names.empty() ? "" : " (" + names[i] + ")");
+  return out;
+}
+
+std::optional<int64_t> SizeOption::parse(const std::string& text) const {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == text) return values[i];
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  if (std::find(values.begin(), values.end(), v) == values.end()) return std::nullopt;
+  return v;
 }
 
 std::string ProblemSpec::broken_rule(const Bindings& b) const {

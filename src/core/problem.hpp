@@ -214,8 +214,13 @@ struct Tolerance {
 // default that a config's shape may then leave out.
 struct SizeOption {
   std::vector<int64_t> values;
+  std::vector<std::string> names;  // empty, or a name per value, which a config may write instead
   std::optional<int64_t> def;
   std::string doc;
+  // "0 (none), 1 (relu)" or "0, 1": what a config may write.
+  std::string listing() const;
+  // The value a config's text names (a value or a name), if any.
+  std::optional<int64_t> parse(const std::string& text) const;
 };
 
 // A rule every shape keeps (`requires:`), over the sizes: a config's shape that breaks one is refused

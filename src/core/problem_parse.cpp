@@ -3,6 +3,7 @@
 #include "core/problem_parse.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -465,16 +466,28 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
       continue;
     }
     // {name, values, default, doc}: a size of a few values, e.g. a layout flag.
-    sn.only_keys({"name", "values", "default", "doc"});
+    sn.only_keys({"name", "values", "names", "default", "doc"});
     p.sizes.push_back(sn.at("name").str());
     SizeOption o;
     o.doc = sn.str_or("doc", "");
     for (const auto& e : sn.at("values").seq()) o.values.push_back(e.integer());
     if (o.values.empty()) sn.at("values").fail("size '" + p.sizes.back() + "' lists no values");
+    // names: what a config may write instead of each value (an activation's name).
+    if (sn.has("names")) {
+      for (const auto& e : sn.at("names").seq()) {
+        const std::string name_text = e.str();
+        if (name_text.empty() || std::isdigit(static_cast<unsigned char>(name_text[0])) ||
+            std::find(o.names.begin(), o.names.end(), name_text) != o.names.end())
+          e.fail("a value's name must be distinct and not start with a digit, got '" + name_text + "'");
+        o.names.push_back(name_text);
+      }
+      if (o.names.size() != o.values.size())
+        sn.at("names").fail("size '" + p.sizes.back() + "' names " + std::to_string(o.names.size()) + " values of " +
+                            std::to_string(o.values.size()));
+    }
     if (sn.has("default")) {
-      o.def = sn.at("default").integer();
-      if (std::find(o.values.begin(), o.values.end(), *o.def) == o.values.end())
-        sn.at("default").fail("the default is not among size '" + p.sizes.back() + "''s values");
+      o.def = o.parse(sn.at("default").str());
+      if (!o.def) sn.at("default").fail("the default is not among size '" + p.sizes.back() + "''s values (" + o.listing() + ")");
     }
     p.size_options[p.sizes.back()] = std::move(o);
   }

@@ -187,13 +187,14 @@ RunConfig load_run_config(const std::filesystem::path& path) {
         continue;
       }
       auto v = s.at(size);
-      const int64_t value = v.integer();
-      if (o && std::find(o->values.begin(), o->values.end(), value) == o->values.end()) {
-        std::string vals;
-        for (auto x : o->values) vals += (vals.empty() ? "" : ", ") + std::to_string(x);
-        v.fail("size '" + size + "' takes " + vals + (o->doc.empty() ? "" : " (" + o->doc + ")") + ", got " + v.str());
+      if (o) {
+        const auto value = o->parse(v.str());
+        if (!value) v.fail("size '" + size + "' takes " + o->listing() + (o->doc.empty() ? "" : " (" + o->doc + ")") + ", got " + v.str());
+        sh.dims.emplace_back(size, *value);
+        continue;
       }
-      if (!o && value < 1) v.fail("size '" + size + "' must be positive, got " + v.str());
+      const int64_t value = v.integer();
+      if (value < 1) v.fail("size '" + size + "' must be positive, got " + v.str());
       sh.dims.emplace_back(size, value);
     }
     for (const auto& [k, v] : s.map_items())

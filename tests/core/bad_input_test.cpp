@@ -615,6 +615,23 @@ TEST_F(BadInput, SizeOfAFewValues) {
   expect_error([&] { load(); }, problem_yaml(), line, 0, {"step"});
 }
 
+// Named values (an activation): a shape writes a value or its name; an unknown name is refused with
+// every value and name; names must match the values one to one.
+TEST_F(BadInput, SizeValuesByName) {
+  edit(problem_yaml(), "sizes: [n]", "sizes: [n, {name: act, values: [0, 4], names: [none, silu], default: silu}]");
+  EXPECT_EQ(load_run_config(config_).shapes[0].key(), "n=1000003,act=4");  // the default, by its name
+  int line = edit(config_, "{n: 1000003}", "{n: 1000003, act: none}");
+  EXPECT_EQ(load_run_config(config_).shapes[0].key(), "n=1000003,act=0");
+  edit(config_, "act: none", "act: gelu");
+  expect_error([&] { load_run_config(config_); }, config_, line, 0, {"size 'act' takes 0 (none), 4 (silu), got gelu"});
+  edit(config_, "act: gelu", "act: 4");
+  EXPECT_EQ(load_run_config(config_).shapes[0].key(), "n=1000003,act=4");
+  line = edit(problem_yaml(), "names: [none, silu]", "names: [none]");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"size 'act' names 1 values of 2"});
+  edit(problem_yaml(), "names: [none]", "names: [none, none]");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"a value's name must be distinct"});
+}
+
 // A problem's rules over its sizes (`requires:`): a shape that breaks one is refused where the
 // config gives it, with the rule's why; a rule naming what is not a size is refused where it is written.
 TEST_F(BadInput, AShapeBreakingAProblemRuleIsRefusedWithItsWhy) {

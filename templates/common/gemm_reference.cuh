@@ -10,9 +10,11 @@
 // DMMA m8n8k4 products; older devices take the same tiles with FMAs. Tiles of A and B are converted
 // to double once, into shared memory, while the previous tile is multiplied.
 //
-// Operands: element types A and B, pointers a and b, trans_b (GemmOperandsOf below), and
+// Operands: element types A and B, pointers a and b, trans_b (GemmOperandsOf below; PlainOperands reads
+// 16- and 32-bit values as stored), and
 //   __device__ double a_value(A v, long long row, long long kk) const;  // A(row, kk) as the product reads it
 //   __device__ double b_value(B v, long long col, long long kk) const;  // B(kk, col)
+// Include after <cuda_bf16.h> and <cuda_fp16.h>.
 #pragma once
 
 namespace gemm_ref {
@@ -55,6 +57,19 @@ struct GemmOperandsOf {
   const T* a;
   const T* b;
   bool trans_b;
+};
+
+namespace gemm_ref {
+__device__ inline double stored(float v) { return v; }
+__device__ inline double stored(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
+__device__ inline double stored(__half v) { return static_cast<double>(__half2float(v)); }
+}  // namespace gemm_ref
+
+// The operands as they are stored: every 16- and 32-bit value is exact in double.
+template <typename T>
+struct PlainOperands : GemmOperandsOf<T> {
+  __device__ double a_value(T v, long long, long long) const { return gemm_ref::stored(v); }
+  __device__ double b_value(T v, long long, long long) const { return gemm_ref::stored(v); }
 };
 
 // The block's 64 x 64 tile of C at (blockIdx.y, blockIdx.x); launch with gemm_ref::THREADS threads.

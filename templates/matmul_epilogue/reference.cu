@@ -9,15 +9,6 @@
 #include "../common/gemm_epilogue.cuh"
 #include "../common/gemm_reference.cuh"
 
-__device__ inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
-__device__ inline double to_double(__half v) { return static_cast<double>(__half2float(v)); }
-
-template <typename T>
-struct PlainOperands : GemmOperandsOf<T> {
-  __device__ double a_value(T v, long long, long long) const { return to_double(v); }
-  __device__ double b_value(T v, long long, long long) const { return to_double(v); }
-};
-
 template <typename T, int ACT>
 struct EpilogueStore {
   const T* bias;
@@ -25,7 +16,7 @@ struct EpilogueStore {
   double alpha, beta;
   __device__ void operator()(double* c, double* c_mag, long long row, long long col, long long n, double v,
                              double mag) const {
-    const double bj = to_double(bias[col]), rij = beta * to_double(r[row * n + col]);
+    const double bj = gemm_ref::stored(bias[col]), rij = beta * gemm_ref::stored(r[row * n + col]);
     c[row * n + col] = gemm_epi::activation<ACT>(alpha * v + bj) + rij;
     c_mag[row * n + col] = gemm_epi::activation_slope<ACT>() * (fabs(alpha) * mag + fabs(bj)) + fabs(rij);
   }

@@ -9,15 +9,6 @@
 #include "../common/gemm_epilogue.cuh"
 #include "../common/gemm_reference.cuh"
 
-__device__ inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
-__device__ inline double to_double(__half v) { return static_cast<double>(__half2float(v)); }
-
-template <typename T>
-struct PlainOperands : GemmOperandsOf<T> {
-  __device__ double a_value(T v, long long, long long) const { return to_double(v); }
-  __device__ double b_value(T v, long long, long long) const { return to_double(v); }
-};
-
 // The second product's store: the gate and its magnitude, which the first left in h's place, meet
 // the up. The same thread wrote that element (gemm_reference's ownership depends on the thread only).
 struct GateStore {

@@ -91,6 +91,20 @@ __device__ __forceinline__ void apply_epilogue(const Epi& epi, float (&d)[N], lo
     }
   }
 }
+
+// A consumer's tile of C from accumulators of 2 H columns a row (MI x 64 rows from m0 + its half),
+// stored from registers (EPI 0) or staged in shared memory and written by TMA (EPI 1).
+template <typename T, int BM, int EPI, int MI, int H>
+__device__ __forceinline__ void store_tile(T* c, const TmaMap* tc, unsigned char* staging, const float (&acc)[MI][H],
+                                           long long m0, long long n0, long long m, long long n, int cw) {
+  if constexpr (EPI == 0) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) store_acc<2 * H, WGMMA_WS_ANY_N>(c, acc[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
+  } else {
+    constexpr int ROWS = BM / 2;
+    store_tile_tma<2 * H, ROWS, MI, T>(tc, staging, acc, static_cast<int>(m0) + cw * ROWS, static_cast<int>(n0), cw);
+  }
+}
 }  // namespace wgmma_ws_detail
 
 // The kernel's body, shared with the kernels that add an epilogue (templates/matmul_epilogue): epi(v,
@@ -200,6 +214,7 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
       }
       wgmma_wait<0>();
       if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
+      unsigned char* const staging = base + STAGES * STAGE_BYTES + cw * (BM / 2) * BN * 2;  // EPI 1's
       if constexpr (PAIRS) {
         // Fragment j of the first half (columns 8 j..) and of the second (BN / 2 + 8 j..) sit BN / 4 apart.
         float h[MI][BN / 4];
@@ -207,26 +222,11 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
           for (int i = 0; i < BN / 4; ++i) h[mi][i] = epi.pair(d[mi][i], d[mi][i + BN / 4]);
-        if constexpr (EPI == 0) {
-#pragma unroll
-          for (int mi = 0; mi < MI; ++mi) store_acc<OUT_BN, WGMMA_WS_ANY_N>(c, h[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
-        } else {
-          constexpr int ROWS = BM / 2;
-          store_tile_tma<OUT_BN, ROWS, MI, T>(&tc, base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2, h,
-                                              static_cast<int>(m0) + cw * ROWS, static_cast<int>(n0), cw);
-        }
-        continue;
+        store_tile<T, BM, EPI>(c, &tc, staging, h, m0, n0, m, n, cw);
       } else {
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) apply_epilogue(epi, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
-      }
-      if constexpr (EPI == 0) {
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi) store_acc<BN, WGMMA_WS_ANY_N>(c, d[mi], m0 + cw * (BM / 2) + mi * 64, n0, m, n);
-      } else {
-        constexpr int ROWS = BM / 2;
-        store_tile_tma<BN, ROWS, MI, T>(&tc, base + STAGES * STAGE_BYTES + cw * ROWS * BN * 2, d,
-                                        static_cast<int>(m0) + cw * ROWS, static_cast<int>(n0), cw);
+        store_tile<T, BM, EPI>(c, &tc, staging, d, m0, n0, m, n, cw);
       }
     }
     if (EPI == 1 && tid % 128 == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());

@@ -137,13 +137,18 @@ def tuned(a):
     return [tuned_record(a, r, a.command) for r in kb_best(a.best)]
 
 
-def fp8(a):
-    fastest = {}  # per shape and dtype, the fastest variant's
+def fastest_tuned(a):
+    """The tuned records of --best, the fastest variant's per shape and dtype, with their card."""
+    fastest = {}
     for r in kb_best(a.best):
         k = (r["shape"], r["dtype"])
         if k not in fastest or r["time_us"] < fastest[k]["time_us"]:
             fastest[k] = r
-    out = [{**tuned_record(a, r, a.tune_command), "card": r["gpu"]} for r in fastest.values()]
+    return [{**tuned_record(a, r, a.tune_command), "card": r["gpu"]} for r in fastest.values()]
+
+
+def fp8(a):
+    out = fastest_tuned(a)
     for r in json.load(open(a.torch)):
         if "refused" in r:
             continue
@@ -167,12 +172,7 @@ def attention(a):
 
 
 def epilogue(a):
-    fastest = {}  # per shape and dtype, the fastest variant's
-    for r in kb_best(a.best):
-        k = (r["shape"], r["dtype"])
-        if k not in fastest or r["time_us"] < fastest[k]["time_us"]:
-            fastest[k] = r
-    out = [{**tuned_record(a, r, a.tune_command), "card": r["gpu"]} for r in fastest.values()]
+    out = fastest_tuned(a)
     for r in json.load(open(a.torch)):
         rec = base(a, "torch_epilogue", r.get("problem", "matmul_epilogue"), shape_key(r["shape"]), r["dtype"], a.torch_command)
         t = r["times"]

@@ -141,7 +141,7 @@ TEST_F(Progress, TheSummarySaysWhenThePredictionsTie) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex("gelu/vectorized/f32/n=1000003: predictions tie for [0-9]+% of its [0-9]+ "
                                                   "candidates: the model cannot tell them apart")))
       << r;
-  r = soltune("tune " + q(kSource / "configs" / "softmax.yaml") + " --backend model --evals 40 -q --kb " + q(tmp_ / "b.sqlite"));
+  r = soltune("tune " + q(kSource / "configs" / "softmax.yaml") + " --backend model --evals 16 -q --kb " + q(tmp_ / "b.sqlite"));
   ASSERT_EQ(r.code, 0) << r;
   EXPECT_EQ(r.out.find("predictions tie"), std::string::npos) << r;
 }

@@ -135,6 +135,8 @@ struct Run {
   std::string out;
 };
 
+constexpr double kLongestShownSeconds = 60;
+
 Run sh(const std::string& cmd, const fs::path& dir, int timeout_s = 300) {
   const fs::path log = dir / ".docs-test-log";
   const std::string full = "cd '" + dir.string() + "' && timeout " + std::to_string(timeout_s) + " sh -c '" +
@@ -202,6 +204,13 @@ class Docs : public ::testing::Test {
       }
     }
     if (!run || has_placeholder || i >= w.size()) return false;  // a synopsis, or a command's name
+    // What is run must end well within sh's limit: a long tune a page reports is named in prose.
+    for (size_t k = i; k + 1 < w.size(); ++k)
+      if (w[k] == "--seconds" && std::atof(w[k + 1].c_str()) > kLongestShownSeconds) {
+        ADD_FAILURE() << c.where() << ": `" << c.text << "` would run for " << w[k + 1] << " s (the docs check runs what "
+                      << "a page shows, at most " << kLongestShownSeconds << " s of tuning): name a long tune in prose";
+        return false;
+      }
     const auto r = sh(c.text, scratch_);
     EXPECT_EQ(r.code, 0) << c.where() << ": `" << c.text << "` failed (exit " << r.code << "):\n" << r.out;
     std::printf("ran %s: %s\n", c.where().c_str(), c.text.c_str());

@@ -103,6 +103,11 @@ const std::vector<LibraryRoutine>& check_routines() {
        "rows drawn at random, in double precision: A m x k and C m x n row-major, B k x n row-major or, with "
        "trans_b 1, n x k row-major (docs/MEASUREMENT.md)",
        {}},
+      {"reference_rows", {}, {}, {"rows"}, {},
+       "the reference run on rows drawn at random: `rows` names the size that is every output's first dimension; "
+       "inputs whose first dimension it is are cut to the drawn rows, the others read whole. For problems whose "
+       "rows are independent, each output row made from the same rows of those inputs (docs/MEASUREMENT.md)",
+       {}},
   };
   return r;
 }

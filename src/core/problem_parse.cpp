@@ -306,6 +306,26 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
 // baseline.library: {routine, label, <operand>: <buffer>..., <size>: <expression over the sizes>...};
 // check: the same without a label. `what` names the kind of routine in errors. With temps_ok (a step
 // of a library plan), an operand may also be one of the baseline's temps, which its steps pass on.
+// reference_rows recomputes the outputs' rows from inputs cut to them: `rows` must name a size that
+// is every output's first dimension, and no buffer may be both read and written.
+void check_rows_routine(const yaml::Node& n, const ProblemSpec& p) {
+  const Expr& e = p.timed_check->sizes.at("rows");
+  const std::string& rows = e.text();
+  if (std::find(p.sizes.begin(), p.sizes.end(), rows) == p.sizes.end())
+    n.at("rows").fail("reference_rows takes the name of one of the problem's sizes as `rows` (the outputs' first "
+                      "dimension), not '" + rows + "'");
+  for (const auto& a : p.args) {
+    if (!a.is_buffer) continue;
+    if (a.role == Role::inout)
+      n.fail("reference_rows cannot check '" + a.name + "': an inout buffer's rows are not recomputed from its inputs");
+    if (a.role == Role::constant && !a.shape.empty() && a.shape[0].text() == rows)
+      n.fail("reference_rows cannot cut constant '" + a.name + "' to the sampled rows: make it an input");
+    if (a.role == Role::out && (a.shape.empty() || a.shape[0].text() != rows))
+      n.at("rows").fail("output '" + a.name + "' does not have " + rows + " as its first dimension: reference_rows " +
+                        "compares the outputs' rows");
+  }
+}
+
 RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names& sizes,
                           const std::vector<LibraryRoutine>& all, const std::string& what, bool labelled,
                           bool temps_ok = false) {
@@ -629,7 +649,10 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   for (const auto& f : variant_files) p.variants.push_back(parse_variant(f, p));
   if (p.variants.empty()) throw Error(SourceLoc{dir.string()}, "problem has no variant (<variant>.yaml + .cu)");
   if (n.has("fallback")) parse_fallback(n.at("fallback"), p);
-  if (n.has("check")) p.timed_check = parse_routine(n.at("check"), p, sizes, check_routines(), "check routine", false);
+  if (n.has("check")) {
+    p.timed_check = parse_routine(n.at("check"), p, sizes, check_routines(), "check routine", false);
+    if (p.timed_check->routine == "reference_rows") check_rows_routine(n.at("check"), p);
+  }
   return p;
 }
 

@@ -487,16 +487,27 @@ __global__ void __launch_bounds__(256, 1) soltune_gemm_rows(const T* a, const T*
       }
 }
 
-// Step 6: the candidate's rows rows[0..r) of C against them, under the band.
+// Step 6: the candidate's rows rows[0..r) of C against them, under the band. Also the check on
+// sampled rows (reference_rows): each output's rows of n elements against the reference's, mag null
+// where the output declares no magnitude.
 template <typename T>
 __global__ void soltune_rows_compare(const T* c, long long n, const long long* rows, int r, const double* ref,
                                      const double* mag, double atol, double rtol, double mtol, CompareStats* s) {
   Tally tally;
   const long long total = r * n;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x)
-    tally.add<T>(reinterpret_cast<const typename Raw<T>::type*>(c)[rows[i / n] * n + i % n], ref[i], mag[i], atol, rtol,
-                 mtol);
+    tally.add<T>(reinterpret_cast<const typename Raw<T>::type*>(c)[rows[i / n] * n + i % n], ref[i], mag ? mag[i] : 0.0,
+                 atol, rtol, mtol);
   tally.flush(s);
+}
+
+// Rows rows[0..r) of a row-major array, `units` U a row, packed into dst: an input cut to the rows a
+// check on sampled rows recomputes.
+template <typename U>
+__global__ void soltune_gather_rows(const U* src, U* dst, long long units, const long long* rows, int r) {
+  const long long total = r * units;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x)
+    dst[i] = src[rows[i / units] * units + i % units];
 }
 
 // Bytes that differ between a and b (n bytes each, 16-byte aligned): an input compared with its
@@ -737,14 +748,15 @@ std::vector<DType> gemm_check_dtypes() { return {DType::f32, DType::f16, DType::
 std::vector<std::string> builtin_name_expressions() {
   std::vector<std::string> out;
   for (const DType t : all_dtypes())  // inputs of every dtype are drawn, outputs of every dtype compared
-    for (const char* k : {"soltune_fill<", "soltune_compare<", "soltune_redraw<", "soltune_verify_set<"}) out.push_back(k + std::string(dtype_cpp(t)) + ">");
+    for (const char* k : {"soltune_fill<", "soltune_compare<", "soltune_redraw<", "soltune_verify_set<", "soltune_rows_compare<"})
+      out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const DType t : gemm_check_dtypes())
-    for (const char* k : {"soltune_proj_b<", "soltune_proj_a<", "soltune_proj_c<", "soltune_gemm_rows<", "soltune_rows_compare<"})
+    for (const char* k : {"soltune_proj_b<", "soltune_proj_a<", "soltune_proj_c<", "soltune_gemm_rows<"})
       out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
                         "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne", "soltune_proj_signs",
-                        "soltune_proj_rows"})
+                        "soltune_proj_rows", "soltune_gather_rows<unsigned char>", "soltune_gather_rows<uint4>"})
     out.push_back(k);
   return out;
 }

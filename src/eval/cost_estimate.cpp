@@ -43,11 +43,16 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   const int rounds = std::max(o.check_rounds, correctness_rounds(*t.problem));
   // A checked timed repetition runs the reference, or the problem's check routine: the GEMM's
   // projection reads the inputs and C about three times and computes the exact rows at the
-  // reference's rate (eval/timed_check.cpp).
+  // reference's rate (eval/timed_check.cpp); the reference on sampled rows costs their share of it
+  // (eval/rows_check.cpp).
   const auto sizes = t.sizes();
-  const auto m = std::max<int64_t>(sizes.count("m") ? static_cast<int64_t>(sizes.at("m")) : 1, 1);
-  const double rows = static_cast<double>(exact_check_rows(m)) / static_cast<double>(m);
-  const double check_s = t.problem->timed_check ? e.reference_s * rows + 3.0 * t.bytes() / bw : e.reference_s;
+  const auto& check = t.problem->timed_check;
+  const bool sampled = check && check->routine == "reference_rows";
+  const std::string rows_size = sampled ? check->sizes.at("rows").text() : "m";
+  const auto m = std::max<int64_t>(sizes.count(rows_size) ? static_cast<int64_t>(sizes.at(rows_size)) : 1, 1);
+  const double rows =
+      static_cast<double>(sampled ? reference_check_rows(m) : exact_check_rows(m)) / static_cast<double>(m);
+  const double check_s = !check ? e.reference_s : sampled ? e.reference_s * rows : e.reference_s * rows + 3.0 * t.bytes() / bw;
   e.candidate_s = rounds * (e.reference_s + run_s + 2.0 * t.bytes() / bw) + timed(run_s) + kChecksPerBatch * check_s;
   return e;
 }

@@ -20,6 +20,8 @@ void put(ArgSlot& s, double v) {
   std::memcpy(s.scalar, &x, sizeof x);
 }
 
+}  // namespace
+
 void store_scalar(ArgSlot& s, double v) {
   switch (s.dtype) {
     case DType::i64: return put<long long>(s, v);
@@ -36,6 +38,8 @@ void store_scalar(ArgSlot& s, double v) {
     default: throw Error(s.spec->loc, "scalar '" + s.spec->name + "' needs an integer, bool, f32 or f64 dtype");
   }
 }
+
+namespace {
 
 // A draw's distribution as the fill, redraw and verify kernels take it.
 struct DrawArgs {
@@ -541,7 +545,14 @@ void TaskState::poison_scratch() {
     if (!s->sets.empty()) fill_guarded(*s, 0xFF);
 }
 
-void TaskState::compare_outputs(Accuracy& acc) {
+Tolerance TaskState::output_tolerance(const ArgSlot& s) const {
+  const auto it = task_.problem->tolerance.find(s.dtype);
+  return it != task_.problem->tolerance.end() ? it->second
+         : dtype_is_float(s.dtype)             ? task_.problem->tolerance.at(task_.dtype)
+                                               : Tolerance{};
+}
+
+void TaskState::compare_outputs(Accuracy& acc, double rel_l2_floor) {
   bool band_ok = true;
   // A kept round's results, in results()'s order, stand in for the slots' own (round_inputs).
   const auto* kept = std::exchange(kept_results_, nullptr);
@@ -554,12 +565,7 @@ void TaskState::compare_outputs(Accuracy& acc) {
       if (s->mag.bytes() > 0) mag = (*kept)[kept_i++].get();
     }
     if (!s->spec->is_buffer || !role_is_checked(s->spec->role)) continue;
-    // An output of its own dtype takes that dtype's tolerance; an integer or bool one without a
-    // declared tolerance compares exactly, a float one takes the task dtype's.
-    const auto tol_it = task_.problem->tolerance.find(s->dtype);
-    const Tolerance tol = tol_it != task_.problem->tolerance.end() ? tol_it->second
-                          : dtype_is_float(s->dtype)                ? task_.problem->tolerance.at(task_.dtype)
-                                                                    : Tolerance{};
+    const Tolerance tol = output_tolerance(*s);
     SOLTUNE_CUDA(cudaMemsetAsync(stats_.get(), 0, sizeof(CompareStats), stream()));
     void* out = s->data();
     long long n = s->elems;
@@ -574,7 +580,7 @@ void TaskState::compare_outputs(Accuracy& acc) {
     acc.mismatches += static_cast<int64_t>(cs.mismatches);
     acc.nonfinite += static_cast<int64_t>(cs.nonfinite);
     acc.unwritten += static_cast<int64_t>(cs.unwritten);
-    add_errors(acc, cs, tol);
+    add_errors(acc, cs, std::max(tol.rel_l2, rel_l2_floor));
     // Elements outside the band beyond what min_match allows (NaN and unwritten ones fail anyway).
     if (static_cast<double>(cs.mismatches) > (1.0 - tol.min_match) * static_cast<double>(cs.checked)) band_ok = false;
     acc.out_of_bounds += guard_damage(*s);
@@ -583,12 +589,12 @@ void TaskState::compare_outputs(Accuracy& acc) {
   acc.settle(band_ok);
 }
 
-void TaskState::add_errors(Accuracy& acc, const CompareStats& cs, const Tolerance& tol) {
+void TaskState::add_errors(Accuracy& acc, const CompareStats& cs, double rel_l2_limit) {
   acc.max_abs_err = std::max(acc.max_abs_err, cs.max_abs);
   acc.max_rel_err = std::max(acc.max_rel_err, cs.max_rel);
   const double rel = cs.sq_ref > 0 ? std::sqrt(cs.sq_err / cs.sq_ref) : std::sqrt(cs.sq_err);
   acc.rel_l2 = std::max(acc.rel_l2, rel);
-  if (!(rel <= tol.rel_l2)) acc.precision_ok = false;
+  if (!(rel <= rel_l2_limit)) acc.precision_ok = false;
 }
 
 void TaskState::zero_workspace(ArgSlot& s) { fill_guarded(s, 0); }

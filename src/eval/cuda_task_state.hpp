@@ -64,6 +64,9 @@ struct ArgSlot {
   alignas(8) unsigned char scalar[8] = {};
 };
 
+// A scalar argument's value v stored in its dtype (s.scalar), as a launch passes it.
+void store_scalar(ArgSlot& s, double v);
+
 // Holds the argument array of one launch: cudaLaunchKernel wants a pointer to each value.
 struct LaunchArgs {
   std::vector<void*> values;  // device pointers (and room for scalars' addresses)
@@ -167,7 +170,8 @@ class TaskState {
   void poison_scratch();
   // Compares every output with its reference (tolerance per dtype), then checks the workspaces
   // (check_workspaces); accumulates into acc.
-  void compare_outputs(Accuracy& acc);
+  // `rel_l2_floor` widens each output's rel_l2 limit to at least that (the baseline's check).
+  void compare_outputs(Accuracy& acc, double rel_l2_floor = 0);
   // Inputs are read-only: compares input set `set` (-1: every set) with what was drawn into it (an
   // inout buffer is not an input here: compare_outputs checks what the kernel left in it),
   // counts the bytes changed into acc (naming the first input changed) and restores them, so that
@@ -230,9 +234,13 @@ class TaskState {
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);  // throws
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, dim3 grid);  // 256 threads a block; throws
   void gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set);
+  void reference_rows_check(const RoutineCall& call, Accuracy& acc, int set);  // rows_check.cpp
+  // An output's band: its own dtype's tolerance; an integer or bool one without a declared
+  // tolerance compares exactly, a float one takes the task dtype's.
+  Tolerance output_tolerance(const ArgSlot& s) const;
   // A comparison's errors into acc: the largest absolute and relative ones, rel L2 (precision_ok
   // false where it is over the dtype's limit).
-  static void add_errors(Accuracy& acc, const CompareStats& cs, const Tolerance& tol);
+  static void add_errors(Accuracy& acc, const CompareStats& cs, double rel_l2_limit);
   std::vector<DeviceBuffer*> results();  // every output's ref, then its mag where it has one
   // Set by round_inputs from a kept round; read (and cleared) by the next compare_outputs.
   const std::vector<DeviceBuffer>* kept_results_ = nullptr;

@@ -18,13 +18,14 @@ unsigned cdiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) /
 
 void TaskState::check_repetition(Accuracy& acc, int set) {
   const auto& call = task_.problem->timed_check;
+  if (call && call->routine == "reference_rows") return reference_rows_check(*call, acc, set);  // rows_check.cpp
   const auto dtypes = gemm_check_dtypes();
   if (!call || std::find(dtypes.begin(), dtypes.end(), task_.dtype) == dtypes.end()) {
     run_reference(set);
     compare_outputs(acc);
     return;
   }
-  gemm_projection_check(*call, acc, set);  // the one check routine (core's check_routines())
+  gemm_projection_check(*call, acc, set);
 }
 
 void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set) {
@@ -118,7 +119,7 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   acc.mismatches += exact_off + static_cast<int64_t>(proj.unwritten + proj.nonfinite);
   acc.nonfinite += static_cast<int64_t>(proj.nonfinite);
   acc.unwritten += static_cast<int64_t>(proj.unwritten);
-  add_errors(acc, exact, tol);
+  add_errors(acc, exact, tol.rel_l2);
   const bool band_ok = rows_off == 0 && static_cast<double>(exact_off) <= (1.0 - tol.min_match) * static_cast<double>(exact.checked);
   char buf[320];
   std::snprintf(buf, sizeof buf,

@@ -53,6 +53,10 @@ inline constexpr int kChecksPerBatch = 2;
 // 256th, at least 16 (a block's rows) or all of them. With a 64th, a check at 8192 x 28672 x 8192
 // cost about four runs of the kernel it checked (docs/MEASUREMENT.md).
 constexpr int64_t exact_check_rows(int64_t m) { return m <= 16 ? m : std::max<int64_t>(16, (m + 255) / 256); }
+// Rows the reference recomputes in a check on sampled rows (reference_rows): 64 or a 32nd of them,
+// a 32nd of the reference's cost; a repetition with a share f of its rows wrong escapes one check
+// with probability (1 - f)^rows (a tile of 128 rows in 2048: 1.6%).
+constexpr int64_t reference_check_rows(int64_t m) { return m <= 64 ? m : std::max<int64_t>(64, (m + 31) / 32); }
 
 struct TimingPlan {
   double incumbent_us = 0;  // 0: never stop early

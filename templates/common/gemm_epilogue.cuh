@@ -42,27 +42,36 @@ __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162f
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(float v) { return v; }
 
+// Each epilogue says whether it is the identity, whether it pairs columns (below), and whether it is
+// staged: its sources (R's tile, the bias) loaded by TMA into the consumer's staging of C while
+// the tile's product runs (templates/matmul_epilogue/wgmma_ws.cu, C stored by TMA).
 struct NoEpilogue {
-  static constexpr bool identity = true, pairs = false;
+  static constexpr bool identity = true, pairs = false, staged = false;
   __device__ __forceinline__ float operator()(float v, long long, long long) const { return v; }
 };
 
+template <int ACT>
+__device__ __forceinline__ float bias_act_residual(float v, float bias, float r, float alpha, float beta) {
+  return activation<ACT>(alpha * v + bias) + beta * r;
+}
+
+// The bias and R read from global memory where each element of C is made.
 template <typename T, int ACT>
 struct BiasActResidual {
-  static constexpr bool identity = false, pairs = false;
+  static constexpr bool identity = false, pairs = false, staged = false;
   const T* bias;  // n
   const T* r;     // m x n, row-major
   long long n;
   float alpha, beta;
   __device__ __forceinline__ float operator()(float v, long long row, long long col) const {
-    return activation<ACT>(alpha * v + to_float(bias[col])) + beta * to_float(r[row * n + col]);
+    return bias_act_residual<ACT>(v, to_float(bias[col]), to_float(r[row * n + col]), alpha, beta);
   }
 };
 
 // SwiGLU's gate: the tile's accumulators are pairs of columns (x W_gate^T, x W_up^T), and C is
 // SiLU(gate) * up (templates/swiglu). The f32 SiLU with the accurate expf, as ACT 4 above.
 struct SiluGate {
-  static constexpr bool identity = false, pairs = true;
+  static constexpr bool identity = false, pairs = true, staged = false;
   __device__ __forceinline__ float pair(float gate, float up) const { return activation<4>(gate) * up; }
 };
 

@@ -61,15 +61,11 @@ template <bool ON, int NC, int FIRST> struct Turns {
 // (tensor map tc, boxes of ROWS x 64 two-byte columns) through its shared-memory staging `sc`: the
 // staging is free once the previous tile's store has read it, and TMA clips the store at m and n.
 // The consumer goes on to its next tile while the copy engine writes this one. Needs wgmma.cuh.
-template <int BN, int ROWS, int MI, typename T>
-__device__ __forceinline__ void store_tile_tma(const TmaMap* tc, unsigned char* sc, const float (&d)[MI][BN / 2], int row0,
-                                               int col0, int cw) {
+// The staged tile stored by TMA once every thread of consumer cw has written its part of it.
+template <int BN, int ROWS>
+__device__ __forceinline__ void store_staged(const TmaMap* tc, unsigned char* sc, int row0, int col0, int cw) {
   namespace ptx = cuda::ptx;
-  if (threadIdx.x % 128 == 0) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
-  consumer_sync(cw);
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi) stage_acc<BN, ROWS, T>(sc, d[mi], mi * 64);
-  ptx::fence_proxy_async(ptx::space_shared);  // the writes above, seen by the copy engine
+  ptx::fence_proxy_async(ptx::space_shared);  // the threads' writes, seen by the copy engine
   consumer_sync(cw);
   if (threadIdx.x % 128 == 0) {
 #pragma unroll
@@ -79,6 +75,17 @@ __device__ __forceinline__ void store_tile_tma(const TmaMap* tc, unsigned char* 
     }
     ptx::cp_async_bulk_commit_group();
   }
+}
+
+template <int BN, int ROWS, int MI, typename T>
+__device__ __forceinline__ void store_tile_tma(const TmaMap* tc, unsigned char* sc, const float (&d)[MI][BN / 2], int row0,
+                                               int col0, int cw) {
+  namespace ptx = cuda::ptx;
+  if (threadIdx.x % 128 == 0) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
+  consumer_sync(cw);
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) stage_acc<BN, ROWS, T>(sc, d[mi], mi * 64);
+  store_staged<BN, ROWS>(tc, sc, row0, col0, cw);
 }
 
 // Tile u of the walk: GROUP rows of (cluster) tiles along m at a time, their columns in order, so

@@ -105,13 +105,36 @@ __device__ __forceinline__ void store_tile(T* c, const TmaMap* tc, unsigned char
     store_tile_tma<2 * H, ROWS, MI, T>(tc, staging, acc, static_cast<int>(m0) + cw * ROWS, static_cast<int>(n0), cw);
   }
 }
+// A staged epilogue's step (Epi::staged): the staging holds R's tile in C's layout, loaded by TMA,
+// and `sbias` the tile's bias columns; each accumulator pair is combined with R's pair where
+// stage_acc would put it (its swizzle, written out again: a shared helper changes stage_acc's
+// machine code) and written over it.
+template <int BN, int ROWS, typename T, typename Epi>
+__device__ __forceinline__ void stage_sources(unsigned char* sc, const float (&d)[BN / 2], int r0, const T* sbias,
+                                              const Epi& epi) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int r = r0 + warp * 16 + lane / 4, byte = 4 * (lane % 4);
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    unsigned char* const box = sc + (j / 8) * ROWS * 128;
+    const int chunk = j % 8;
+    const float2 b = load2(sbias + 8 * j + 2 * (lane % 4));
+    T* const p0 = reinterpret_cast<T*>(box + r * 128 + ((chunk ^ (r % 8)) * 16) + byte);
+    T* const p1 = reinterpret_cast<T*>(box + (r + 8) * 128 + ((chunk ^ ((r + 8) % 8)) * 16) + byte);
+    const float2 q0 = load2(p0), q1 = load2(p1);
+    store2(p0, epi(d[4 * j], b.x, q0.x), epi(d[4 * j + 1], b.y, q0.y));
+    store2(p1, epi(d[4 * j + 2], b.x, q1.x), epi(d[4 * j + 3], b.y, q1.y));
+  }
+}
 }  // namespace wgmma_ws_detail
 
 // The kernel's body, shared with the kernels that add an epilogue (templates/matmul_epilogue): epi(v,
 // row, col) gives the value stored for each accumulator (common/gemm_epilogue.cuh). An Epi with
 // `pairs` (templates/swiglu) makes C n columns from B's 2n rows: a tile's BN columns of accumulators
 // are B's rows n0.. and n + n0.. (BN / 2 each), and epi.pair(first, second) of each column pair is
-// stored, BN / 2 columns of C a tile.
+// stored, BN / 2 columns of C a tile. A `staged` Epi (EPI 1) has its sources loaded by TMA into
+// each consumer's staging while the tile's product runs: epi.load<BN, ROWS>(staging, bias columns,
+// barrier, row0, col0) from lane 0 of the consumer, then epi(acc, bias, r) per element.
 // BM: rows of C per block (128 or 256, the consumers' BM / 2 each); BN: columns (the wgmma's N, 128,
 // 192, 224 or 256; 224 with B stored n x k and C stored from registers); STAGES: slices of 64 k values in the ring; CM: blocks per cluster along m (1 or 2);
 // GROUP: rows of cluster tiles per group of the walk; EPI: C stored from registers (0) or staged in
@@ -141,6 +164,12 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
   constexpr bool PAIRS = Epi::pairs;
   constexpr int OUT_BN = PAIRS ? BN / 2 : BN;  // columns of C a tile
   static_assert(!PAIRS || (TB == 1 && CM == 1 && BN % 128 == 0), "paired halves: NT, CM 1, BN 128 or 256");
+  constexpr bool STAGED = Epi::staged;
+  static_assert(!STAGED || (EPI == 1 && !PAIRS), "a staged epilogue reads its sources from the staging of C (EPI 1)");
+  // A staged epilogue's bias columns (BN of them per consumer, 512 bytes each) and its two
+  // barriers, after the staging of C.
+  unsigned char* const sources = base + STAGES * STAGE_BYTES + BM * BN * 2;
+  cuda::std::uint64_t* const sources_full = reinterpret_cast<cuda::std::uint64_t*>(sources + 1024);
   const int tiles_n = static_cast<int>((n + OUT_BN - 1) / OUT_BN);
   const int rows_of_units = static_cast<int>(((m + BM - 1) / BM + CM - 1) / CM);
   const int units = rows_of_units * tiles_n;
@@ -151,6 +180,10 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
     for (int s = 0; s < STAGES; ++s) {
       ptx::mbarrier_init(&full[s], 1);
       ptx::mbarrier_init(&empty[s], 8 * CM);  // every consumer warp of every block of the cluster
+    }
+    if constexpr (STAGED) {
+      ptx::mbarrier_init(&sources_full[0], 1);
+      ptx::mbarrier_init(&sources_full[1], 1);
     }
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to the copy engine and the pair
   }
@@ -183,8 +216,8 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
     const int cw = wg - 1;  // this consumer's rows: cw * BM / 2 ..
     const bool signals = (tid % 32) == 0;
     float d[MI][BN / 2];
-    int it = 0;
-    for (int u = first_unit; u < units; u += stride) {
+    int it = 0, tile = 0;
+    for (int u = first_unit; u < units; u += stride, ++tile) {
       const TileAt t = tile_at<GROUP>(u, rows_of_units, tiles_n);
       const long long m0 = static_cast<long long>(t.tm * CM + static_cast<int>(rank)) * BM, n0 = static_cast<long long>(t.tn) * OUT_BN;
 #pragma unroll
@@ -207,6 +240,13 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
             mma<T, BN, TB>(d[mi], smem_desc(sa + mi * 64 * 128 + ks * 32, 16, 1024), db);
         }
         wgmma_commit();
+        if constexpr (STAGED) {
+          // R's tile and the bias, once the previous tile's store has read the staging.
+          if (kt == 0 && tid % 128 == 0)
+            epi.template load<BN, BM / 2>(base + STAGES * STAGE_BYTES + cw * (BM / 2) * BN * 2,
+                                          reinterpret_cast<T*>(sources + cw * 512), &sources_full[cw],
+                                          static_cast<int>(m0) + cw * (BM / 2), static_cast<int>(n0));
+        }
         // The slice before this one has been read: its stage goes back to the producer(s).
         wgmma_wait<1>();
         if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
@@ -215,7 +255,13 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
       wgmma_wait<0>();
       if (prev >= 0 && signals) release_stage<CM>(&empty[prev], rank);
       unsigned char* const staging = base + STAGES * STAGE_BYTES + cw * (BM / 2) * BN * 2;  // EPI 1's
-      if constexpr (PAIRS) {
+      if constexpr (STAGED) {
+        wait_parity(&sources_full[cw], static_cast<unsigned>(tile & 1));
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+          stage_sources<BN, BM / 2>(staging, d[mi], mi * 64, reinterpret_cast<const T*>(sources + cw * 512), epi);
+        store_staged<BN, BM / 2>(&tc, staging, static_cast<int>(m0) + cw * (BM / 2), static_cast<int>(n0), cw);
+      } else if constexpr (PAIRS) {
         // Fragment j of the first half (columns 8 j..) and of the second (BN / 2 + 8 j..) sit BN / 4 apart.
         float h[MI][BN / 4];
 #pragma unroll

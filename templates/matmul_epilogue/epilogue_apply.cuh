@@ -1,5 +1,5 @@
 // The epilogue as its own elementwise kernel, after a GEMM has written C: the unfused pair's second
-// launch (baseline.cu, and the unfused variant that pairs a tuned GEMM with it). Include after
+// launch (baseline.cu). Include after
 // <cuda_bf16.h>, <cuda_fp16.h> and common/gemm_epilogue.cuh.
 #pragma once
 

@@ -543,11 +543,34 @@ TEST_F(BadInput, TimedChecks) {
   ASSERT_TRUE(p.timed_check);
   EXPECT_EQ(p.timed_check->operands.at("c"), "y");
   const auto broken = breaker(good, line);
-  broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection)");
+  broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection, reference_rows)");
   broken("routine: gemm_projection,", "routine: gemm_projection, label: x,", 42, "a check has no label");
   broken("c: y,", "c: x,", 50, "'x' must be an output for gemm_projection's c");
   broken(", k: 1}", "}", 8, "gemm_projection needs its size 'k'");
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").timed_check);
+}
+
+// reference_rows: `rows` names a size that is every output's first dimension; no inout buffer, no
+// constant of those rows. The fused GEMMs check their timed repetitions so.
+TEST_F(BadInput, ChecksOnSampledRows) {
+  const std::string good = "check: {routine: reference_rows, rows: n}\n";
+  const int line = edit(problem_yaml(), "baseline:\n", good + "baseline:\n");
+  const auto p = load();
+  ASSERT_TRUE(p.timed_check);
+  EXPECT_EQ(p.timed_check->sizes.at("rows").text(), "n");
+  const auto broken = breaker(good, line);
+  broken("rows: n}", "rows: 2 * n}", 40, "first dimension), not '2 * n'");
+  broken("rows: n}", "rows: cols}", 0, "cols");
+  broken(", rows: n}", "}", 8, "reference_rows needs its size 'rows'");
+  const int y = edit(problem_yaml(), "shape: [n], role: out}", "shape: [1, n], role: out}");
+  expect_error([&] { load(); }, problem_yaml(), line, 40, {"output 'y' does not have n as its first dimension"});
+  edit(problem_yaml(), "shape: [1, n], role: out}", "shape: [n], role: out}");
+  (void)y;
+  for (const char* name : {"matmul_epilogue", "swiglu"}) {
+    const auto q = load_problem(SOLTUNE_SOURCE_DIR "/templates", name);
+    ASSERT_TRUE(q.timed_check) << name;
+    EXPECT_EQ(q.timed_check->routine, "reference_rows") << name;
+  }
 }
 
 // A tolerance is needed where a float output takes it: an integer output compares exactly (or as

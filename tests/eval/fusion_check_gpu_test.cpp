@@ -3,12 +3,17 @@
 // and their checks catch what a fusion gets wrong: x + x where h = x + r belongs, h left unwritten,
 // a block's scale stored where another block's belongs, and q quantized without the scale's 448.
 // The GEMM with its epilogue (templates/matmul_epilogue) passes at every activation and at tails
-// of its tiles, and a kernel that drops the activation or reads R's first row for every row fails;
-// SwiGLU's gated projection (templates/swiglu) passes at tails of its tiles, and a kernel that
+// of its tiles, and a kernel that drops the activation, reads R's first row for every row, drops
+// the staged R or loads the staged bias 8 columns off fails, and work skipped in timed repetitions
+// is caught on the rows the reference recomputes; SwiGLU's gated projection (templates/swiglu) passes at tails of its tiles, and a kernel that
 // takes the up's rows 8 rows off, or gates the up instead of the gate, fails.
 #include <gtest/gtest.h>
 
+#include "core/device.hpp"
+#include "core/rounds.hpp"
 #include "core/space.hpp"
+#include "core/task.hpp"
+#include "eval/timing_loop.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
 
@@ -35,6 +40,18 @@ struct Outcome {
   Status status;
   std::string log;
 };
+
+// Each case's configuration is legal on an H100 (the tested card's limits): checked on the host,
+// without a GPU, so that an illegal test case fails here and not only on a device.
+using Case = std::tuple<std::string, std::string, DType, Shape>;
+void expect_legal(const ProblemSpec& p, const std::vector<Case>& cases) {
+  const DeviceInfo h100 = *find_known_gpu("H100 80GB");
+  for (const auto& [variant, key, dt, sh] : cases) {
+    const Task t{&p, &p.variant(variant), dt, sh};
+    const Space space(*t.variant, t.fixed(h100));
+    EXPECT_EQ(space.why_illegal(space.parse_key(key)), "") << t.id() << " " << key;
+  }
+}
 
 // One configuration of a variant at a shape, after the task's baseline, its status and log.
 Outcome run(WorkerEvaluator& ev, const ProblemSpec& p, const std::string& variant, DType dt, const Shape& s, const std::string& key) {
@@ -105,39 +122,92 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
   const auto dir = root / "matmul_epilogue";
   const std::vector<Mistake> mistakes = {
       {"wgmma_ws", "noact", "gemm_epi::BiasActResidual<T, ACT>{bias, r, n, alpha, beta}", "gemm_epi::BiasActResidual<T, 0>{bias, r, n, alpha, beta}"},
-      {"tiled", "row0", "gemm_epi::BiasActResidual<T, ACT>{bias, r, n, alpha, beta}", "gemm_epi::BiasActResidual<T, ACT>{bias, r, 0, alpha, beta}"}};
+      {"tiled", "row0", "gemm_epi::BiasActResidual<T, ACT>{bias, r, n, alpha, beta}", "gemm_epi::BiasActResidual<T, ACT>{bias, r, 0, alpha, beta}"},
+      // EPI 1, the sources staged by TMA: R dropped, and the bias's columns loaded 8 off.
+      {"wgmma_ws", "nores", "BiasActResidualStaged<T, ACT>{&tr, &tbias, alpha, beta}", "BiasActResidualStaged<T, ACT>{&tr, &tbias, alpha, 0.0f}"},
+      {"wgmma_ws", "bias8", "const int cb[1] = {col0};", "const int cb[1] = {col0 + 8};"}};
   write_mistakes(dir, mistakes);
-  SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "matmul_epilogue");
-  const Compiler compiler(default_compiler_options());
-  WorkerEvaluator ev(compiler, test::worker_options(root));
   auto shape = [](int64_t m, int64_t n, int64_t k, int64_t trans_b, int64_t act) {
     return Shape{{{"m", m}, {"n", n}, {"k", k}, {"trans_b", trans_b}, {"act", act}}};
   };
-  const std::string ws0 = "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=4,CM=2,GROUP=8,EPI=1,SPARE=0";
+  const std::string ws0 = "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=3,CM=2,GROUP=8,EPI=1,SPARE=0";
+  const std::string ws2 = "BM=128,BN=192,STAGES=4,CM=1,GROUP=8,EPI=1,SPARE=8";
   const std::string tiled = "BM=64,BN=64,BK=8,TM=4,TN=4,VEC=1,PAD=0,STAGES=1,ASYNC=0,A_T=0,SPLIT=0,UNROLL=0";
   // Every activation in bf16 (tiles of m, n and k each cut short; NT and NN); f16, C by TMA from
   // 2-block clusters, and odd widths, at one each.
-  std::vector<std::tuple<std::string, std::string, DType, Shape>> cases;
+  std::vector<Case> cases;
   for (int64_t act = 0; act <= 4; ++act) {
     cases.emplace_back("wgmma_ws", ws0, DType::bf16, shape(200, 328, 136, 1, act));
     cases.emplace_back("tiled", tiled, DType::bf16, shape(37, 101, 77, act % 2, act));
   }
   cases.emplace_back("wgmma_ws", ws1, DType::f16, shape(300, 136, 200, 0, 3));
+  // EPI 1 with R and the bias staged: 288 tiles, so that blocks take several and the staging's
+  // barrier turns over; tails of m and n.
+  cases.emplace_back("wgmma_ws", ws2, DType::bf16, shape(3000, 1496, 136, 1, 2));
   cases.emplace_back("tiled", tiled, DType::f16, shape(37, 101, 77, 1, 4));
-  // The unfused rival: the GEMM, then the epilogue's own pass over C.
-  cases.emplace_back("unfused", ws0, DType::bf16, shape(200, 328, 136, 1, 4));
   // Rows not 16-byte aligned: the operands padded into scratch, C stored element by element.
   cases.emplace_back("wgmma_pad", "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,SPARE=0", DType::bf16, shape(200, 201, 133, 1, 2));
+  expect_legal(p, cases);
+  SOLTUNE_REQUIRE_GPU();
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
   for (const auto& [variant, key, dt, sh] : cases) {
     const auto o = run(ev, p, variant, dt, sh, key);
     EXPECT_EQ(o.status, Status::ok) << o.log;
   }
-  for (const auto& [variant, key] : {std::pair{"wgmma_ws_noact", ws0}, std::pair{"tiled_row0", tiled}}) {
+  for (const auto& [variant, key] : {std::pair{"wgmma_ws_noact", ws0}, std::pair{"tiled_row0", tiled},
+                                     std::pair{"wgmma_ws_nores", ws2}, std::pair{"wgmma_ws_bias8", ws2}}) {
     const auto o = run(ev, p, variant, DType::bf16, shape(200, 328, 136, 1, 2), key);
     EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
   }
   EXPECT_EQ(ev.restarts(), 0);
+}
+
+// The fused GEMM's timed repetitions are checked on sampled rows by the reference (reference_rows):
+// a naive kernel passes, and the same kernel leaving a quarter of C's rows as the previous
+// repetition left them (for other inputs) once timing starts is caught.
+TEST(FusionCheckGpu, MatmulEpilogueWorkSkippedWhileTimedIsCaughtOnSampledRows) {
+  const auto root = test::copy_problem("matmul_epilogue", "epirows", {"matmul"});
+  const auto dir = root / "matmul_epilogue";
+  const auto rounds = std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(load_problem(root, "matmul_epilogue")));
+  test::write_file(dir / "naive.cu",
+                   "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include \"../common/gemm_epilogue.cuh\"\n"
+                   "__device__ unsigned calls;\n"
+                   "template <typename T, int ACT, int SKIP>\n"
+                   "__global__ void epi_naive(const T* a, const T* b, const T* bias, const T* r, T* c, float alpha, float beta,\n"
+                   "                          long long m, long long n, long long k, long long trans_b) {\n"
+                   "  __shared__ unsigned call_s;\n"
+                   "  if (threadIdx.x == 0 && threadIdx.y == 0) call_s = atomicAdd(&calls, 1u) / (gridDim.x * gridDim.y);\n"
+                   "  __syncthreads();\n"
+                   "  const long long col = blockIdx.x * 16LL + threadIdx.x, row = blockIdx.y * 16LL + threadIdx.y;\n"
+                   "  if (row >= m || col >= n) return;\n"
+                   "  if (SKIP && call_s >= " + std::to_string(rounds + 3) + " && blockIdx.y % 4 == 1) return;\n"
+                   "  float acc = 0;\n"
+                   "  for (long long q = 0; q < k; ++q)\n"
+                   "    acc = fmaf(gemm_epi::to_float(a[row * k + q]), gemm_epi::to_float(trans_b ? b[col * k + q] : b[q * n + col]), acc);\n"
+                   "  c[row * n + col] = static_cast<T>(gemm_epi::bias_act_residual<ACT>(\n"
+                   "      acc, gemm_epi::to_float(bias[col]), gemm_epi::to_float(r[row * n + col]), alpha, beta));\n"
+                   "}\n");
+  test::write_file(dir / "naive.yaml",
+                   "kernel: epi_naive\ntemplate_args: [T, act, SKIP]\nknobs: {SKIP: [0, 1]}\n"
+                   "args: [a, b, bias, r, c, alpha, beta, m, n, k, trans_b]\n"
+                   "launch: {grid: [\"cdiv(n, 16)\", \"cdiv(m, 16)\"], block: [16, 16]}\n");
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "matmul_epilogue");
+  const Compiler compiler(default_compiler_options());
+  const Shape shape{{{"m", 512}, {"n", 256}, {"k", 256}, {"trans_b", 1}, {"act", 2}}};
+  for (const int skip : {0, 1}) {
+    WorkerEvaluator ev(compiler, test::worker_options(root));  // a worker per kernel: its call counter starts at zero
+    const auto o = run(ev, p, "naive", DType::bf16, shape, "SKIP=" + std::to_string(skip));
+    EXPECT_NE(o.log.find("sampled rows"), std::string::npos) << o.log;
+    if (skip) {
+      EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
+      EXPECT_NE(o.log.find("inside the timed loop"), std::string::npos) << o.log;
+    } else {
+      EXPECT_EQ(o.status, Status::ok) << o.log;
+    }
+  }
 }
 
 TEST(FusionCheckGpu, SwigluPassesAtTailsAndItsMistakesAreCaught) {
@@ -146,15 +216,17 @@ TEST(FusionCheckGpu, SwigluPassesAtTailsAndItsMistakesAreCaught) {
   const std::vector<Mistake> mistakes = {{"wgmma_ws", "upoff", "(tx, tw, th, h, m, n, k,", "(tx, tw, th, h, m, n + 8, k,"},
                                          {"simt", "swapped", "SiluGate{}.pair(gate, up)", "SiluGate{}.pair(up, gate)"}};
   write_mistakes(dir, mistakes);
-  SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "swiglu");
+  auto shape = [](int64_t m, int64_t n, int64_t k) { return Shape{{{"m", m}, {"n", n}, {"k", k}}}; };
+  const std::string ws0 = "BM=128,BN=256,STAGES=4,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=3,GROUP=8,EPI=1,SPARE=0";
+  const std::vector<Case> cases = {{"wgmma_ws", ws0, DType::bf16, shape(200, 136, 136)},
+                                   {"wgmma_ws", ws1, DType::f16, shape(300, 200, 264)},
+                                   {"simt", "TILE=16", DType::bf16, shape(37, 53, 77)}};
+  expect_legal(p, cases);
+  SOLTUNE_REQUIRE_GPU();
   const Compiler compiler(default_compiler_options());
   WorkerEvaluator ev(compiler, test::worker_options(root));
-  auto shape = [](int64_t m, int64_t n, int64_t k) { return Shape{{{"m", m}, {"n", n}, {"k", k}}}; };
-  const std::string ws0 = "BM=128,BN=256,STAGES=4,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=4,GROUP=8,EPI=1,SPARE=0";
-  for (const auto& [variant, key, dt, sh] : {std::tuple{"wgmma_ws", ws0, DType::bf16, shape(200, 136, 136)},
-                                             std::tuple{"wgmma_ws", ws1, DType::f16, shape(300, 200, 264)},
-                                             std::tuple{"simt", std::string("TILE=16"), DType::bf16, shape(37, 53, 77)}}) {
+  for (const auto& [variant, key, dt, sh] : cases) {
     const auto o = run(ev, p, variant, dt, sh, key);
     EXPECT_EQ(o.status, Status::ok) << o.log;
   }

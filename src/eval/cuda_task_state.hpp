@@ -235,6 +235,7 @@ class TaskState {
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, dim3 grid);  // 256 threads a block; throws
   void gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set);
   void reference_rows_check(const RoutineCall& call, Accuracy& acc, int set);  // rows_check.cpp
+  std::vector<long long> draw_rows(long long m, int64_t r);  // r distinct rows of m, from unpredictable()
   // An output's band: its own dtype's tolerance; an integer or bool one without a declared
   // tolerance compares exactly, a float one takes the task dtype's.
   Tolerance output_tolerance(const ArgSlot& s) const;

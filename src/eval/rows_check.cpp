@@ -4,7 +4,6 @@
 // outputs' rows from inputs cut to those rows. docs/MEASUREMENT.md argues its power.
 #include <algorithm>
 #include <cstdio>
-#include <unordered_set>
 
 #include "eval/builtin_kernels.hpp"
 #include "eval/cuda_check.hpp"
@@ -60,16 +59,7 @@ void TaskState::reference_rows_check(const RoutineCall& call, Accuracy& acc, int
   SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, cuts.size() * sizeof(CompareStats), stream()));
 
   // The rows are drawn now, after the candidate ran: it could not know them.
-  std::vector<long long> picked;
-  {
-    std::unordered_set<long long> seen;  // Floyd's sampling: r distinct rows of m
-    for (long long j = m - r; j < m; ++j) {
-      const auto t = static_cast<long long>(unpredictable() % static_cast<uint64_t>(j + 1));
-      const long long row = seen.insert(t).second ? t : j;
-      if (row == j) seen.insert(j);
-      picked.push_back(row);
-    }
-  }
+  const std::vector<long long> picked = draw_rows(m, r);
   SOLTUNE_CUDA(cudaMemcpyAsync(rows, picked.data(), picked.size() * 8, cudaMemcpyHostToDevice, stream()));
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[0].get(), stream()));
   int r_int = static_cast<int>(r);

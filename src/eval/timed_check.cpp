@@ -16,6 +16,18 @@ namespace {
 unsigned cdiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 }  // namespace
 
+std::vector<long long> TaskState::draw_rows(long long m, int64_t r) {
+  std::vector<long long> picked;
+  std::unordered_set<long long> seen;  // Floyd's sampling
+  for (long long j = m - r; j < m; ++j) {
+    const auto t = static_cast<long long>(unpredictable() % static_cast<uint64_t>(j + 1));
+    const long long row = seen.insert(t).second ? t : j;
+    if (row == j) seen.insert(j);
+    picked.push_back(row);
+  }
+  return picked;
+}
+
 void TaskState::check_repetition(Accuracy& acc, int set) {
   const auto& call = task_.problem->timed_check;
   if (call && call->routine == "reference_rows") return reference_rows_check(*call, acc, set);  // rows_check.cpp
@@ -65,16 +77,7 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, 2 * sizeof(CompareStats), stream()));
 
   // The rows and the signs are drawn now, after the candidate ran: it could not know them.
-  std::vector<long long> picked;
-  {
-    std::unordered_set<long long> seen;  // Floyd's sampling: r distinct rows of m
-    for (long long j = m - r; j < m; ++j) {
-      const auto t = static_cast<long long>(unpredictable() % static_cast<uint64_t>(j + 1));
-      const long long row = seen.insert(t).second ? t : j;
-      if (row == j) seen.insert(j);
-      picked.push_back(row);
-    }
-  }
+  const std::vector<long long> picked = draw_rows(m, r);
   SOLTUNE_CUDA(cudaMemcpyAsync(rows, picked.data(), picked.size() * 8, cudaMemcpyHostToDevice, stream()));
   unsigned long long seed = unpredictable();
 

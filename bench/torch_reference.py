@@ -73,6 +73,15 @@ def add_rmsnorm_fp8_op(x, r, w):
 
 
 N28 = 1 << 28
+MASK_D = 128  # masked_softmax's head dimension: the scores are scaled by MASK_D ** -0.5
+
+
+def masked_softmax_op(x, mask):
+    """Attention's scores softmax on the unfused path: mask is True past each query's position
+    (causal, aligned at the bottom right), made once outside the timed call."""
+    return (x * MASK_D ** -0.5).masked_fill(mask, float("-inf")).softmax(-1)
+
+
 PROBLEMS = {
     "gelu": ([(N28,)], gelu_op, lambda s, b: 2 * s[0] * b),
     "softmax": ([(4096, 4096), (8192, 8192), (32768, 1024), (4096, 50304), (16384, 256),
@@ -88,6 +97,9 @@ PROBLEMS = {
                     lambda s, b: 4 * s[0] * s[1] * b + s[1] * b),
     "add_rmsnorm_fp8": ([(4096, 7168), (4096, 4096), (64, 7168)], add_rmsnorm_fp8_op,
                         lambda s, b: 3 * s[0] * s[1] * b + s[1] * b + s[0] * s[1] + 4 * s[0] * (s[1] // 128)),
+    # heads x s_q x s_k scores, causal: y written, x's unmasked keys read (problem.yaml's count)
+    "masked_softmax": ([(32, 2048, 2048), (32, 512, 4096), (32, 1, 32768)], masked_softmax_op,
+                       lambda s, b: (s[0] * s[1] * s[2] + s[0] * (s[1] * (s[2] - s[1]) + s[1] * (s[1] + 1) // 2)) * b),
 }
 # Problems with several outputs: the exported function allocates them and returns them all.
 SEVERAL_OUTPUTS = {"add_rmsnorm", "add_rmsnorm_fp8"}
@@ -101,10 +113,12 @@ SLEEP_CYCLES = 200_000
 
 
 def shape_label(s):
-    return f"n={s[0]}" if len(s) == 1 else f"{s[0]}x{s[1]}"
+    return f"n={s[0]}" if len(s) == 1 else "x".join(str(v) for v in s)
 
 
 def shape_dict(s):
+    if len(s) == 3:  # masked_softmax's
+        return {"heads": s[0], "s_q": s[1], "s_k": s[2], "d": MASK_D, "causal": 1}
     return {"n": s[0]} if len(s) == 1 else {"rows": s[0], "cols": s[1]}
 
 
@@ -116,9 +130,14 @@ def make_args(problem, shape, dtype, gen):
     x = randn(*shape)
     if problem == "gelu":
         x *= 3
+    if problem == "masked_softmax":
+        x *= 8  # scores of spread 8, about 1 after the scale (problem.yaml's normal(0, 8))
     args = [x.to(dtype)]
     del x
     cols = shape[-1]
+    if problem == "masked_softmax":
+        s_q, s_k = shape[1], shape[2]
+        args.append(torch.ones(s_q, s_k, dtype=torch.bool, device=DEVICE).triu(s_k - s_q + 1))
     if problem == "layernorm":
         args += [randn(cols).to(dtype), randn(cols).to(dtype)]
     elif problem == "rmsnorm":
@@ -242,6 +261,8 @@ def exported_fn(pkg, problem, out=None):
         x = args[0]
         if problem in SEVERAL_OUTPUTS:
             return f(*args)
+        if problem == "masked_softmax":  # the mask is soltune's own (causal), the sizes beside x's
+            return f(x, out=out if out is not None else torch.empty_like(x), d=MASK_D, causal=1)
         if problem == "l1norm":
             if "y" not in kept:
                 kept["y"] = torch.empty((), dtype=x.dtype, device=x.device)

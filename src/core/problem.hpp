@@ -97,7 +97,7 @@ struct LaunchSpec {
   std::vector<Expr> block;  // 1 to 3 dimensions
   Expr smem;                // dynamic shared memory in bytes
   std::vector<Expr> cluster;  // blocks per cluster, 1 to 3 dimensions, given at launch (empty: none)
-  Expr when;                  // a variant's launches before or after its kernel: run only where it holds (empty: always)
+  Expr when;                  // a variant's launches around its kernel, a baseline's: run only where it holds (empty: always)
   // A launch after a variant's kernel may start while the launch before it drains (programmatic
   // dependent launch, compute capability 9.0 or newer; elsewhere it is an ordinary launch). Its
   // kernel must execute griddepcontrol.wait before it reads anything the earlier launches wrote.

@@ -633,10 +633,14 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     if (b.has("temps"))
       for (const auto& t : b.at("temps").seq()) p.baseline_temps.push_back(parse_arg(t, sizes, true));
     for (const auto& l : b.at("launches").seq()) {
-      l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem"});
+      l.only_keys({"kernel", "template_args", "args", "grid", "block", "smem", "when"});
       p.baseline.push_back(parse_launch(l, geo, true));
       parse_template_args(p.baseline.back(), sizes, l.has("template_args") ? l.at("template_args").loc() : l.loc(), "sizes");
       check_args(p.baseline.back().args, p, true, l.loc());
+      if (l.has("when")) {  // a launch eager PyTorch makes only at some shapes (a mask's, where there is one)
+        p.baseline.back().when = l.at("when").expr();
+        p.baseline.back().when.check_names(sizes, "when");
+      }
     }
     if (p.baseline.empty()) b.at("launches").fail("the baseline needs at least one launch");
     if (b.has("library")) p.baseline_library = parse_library(b.at("library"), p, sizes);

@@ -727,8 +727,10 @@ cudaError_t TaskState::run_baseline(int set) {
     }
     return cudaSuccess;
   }
-  for (const auto& l : task_.problem->baseline)
+  for (const auto& l : task_.problem->baseline) {
+    if (!l.when.empty() && l.when.eval(bind_) == 0) continue;
     if (auto e = run_launch(l); e != cudaSuccess) return e;
+  }
   return cudaSuccess;
 }
 

@@ -132,6 +132,7 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
   // kernel given x twice loads it twice, and one given t0 as input and output reads and writes it.
   std::vector<double> bytes(t.problem->baseline.size()), elements(bytes.size());
   for (size_t i = 0; i < bytes.size(); ++i) {
+    if (!t.problem->baseline[i].when.empty() && t.problem->baseline[i].when.eval(bind) == 0) continue;  // not launched here
     for (const auto& name : t.problem->baseline[i].args) {
       const ArgSpec* a = t.problem->find_arg(name);
       if (!a)
@@ -149,8 +150,9 @@ TaskBaseline ModelEvaluator::baseline(const Task& t) {
   // them all; a reduction's last step over per-block partials almost none).
   const double all = std::max(1.0, std::accumulate(elements.begin(), elements.end(), 0.0));
   for (size_t i = 0; i < bytes.size(); ++i)
-    b.t_ref_us += baseline_launch_us(bytes[i], elements[i], t.flops() * elements[i] / all,
-                                     eval_geometry(t.problem->baseline[i], bind), generic, dev_);
+    if (t.problem->baseline[i].when.empty() || t.problem->baseline[i].when.eval(bind) != 0)
+      b.t_ref_us += baseline_launch_us(bytes[i], elements[i], t.flops() * elements[i] / all,
+                                       eval_geometry(t.problem->baseline[i], bind), generic, dev_);
   // However it moves its bytes, the baseline takes at least its FLOPs at the FP32 units' rate.
   b.t_ref_us = std::max(b.t_ref_us, t.flops() / dev_.ceilings().fp32 * 1e6 + kBaselineLaunchUs);
   b.ref_timing.median_us = b.t_ref_us;

@@ -550,6 +550,20 @@ TEST_F(BadInput, TimedChecks) {
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").timed_check);
 }
 
+// A baseline launch may run only at some shapes (`when:`, over the sizes): an unknown name there is
+// refused with its line.
+TEST_F(BadInput, BaselineLaunchesRunWhereTheirConditionHolds) {
+  const std::string tanh = "    - {kernel: op_tanh, template_args: [T], args: [t0, t0, n], grid: \"cdiv(n, 256)\", block: 256}\n";
+  const std::string when = "    - {kernel: op_tanh, template_args: [T], args: [t0, t0, n], grid: \"cdiv(n, 256)\", block: 256, when: \"n > 100\"}\n";
+  const int line = edit(problem_yaml(), tanh, when);
+  const auto p = load();
+  const auto it = std::find_if(p.baseline.begin(), p.baseline.end(), [](const LaunchSpec& l) { return l.kernel == "op_tanh"; });
+  ASSERT_NE(it, p.baseline.end());
+  EXPECT_EQ(it->when.text(), "n > 100");
+  edit(problem_yaml(), "when: \"n > 100\"", "when: \"rows > 100\"");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"rows"});
+}
+
 // reference_rows: `rows` names a size that is every output's first dimension; no inout buffer, no
 // constant of those rows. The fused GEMMs check their timed repetitions so.
 TEST_F(BadInput, ChecksOnSampledRows) {

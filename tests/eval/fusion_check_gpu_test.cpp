@@ -6,7 +6,8 @@
 // of its tiles, and a kernel that drops the activation, reads R's first row for every row, drops
 // the staged R or loads the staged bias 8 columns off fails, and work skipped in timed repetitions
 // is caught on the rows the reference recomputes; SwiGLU's gated projection (templates/swiglu) passes at tails of its tiles, and a kernel that
-// takes the up's rows 8 rows off, or gates the up instead of the gate, fails.
+// takes the up's rows 8 rows off, or gates the up instead of the gate, fails; attention's scores
+// softmax (templates/masked_softmax) passes masked or not, and its mistakes fail.
 #include <gtest/gtest.h>
 
 #include "core/device.hpp"
@@ -232,6 +233,45 @@ TEST(FusionCheckGpu, SwigluPassesAtTailsAndItsMistakesAreCaught) {
   }
   for (const auto& [variant, key] : {std::pair{"wgmma_ws_upoff", ws0}, std::pair{"simt_swapped", std::string("TILE=16")}}) {
     const auto o = run(ev, p, variant, DType::bf16, shape(200, 136, 136), key);
+    EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
+  }
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
+// Attention's scores softmax, scaled and causally masked (templates/masked_softmax): both variants
+// pass with and without the mask at rows that fill no vector or block evenly, and a kernel that
+// drops the mask, keeps one key too few or drops the scale fails.
+TEST(FusionCheckGpu, MaskedSoftmaxPassesAndItsMistakesAreCaught) {
+  const auto root = test::copy_problem("masked_softmax", "msm");
+  const auto dir = root / "masked_softmax";
+  const std::vector<Mistake> mistakes = {
+      {"rowreg", "nomask", "c0 + k <= last ? v[e][k] * scale : neg_inf()", "v[e][k] * scale"},
+      {"looped", "short", "f[k] = c0 + k <= last ?", "f[k] = c0 + k < last ?"},
+      {"looped", "noscale", "f[k] = c0 + k <= last ? f[k] * scale", "f[k] = c0 + k <= last ? f[k]"}};
+  write_mistakes(dir, mistakes);
+  const auto p = load_problem(root, "masked_softmax");
+  auto shape = [](int64_t heads, int64_t s_q, int64_t s_k, int64_t causal) {
+    return Shape{{{"heads", heads}, {"s_q", s_q}, {"s_k", s_k}, {"d", 64}, {"causal", causal}}};
+  };
+  const std::string reg = "BLOCK=256,TPR=32,VEC=4,EPT=4,FAST_EXP=1", loop = "BLOCK=256,VEC=4,UNROLL=4,FAST_EXP=1";
+  std::vector<Case> cases;
+  for (const DType dt : {DType::bf16, DType::f32})
+    for (const int64_t causal : {0, 1}) {
+      cases.emplace_back("rowreg", reg, dt, shape(3, 37, 500, causal));
+      cases.emplace_back("looped", loop, dt, shape(2, 5, 3000, causal));
+    }
+  cases.emplace_back("looped", "BLOCK=128,VEC=1,UNROLL=2,FAST_EXP=0", DType::bf16, shape(2, 7, 1001, 1));
+  cases.emplace_back("rowreg", "BLOCK=128,TPR=128,VEC=1,EPT=8,FAST_EXP=0", DType::f32, shape(1, 9, 1001, 1));
+  expect_legal(p, cases);
+  SOLTUNE_REQUIRE_GPU();
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  for (const auto& [variant, key, dt, sh] : cases) {
+    const auto o = run(ev, p, variant, dt, sh, key);
+    EXPECT_EQ(o.status, Status::ok) << o.log;
+  }
+  for (const auto& [variant, key] : {std::pair{"rowreg_nomask", reg}, std::pair{"looped_short", loop}, std::pair{"looped_noscale", loop}}) {
+    const auto o = run(ev, p, variant, DType::bf16, shape(3, 37, variant[0] == 'r' ? 500 : 3000, 1), key);
     EXPECT_EQ(o.status, Status::wrong_answer) << o.log;
   }
   EXPECT_EQ(ev.restarts(), 0);

@@ -241,8 +241,9 @@ __device__ __forceinline__ void wgmma_ws_tiles(const wgmma_ws_detail::TmaMap& ta
         }
         wgmma_commit();
         if constexpr (STAGED) {
-          // R's tile and the bias, once the previous tile's store has read the staging.
-          if (kt == 0 && tid % 128 == 0)
+          // R's tile and the bias, once the previous tile's store has read the staging: half way
+          // through the product, when that store is long done and the loads still have half of it.
+          if (kt == kt_count / 2 && tid % 128 == 0)
             epi.template load<BN, BM / 2>(base + STAGES * STAGE_BYTES + cw * (BM / 2) * BN * 2,
                                           reinterpret_cast<T*>(sources + cw * 512), &sources_full[cw],
                                           static_cast<int>(m0) + cw * (BM / 2), static_cast<int>(n0));

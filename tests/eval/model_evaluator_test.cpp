@@ -365,6 +365,15 @@ TEST(CostEstimate, MatmulAtModelScaleIsWithinAFactorOfTwoOfWhatAnH100Took) {
                                 CudaEvalOptions{});
   EXPECT_LT(g.reference_s, 0.01);
   EXPECT_GT(g.candidate_s, 0.05);  // 100 ms of timed repetitions
+  // A GEMM with its epilogue checks its timed repetitions on sampled rows (reference_rows): a
+  // 32nd of the reference each, where a check by the whole reference would cost as much again.
+  auto epi = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "matmul_epilogue");
+  const Task et{&epi, &epi.variant("wgmma_ws"), DType::bf16,
+                parse_shape(epi, "m=2048,n=4096,k=14336,trans_b=1,act=2")};
+  const auto sampled = estimate_costs(et, h100, CudaEvalOptions{});
+  epi.timed_check.reset();
+  const auto whole = estimate_costs(et, h100, CudaEvalOptions{});
+  EXPECT_GT(whole.candidate_s - sampled.candidate_s, 1.5 * sampled.reference_s) << sampled.candidate_s << " " << whole.candidate_s;
 }
 
 // Timed repetitions of a compute-bound task whose traffic covers L2 twice over in at most three

@@ -108,6 +108,11 @@ const std::vector<LibraryRoutine>& check_routines() {
        "inputs whose first dimension it is are cut to the drawn rows, the others read whole. For problems whose "
        "rows are independent, each output row made from the same rows of those inputs (docs/MEASUREMENT.md)",
        {}},
+      {"reference_picked", {}, {}, {"rows", "group", "tile"}, {},
+       "the reference on rows drawn at random, computed by a kernel of the reference's source (`kernel`: the "
+       "reference's arguments, then the picked first rows and the tile): every output is `rows` rows, drawn in "
+       "runs of `tile` consecutive rows inside groups of `group` (docs/MEASUREMENT.md)",
+       {}},
   };
   return r;
 }

@@ -239,6 +239,7 @@ struct RoutineCall {
   std::string label;    // what T_ref is called where the routine times it ("cuBLAS"); "" for a check
   std::map<std::string, std::string> operands;  // the routine's operand -> the problem's buffer
   std::map<std::string, Expr> sizes;            // the routine's size -> an expression over the problem's sizes
+  std::string kernel;  // reference_picked: the reference source's kernel that computes picked rows
   SourceLoc loc;
 };
 

@@ -343,6 +343,10 @@ RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names
   else if (n.has("label")) n.at("label").fail("a check has no label: only a baseline's routine names T_ref");
   for (const auto& [key, v] : n.map_items()) {
     if (key == "routine" || key == "label") continue;
+    if (key == "kernel" && lib.routine == "reference_picked") {
+      lib.kernel = v.str();
+      continue;
+    }
     const bool in = std::count(r->inputs.begin(), r->inputs.end(), key) > 0;
     const bool out = std::count(r->outputs.begin(), r->outputs.end(), key) > 0;
     if (in || out) {
@@ -656,6 +660,8 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
   if (n.has("check")) {
     p.timed_check = parse_routine(n.at("check"), p, sizes, check_routines(), "check routine", false);
     if (p.timed_check->routine == "reference_rows") check_rows_routine(n.at("check"), p);
+    if (p.timed_check->routine == "reference_picked" && p.timed_check->kernel.empty())
+      n.at("check").fail("reference_picked needs `kernel`: the reference source's kernel that computes the picked rows");
   }
   return p;
 }

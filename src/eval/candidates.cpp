@@ -69,14 +69,22 @@ void plan_launches(const Task& t, Candidate& c) {
   }
 }
 
+std::string picked_reference_name(const Task& t, const Bindings& b) {
+  LaunchSpec picked = t.problem->reference;
+  picked.kernel = t.problem->timed_check->kernel;
+  return name_expression(picked, t.dtype, b);
+}
+
 std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, const std::string& arch) {
+  std::vector<std::string> refs{name_expression(t.problem->reference, t.dtype, b)};
+  if (const auto& c = t.problem->timed_check; c && c->routine == "reference_picked") refs.push_back(picked_reference_name(t, b));
   std::vector<std::string> names;
   for (const auto& l : t.problem->baseline) {
     auto n = name_expression(l, t.dtype, b);
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
   }
   const auto dir = t.problem->dir.string() + "/";
-  return {CompileRequest{t.problem->reference_source, dir + "reference.cu", {name_expression(t.problem->reference, t.dtype, b)}, arch,
+  return {CompileRequest{t.problem->reference_source, dir + "reference.cu", refs, arch,
                          define_options(t.problem->reference_defines, t.dtype, b)},
           CompileRequest{t.problem->baseline_source, dir + "baseline.cu", names, arch,
                          define_options(t.problem->baseline_defines, t.dtype, b)}};

@@ -47,6 +47,10 @@ CandidateBatch prepare_candidates(const Task& t, const DeviceInfo& d, const std:
 // Returns false when the candidate failed to compile.
 bool take_compile_result(Candidate& c, const CompileResult& r);
 
+// The name expression of the reference source's kernel that computes picked rows (check routine
+// reference_picked): the reference's template arguments on that kernel.
+std::string picked_reference_name(const Task& t, const Bindings& b);
+
 // The task's reference and baseline as compile requests (both backends compile them: a problem
 // whose reference or baseline does not compile is bad input, reported before any tuning).
 std::vector<CompileRequest> support_requests(const Task& t, const Bindings& b, const std::string& arch);

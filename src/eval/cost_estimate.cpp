@@ -47,9 +47,11 @@ CostEstimate estimate_costs(const Task& t, const DeviceInfo& d, const CudaEvalOp
   // (eval/rows_check.cpp).
   const auto sizes = t.sizes();
   const auto& check = t.problem->timed_check;
-  const bool sampled = check && check->routine == "reference_rows";
-  const std::string rows_size = sampled ? check->sizes.at("rows").text() : "m";
-  const auto m = std::max<int64_t>(sizes.count(rows_size) ? static_cast<int64_t>(sizes.at(rows_size)) : 1, 1);
+  const bool sampled = check && (check->routine == "reference_rows" || check->routine == "reference_picked");
+  const auto m = std::max<int64_t>(sampled                ? static_cast<int64_t>(check->sizes.at("rows").eval(t.fixed(d)))
+                                   : sizes.count("m") ? static_cast<int64_t>(sizes.at("m"))
+                                                      : 1,
+                                   1);
   const double rows =
       static_cast<double>(sampled ? reference_check_rows(m) : exact_check_rows(m)) / static_cast<double>(m);
   const double check_s = !check ? e.reference_s : sampled ? e.reference_s * rows : e.reference_s * rows + 3.0 * t.bytes() / bw;

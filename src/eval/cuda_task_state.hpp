@@ -234,7 +234,18 @@ class TaskState {
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, int64_t n);  // throws
   void launch_builtin(const std::string& name_expr, std::vector<void*> args, dim3 grid);  // 256 threads a block; throws
   void gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set);
-  void reference_rows_check(const RoutineCall& call, Accuracy& acc, int set);  // rows_check.cpp
+  void reference_rows_check(const RoutineCall& call, Accuracy& acc, int set);    // rows_check.cpp
+  void reference_picked_check(const RoutineCall& call, Accuracy& acc, int set);  // rows_check.cpp
+  // An output's rows as the reference computed them (doubles, row_elems a row; mag null without one).
+  struct SampledOut {
+    ArgSlot* slot;
+    long long row_elems;
+    const void *ref, *mag;
+  };
+  // The outputs' rows `rows` (r of `total`, on the device) against the reference's, folded into acc;
+  // stats: a zeroed CompareStats per output.
+  void compare_sampled(const std::vector<SampledOut>& outs, const long long* rows, int64_t r, long long total,
+                       CompareStats* stats, Accuracy& acc);
   std::vector<long long> draw_rows(long long m, int64_t r);  // r distinct rows of m, from unpredictable()
   // An output's band: its own dtype's tolerance; an integer or bool one without a declared
   // tolerance compares exactly, a float one takes the task dtype's.

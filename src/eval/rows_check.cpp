@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "eval/builtin_kernels.hpp"
+#include "eval/candidates.hpp"
 #include "eval/cuda_check.hpp"
 #include "eval/cuda_task_state.hpp"
 #include "eval/timing_loop.hpp"
@@ -96,46 +97,128 @@ void TaskState::reference_rows_check(const RoutineCall& call, Accuracy& acc, int
     if (!s->spec->is_buffer) store_scalar(*s, s->spec->value.eval(bind_));
   SOLTUNE_CUDA(launched);
 
+  std::vector<SampledOut> outs;
+  for (const Cut& c : cuts)
+    if (c.slot->spec->role == Role::out) outs.push_back({c.slot, c.row_elems, ws + c.at, c.mag_at ? ws + c.mag_at : nullptr});
+  compare_sampled(outs, rows, r, m, stats, acc);
+}
+
+void TaskState::compare_sampled(const std::vector<SampledOut>& outs, const long long* rows, int64_t r, long long total,
+                                CompareStats* stats, Accuracy& acc) {
   // The candidate's rows against the reference's, each output under its dtype's band.
-  for (size_t i = 0; i < cuts.size(); ++i) {
-    const Cut& c = cuts[i];
-    if (c.slot->spec->role != Role::out) continue;
-    const Tolerance tol = output_tolerance(*c.slot);
+  int r_int = static_cast<int>(r);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tolerance tol = output_tolerance(*outs[i].slot);
     double atol = tol.atol, rtol = tol.rtol, mtol = tol.mtol.empty() ? 0.0 : tol.mtol.eval(bind_);
-    const void* out = c.slot->data();
-    const void* ref = ws + c.at;
-    const void* mag = c.mag_at ? ws + c.mag_at : nullptr;
-    long long n = c.row_elems;
+    const void* out = outs[i].slot->data();
+    const void *ref = outs[i].ref, *mag = outs[i].mag;
+    long long n = outs[i].row_elems;
     CompareStats* st = stats + i;
-    launch_builtin("soltune_rows_compare<" + std::string(dtype_cpp(c.slot->dtype)) + ">",
+    launch_builtin("soltune_rows_compare<" + std::string(dtype_cpp(outs[i].slot->dtype)) + ">",
                    {&out, &n, &rows, &r_int, &ref, &mag, &atol, &rtol, &mtol, &st}, r * n);
   }
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[1].get(), stream()));
-  std::vector<CompareStats> cs(cuts.size());
+  std::vector<CompareStats> cs(outs.size());
   SOLTUNE_CUDA(cudaMemcpyAsync(cs.data(), stats, cs.size() * sizeof(CompareStats), cudaMemcpyDeviceToHost, stream()));
   SOLTUNE_CUDA(cudaStreamSynchronize(stream()));
   float ms = 0;
   SOLTUNE_CUDA(cudaEventElapsedTime(&ms, check_marks_[0].get(), check_marks_[1].get()));
 
   bool band_ok = true;
-  for (size_t i = 0; i < cuts.size(); ++i) {
-    const Cut& c = cuts[i];
-    if (c.slot->spec->role != Role::out) continue;
-    const Tolerance tol = output_tolerance(*c.slot);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tolerance tol = output_tolerance(*outs[i].slot);
     acc.checked += static_cast<int64_t>(cs[i].checked);
     acc.mismatches += static_cast<int64_t>(cs[i].mismatches);
     acc.nonfinite += static_cast<int64_t>(cs[i].nonfinite);
     acc.unwritten += static_cast<int64_t>(cs[i].unwritten);
     add_errors(acc, cs[i], tol.rel_l2);
     if (static_cast<double>(cs[i].mismatches) > (1.0 - tol.min_match) * static_cast<double>(cs[i].checked)) band_ok = false;
-    acc.out_of_bounds += guard_damage(*c.slot);
+    acc.out_of_bounds += guard_damage(*outs[i].slot);
   }
   char buf[200];
   std::snprintf(buf, sizeof buf, "checked on %lld sampled rows of %lld by the reference (on the GPU: %.3f ms)",
-                static_cast<long long>(r), m, ms);
+                static_cast<long long>(r), total, ms);
   acc.detail = buf;
   check_workspaces(acc);
   acc.settle(band_ok);
+}
+
+// reference_picked: the reference source's own kernel computes picked rows of every output, from
+// the whole inputs (attention's queries, whose keys and values no cut of rows carries).
+void TaskState::reference_picked_check(const RoutineCall& call, Accuracy& acc, int set) {
+  const auto rows = static_cast<long long>(call.sizes.at("rows").eval(bind_));
+  const auto group = std::max<long long>(1, static_cast<long long>(call.sizes.at("group").eval(bind_)));
+  const long long tile = std::min(static_cast<long long>(call.sizes.at("tile").eval(bind_)), group);
+  const long long tiles = std::max<long long>(1, (reference_check_rows(rows) + tile - 1) / tile);
+  const long long r = tiles * tile;
+
+  struct Out {
+    ArgSlot* slot;
+    long long row_elems;
+    size_t at, mag_at;
+  };
+  std::vector<Out> outs;
+  size_t bytes = aligned(static_cast<size_t>(r) * 8) + aligned(static_cast<size_t>(tiles) * 8);  // rows, first rows
+  const size_t stats_at = bytes;
+  size_t n_out = 0;
+  for (auto& s : slots_)
+    if (s->spec->is_buffer && s->spec->role == Role::out) ++n_out;
+  bytes += aligned(n_out * sizeof(CompareStats));
+  for (auto& s : slots_) {
+    if (!s->spec->is_buffer || s->spec->role != Role::out) continue;
+    if (s->elems % rows != 0)
+      throw Error(task_.problem->name + "'s check reference_picked: output '" + s->spec->name + "' has " +
+                  std::to_string(s->elems) + " elements, not rows of " + std::to_string(rows));
+    Out o{s.get(), s->elems / rows, bytes, 0};
+    bytes += aligned(static_cast<size_t>(r * o.row_elems) * 8);
+    if (s->spec->magnitude) {
+      o.mag_at = bytes;
+      bytes += aligned(static_cast<size_t>(r * o.row_elems) * 8);
+    }
+    outs.push_back(o);
+  }
+  if (check_ws_.bytes() < bytes) check_ws_ = DeviceBuffer(bytes);
+  auto* ws = static_cast<unsigned char*>(check_ws_.get());
+  auto* picked_rows = reinterpret_cast<long long*>(ws);
+  auto* firsts = reinterpret_cast<long long*>(ws + aligned(static_cast<size_t>(r) * 8));
+  auto* stats = reinterpret_cast<CompareStats*>(ws + stats_at);
+  SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, outs.size() * sizeof(CompareStats), stream()));
+
+  // Tiles drawn now, after the candidate ran: a group at random, a run of `tile` rows inside it.
+  std::vector<long long> first(static_cast<size_t>(tiles)), all;
+  const long long groups = std::max<long long>(1, rows / group);
+  for (auto& f : first) {
+    const auto g = static_cast<long long>(unpredictable() % static_cast<uint64_t>(groups));
+    const auto i = static_cast<long long>(unpredictable() % static_cast<uint64_t>(group - tile + 1));
+    f = g * group + i;
+    for (long long j = 0; j < tile; ++j) all.push_back(f + j);
+  }
+  SOLTUNE_CUDA(cudaMemcpyAsync(picked_rows, all.data(), all.size() * 8, cudaMemcpyHostToDevice, stream()));
+  SOLTUNE_CUDA(cudaMemcpyAsync(firsts, first.data(), first.size() * 8, cudaMemcpyHostToDevice, stream()));
+  SOLTUNE_CUDA(cudaEventRecord(check_marks_[0].get(), stream()));
+
+  // The reference's arguments, its outputs (and magnitudes) the compact ones, then the first rows
+  // and the tile; a block a tile.
+  const auto& l = task_.problem->reference;
+  auto a = args(l, set, true);
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const auto extra = reference_array(l.args[i]);
+    const std::string buffer = extra ? extra->buffer : l.args[i];
+    const auto o = std::find_if(outs.begin(), outs.end(), [&](const Out& x) { return x.slot->spec->name == buffer; });
+    if (o == outs.end()) continue;
+    *static_cast<void**>(a.ptrs[i]) = ws + (extra && extra->kind == ReferenceArray::Kind::magnitude ? o->mag_at : o->at);
+  }
+  void* firsts_arg = firsts;
+  long long tile_arg = tile;
+  a.ptrs.push_back(&firsts_arg);
+  a.ptrs.push_back(&tile_arg);
+  Geometry g = eval_geometry(l, bind_);
+  g.grid = {tiles, 1, 1};
+  SOLTUNE_CUDA(launch_kernel(reference_.at(picked_reference_name(task_, bind_)), g, a.ptrs.data(), stream()));
+
+  std::vector<SampledOut> sampled;
+  for (const Out& o : outs) sampled.push_back({o.slot, o.row_elems, ws + o.at, o.mag_at ? ws + o.mag_at : nullptr});
+  compare_sampled(sampled, picked_rows, r, rows, stats, acc);
 }
 
 }  // namespace soltune

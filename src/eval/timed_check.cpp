@@ -31,6 +31,7 @@ std::vector<long long> TaskState::draw_rows(long long m, int64_t r) {
 void TaskState::check_repetition(Accuracy& acc, int set) {
   const auto& call = task_.problem->timed_check;
   if (call && call->routine == "reference_rows") return reference_rows_check(*call, acc, set);  // rows_check.cpp
+  if (call && call->routine == "reference_picked") return reference_picked_check(*call, acc, set);
   const auto dtypes = gemm_check_dtypes();
   if (!call || std::find(dtypes.begin(), dtypes.end(), task_.dtype) == dtypes.end()) {
     run_reference(set);

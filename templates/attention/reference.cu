@@ -24,20 +24,19 @@ __device__ __forceinline__ double ref_mtol_floor(__nv_bfloat16) { return 0.00781
 __device__ __forceinline__ double ref_mtol_floor(__half) { return 0.0009765625; }         // 2^-10
 __device__ __forceinline__ double ref_neg_inf() { return __longlong_as_double(static_cast<long long>(0xfff0000000000000ull)); }
 
+// Queries i0 .. i0 + QR - 1 (those below s_q) of head bh (of b h), their results at rows out0 ..
+// of o and lse (and their magnitudes).
 template <typename T, int D>
-__global__ void __launch_bounds__(256) attention_reference(const T* __restrict__ q, const T* __restrict__ k,
-                                                           const T* __restrict__ v, double* __restrict__ o,
-                                                           double* __restrict__ mag, double* __restrict__ lse,
-                                                           double* __restrict__ lse_mag, long long b, long long h,
-                                                           long long h_kv, long long s_q, long long s_k,
-                                                           long long causal) {
+__device__ __forceinline__ void attention_rows(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                                               double* __restrict__ o, double* __restrict__ mag, double* __restrict__ lse,
+                                               double* __restrict__ lse_mag, long long h, long long h_kv, long long s_q,
+                                               long long s_k, long long causal, long long bh, long long i0, long long out0) {
   constexpr int QR = 8, KT = 16, NT = 256, TPR = NT / QR, PER = D / TPR;  // TPR threads per query, PER dims each
   __shared__ float qs[QR][D], ks[KT][D], vs[KT][D];
   __shared__ double p[QR][KT], alpha[QR], row[QR][3];  // row: l, m, a_max once the keys are done
   __shared__ bool seen[QR][KT];
   __shared__ double amag[QR][KT];
-  const long long bh = blockIdx.y, head = bh % h, kv = (bh / h) * h_kv + head / (h / h_kv);
-  const long long i0 = static_cast<long long>(blockIdx.x) * QR;
+  const long long head = bh % h, kv = (bh / h) * h_kv + head / (h / h_kv);
   const int tid = threadIdx.x, r = tid / TPR, lane = tid % TPR;
   const T* qb = q + (bh * s_q) * D;
   const T* kb = k + (kv * s_k) * D;
@@ -123,13 +122,41 @@ __global__ void __launch_bounds__(256) attention_reference(const T* __restrict__
   const long long i = i0 + r;
   if (i >= s_q) return;
   const double lr = row[r][0], grow = 1 + D * 0x1p-22 * row[r][2] / ref_mtol_floor(T());
+  const long long out = out0 + (i - i0);
   for (int t = 0; t < PER; ++t) {
-    const long long at = (bh * s_q + i) * D + lane + t * TPR;
+    const long long at = out * D + lane + t * TPR;
     o[at] = acc[t] / lr;
     mag[at] = (am[t] + ref_min_normal(T()) * av[t]) / lr * grow;
   }
   if (lane == 0) {
-    lse[bh * s_q + i] = row[r][1] + log(lr);
-    lse_mag[bh * s_q + i] = row[r][2] + 1;
+    lse[out] = row[r][1] + log(lr);
+    lse_mag[out] = row[r][2] + 1;
   }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(256) attention_reference(const T* __restrict__ q, const T* __restrict__ k,
+                                                           const T* __restrict__ v, double* __restrict__ o,
+                                                           double* __restrict__ mag, double* __restrict__ lse,
+                                                           double* __restrict__ lse_mag, long long b, long long h,
+                                                           long long h_kv, long long s_q, long long s_k,
+                                                           long long causal) {
+  const long long bh = blockIdx.y, i0 = static_cast<long long>(blockIdx.x) * 8;
+  attention_rows<T, D>(q, k, v, o, mag, lse, lse_mag, h, h_kv, s_q, s_k, causal, bh, i0, bh * s_q + i0);
+  (void)b;
+}
+
+// The timed checks' sampled rows (check routine reference_picked): block t computes the `tile`
+// queries from row picked[t] of the b h s_q (within one head) into rows t tile .. of the outputs.
+template <typename T, int D>
+__global__ void __launch_bounds__(256) attention_reference_picked(const T* __restrict__ q, const T* __restrict__ k,
+                                                                  const T* __restrict__ v, double* __restrict__ o,
+                                                                  double* __restrict__ mag, double* __restrict__ lse,
+                                                                  double* __restrict__ lse_mag, long long b, long long h,
+                                                                  long long h_kv, long long s_q, long long s_k,
+                                                                  long long causal, const long long* __restrict__ picked,
+                                                                  long long tile) {
+  const long long first = picked[blockIdx.x];
+  attention_rows<T, D>(q, k, v, o, mag, lse, lse_mag, h, h_kv, s_q, s_k, causal, first / s_q, first % s_q, blockIdx.x * tile);
+  (void)b;
 }

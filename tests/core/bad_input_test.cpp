@@ -543,7 +543,7 @@ TEST_F(BadInput, TimedChecks) {
   ASSERT_TRUE(p.timed_check);
   EXPECT_EQ(p.timed_check->operands.at("c"), "y");
   const auto broken = breaker(good, line);
-  broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection, reference_rows)");
+  broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection, reference_rows, reference_picked)");
   broken("routine: gemm_projection,", "routine: gemm_projection, label: x,", 42, "a check has no label");
   broken("c: y,", "c: x,", 50, "'x' must be an output for gemm_projection's c");
   broken(", k: 1}", "}", 8, "gemm_projection needs its size 'k'");
@@ -580,6 +580,12 @@ TEST_F(BadInput, ChecksOnSampledRows) {
   expect_error([&] { load(); }, problem_yaml(), line, 40, {"output 'y' does not have n as its first dimension"});
   edit(problem_yaml(), "shape: [1, n], role: out}", "shape: [n], role: out}");
   (void)y;
+  // reference_picked: the reference source's kernel for picked rows is named.
+  edit(problem_yaml(), good, "check: {routine: reference_picked, rows: n, group: n, tile: 8}\n");
+  expect_error([&] { load(); }, problem_yaml(), line, 0, {"reference_picked needs `kernel`"});
+  edit(problem_yaml(), "tile: 8}", "tile: 8, kernel: gelu_reference_picked}");
+  EXPECT_EQ(load().timed_check->kernel, "gelu_reference_picked");
+  EXPECT_EQ(load_problem(SOLTUNE_SOURCE_DIR "/templates", "attention").timed_check->kernel, "attention_reference_picked");
   for (const char* name : {"matmul_epilogue", "swiglu"}) {
     const auto q = load_problem(SOLTUNE_SOURCE_DIR "/templates", name);
     ASSERT_TRUE(q.timed_check) << name;

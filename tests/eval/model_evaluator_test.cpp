@@ -374,6 +374,13 @@ TEST(CostEstimate, MatmulAtModelScaleIsWithinAFactorOfTwoOfWhatAnH100Took) {
   epi.timed_check.reset();
   const auto whole = estimate_costs(et, h100, CudaEvalOptions{});
   EXPECT_GT(whole.candidate_s - sampled.candidate_s, 1.5 * sampled.reference_s) << sampled.candidate_s << " " << whole.candidate_s;
+  // Attention's, on query rows its reference picks (reference_picked).
+  auto att = load_problem(std::filesystem::path(SOLTUNE_SOURCE_DIR) / "templates", "attention");
+  const Task at{&att, &att.variant("fa3"), DType::bf16, parse_shape(att, "b=8,h=16,h_kv=16,s_q=4096,s_k=4096,d=128,causal=0")};
+  const auto picked = estimate_costs(at, h100, CudaEvalOptions{});
+  att.timed_check.reset();
+  const auto all_rows = estimate_costs(at, h100, CudaEvalOptions{});
+  EXPECT_GT(all_rows.candidate_s - picked.candidate_s, 1.5 * picked.reference_s) << picked.candidate_s << " " << all_rows.candidate_s;
 }
 
 // Timed repetitions of a compute-bound task whose traffic covers L2 twice over in at most three

@@ -7,7 +7,9 @@
 // case of a NaN from -inf - -inf, is refused at config load by the problem's rules.)
 #include <gtest/gtest.h>
 
+#include "core/rounds.hpp"
 #include "core/space.hpp"
+#include "eval/timing_loop.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
 
@@ -174,6 +176,73 @@ TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0].status, Status::wrong_answer) << wrong.id() << ": " << bad[0].log;
   EXPECT_EQ(ev.restarts(), 0);
+}
+
+// Timed repetitions are checked on query rows the reference picks (reference_picked): a naive
+// kernel (a block a query) passes, and the same kernel leaving a quarter of the queries as the
+// previous repetition left them once timing starts is caught.
+TEST(AttentionCheckGpu, WorkSkippedWhileTimedIsCaughtOnPickedRows) {
+  const auto root = test::copy_problem("attention", "attpicked");
+  const auto dir = root / "attention";
+  const auto rounds = std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(load_problem(root, "attention")));
+  test::write_file(dir / "naive.cu",
+                   "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+                   "__device__ inline float f(__nv_bfloat16 x) { return __bfloat162float(x); }\n"
+                   "__device__ inline float f(__half x) { return __half2float(x); }\n"
+                   "__device__ unsigned calls;\n"
+                   "template <typename T, int D, int SKIP>\n"
+                   "__global__ void att_naive(const T* q, const T* k, const T* v, T* o, float* lse, long long b, long long h,\n"
+                   "                          long long h_kv, long long s_q, long long s_k, long long causal) {\n"
+                   "  __shared__ unsigned call_s;\n"
+                   "  if (threadIdx.x == 0) call_s = atomicAdd(&calls, 1u) / (gridDim.x * gridDim.y);\n"
+                   "  __syncthreads();\n"
+                   "  const long long bh = blockIdx.y, i = blockIdx.x, head = bh % h, kv = (bh / h) * h_kv + head / (h / h_kv);\n"
+                   "  if (SKIP && call_s >= " + std::to_string(rounds + 3) + " && i % 4 == 1) return;\n"
+                   "  const T* qr = q + (bh * s_q + i) * D;\n"
+                   "  const T* kb = k + kv * s_k * D;\n"
+                   "  const T* vb = v + kv * s_k * D;\n"
+                   "  const long long end = causal ? min(s_k, i + 1 + s_k - s_q) : s_k;\n"
+                   "  const float scale = rsqrtf(static_cast<float>(D));\n"
+                   "  float m = -3.0e38f;\n"
+                   "  for (long long j = 0; j < end; ++j) {\n"
+                   "    float s = 0;\n"
+                   "    for (int x = 0; x < D; ++x) s = fmaf(f(qr[x]), f(kb[j * D + x]), s);\n"
+                   "    m = fmaxf(m, s * scale);\n"
+                   "  }\n"
+                   "  float l = 0, acc = 0;\n"
+                   "  for (long long j = 0; j < end; ++j) {\n"
+                   "    float s = 0;\n"
+                   "    for (int x = 0; x < D; ++x) s = fmaf(f(qr[x]), f(kb[j * D + x]), s);\n"
+                   "    const float p = expf(s * scale - m);\n"
+                   "    l += p;\n"
+                   "    acc = fmaf(p, f(vb[j * D + threadIdx.x]), acc);\n"
+                   "  }\n"
+                   "  o[(bh * s_q + i) * D + threadIdx.x] = static_cast<T>(acc / l);\n"
+                   "  if (threadIdx.x == 0) lse[bh * s_q + i] = m + logf(l);\n"
+                   "  (void)b;\n"
+                   "}\n");
+  test::write_file(dir / "naive.yaml",
+                   "kernel: att_naive\ntemplate_args: [T, d, SKIP]\nknobs: {SKIP: [0, 1]}\n"
+                   "args: [q, k, v, o, lse, b, h, h_kv, s_q, s_k, causal]\n"
+                   "launch: {grid: [s_q, b * h], block: d}\n");
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "attention");
+  const Compiler compiler(default_compiler_options());
+  const Shape shape{{{"b", 2}, {"h", 4}, {"h_kv", 2}, {"s_q", 256}, {"s_k", 300}, {"d", 64}, {"causal", 1}}};
+  for (const int skip : {0, 1}) {
+    WorkerEvaluator ev(compiler, test::worker_options(root));  // a worker per kernel: its call counter starts at zero
+    const Task t{&p, &p.variant("naive"), DType::bf16, shape};
+    ev.baseline(t);
+    const auto r = ev.evaluate(t, {Space(p.variant("naive"), Bindings{}).parse_key("SKIP=" + std::to_string(skip))});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_NE(r[0].log.find("sampled rows"), std::string::npos) << r[0].log;
+    if (skip) {
+      EXPECT_EQ(r[0].status, Status::wrong_answer) << r[0].log;
+      EXPECT_NE(r[0].log.find("inside the timed loop"), std::string::npos) << r[0].log;
+    } else {
+      EXPECT_EQ(r[0].status, Status::ok) << r[0].log;
+    }
+  }
 }
 
 }  // namespace

@@ -303,9 +303,6 @@ void check_reference_args(const ProblemSpec& p, const SourceLoc& loc) {
   }
 }
 
-// baseline.library: {routine, label, <operand>: <buffer>..., <size>: <expression over the sizes>...};
-// check: the same without a label. `what` names the kind of routine in errors. With temps_ok (a step
-// of a library plan), an operand may also be one of the baseline's temps, which its steps pass on.
 // reference_rows recomputes the outputs' rows from inputs cut to them: `rows` must name a size that
 // is every output's first dimension, and no buffer may be both read and written.
 void check_rows_routine(const yaml::Node& n, const ProblemSpec& p) {
@@ -326,6 +323,9 @@ void check_rows_routine(const yaml::Node& n, const ProblemSpec& p) {
   }
 }
 
+// baseline.library: {routine, label, <operand>: <buffer>..., <size>: <expression over the sizes>...};
+// check: the same without a label. `what` names the kind of routine in errors. With temps_ok (a step
+// of a library plan), an operand may also be one of the baseline's temps, which its steps pass on.
 RoutineCall parse_routine(const yaml::Node& n, const ProblemSpec& p, const Names& sizes,
                           const std::vector<LibraryRoutine>& all, const std::string& what, bool labelled,
                           bool temps_ok = false) {

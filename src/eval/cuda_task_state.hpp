@@ -64,6 +64,15 @@ struct ArgSlot {
   alignas(8) unsigned char scalar[8] = {};
 };
 
+// A buffer cut to the rows a timed check samples (rows_check.cpp), and where its rows lie in the
+// check's workspace: an input's gathered rows, or an output's rows (and magnitudes) as the reference
+// computes them, in double.
+struct SampledRows {
+  ArgSlot* slot;
+  long long row_elems;
+  size_t at = 0, mag_at = 0;
+};
+
 // A scalar argument's value v stored in its dtype (s.scalar), as a launch passes it.
 void store_scalar(ArgSlot& s, double v);
 
@@ -236,16 +245,10 @@ class TaskState {
   void gemm_projection_check(const RoutineCall& call, Accuracy& acc, int set);
   void reference_rows_check(const RoutineCall& call, Accuracy& acc, int set);    // rows_check.cpp
   void reference_picked_check(const RoutineCall& call, Accuracy& acc, int set);  // rows_check.cpp
-  // An output's rows as the reference computed them (doubles, row_elems a row; mag null without one).
-  struct SampledOut {
-    ArgSlot* slot;
-    long long row_elems;
-    const void *ref, *mag;
-  };
-  // The outputs' rows `rows` (r of `total`, on the device) against the reference's, folded into acc;
-  // stats: a zeroed CompareStats per output.
-  void compare_sampled(const std::vector<SampledOut>& outs, const long long* rows, int64_t r, long long total,
-                       CompareStats* stats, Accuracy& acc);
+  // The outputs among `cut` at rows `rows` (r of `total`, on the device) against the reference's rows
+  // in ws, folded into acc; stats: a zeroed CompareStats per buffer of `cut`.
+  void compare_sampled(const std::vector<SampledRows>& cut, const unsigned char* ws, const long long* rows, int64_t r,
+                       long long total, CompareStats* stats, Accuracy& acc);
   std::vector<long long> draw_rows(long long m, int64_t r);  // r distinct rows of m, from unpredictable()
   // An output's band: its own dtype's tolerance; an integer or bool one without a declared
   // tolerance compares exactly, a float one takes the task dtype's.

@@ -1,7 +1,8 @@
-// The check of timed repetitions by the reference on rows drawn at random (check routine
-// reference_rows): for problems whose rows are independent and whose reference costs as much as the
-// work it checks (a GEMM with a non-linear epilogue), the reference recomputes a sample of the
-// outputs' rows from inputs cut to those rows. docs/MEASUREMENT.md argues its power.
+// The checks of timed repetitions by the reference on rows drawn at random, for problems whose
+// reference costs as much as the work it checks: reference_rows (rows independent: the reference
+// recomputes a sample of the outputs' rows from inputs cut to those rows; a GEMM with a non-linear
+// epilogue) and reference_picked (the reference source's own kernel computes picked rows from the
+// whole inputs; attention). docs/MEASUREMENT.md argues their power.
 #include <algorithm>
 #include <cstdio>
 
@@ -16,6 +17,34 @@ namespace {
 
 size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+// Places each buffer's r rows in the workspace from `bytes` on (an output's in double, with its
+// magnitudes); returns where they end.
+size_t place(std::vector<SampledRows>& cut, size_t bytes, int64_t r) {
+  for (auto& c : cut) {
+    const bool out = c.slot->spec->role == Role::out;
+    const auto row = static_cast<size_t>(c.row_elems) * (out ? sizeof(double) : dtype_bytes(c.slot->dtype));
+    c.at = bytes;
+    bytes += aligned(static_cast<size_t>(r) * row);
+    if (out && c.slot->spec->magnitude) {
+      c.mag_at = bytes;
+      bytes += aligned(static_cast<size_t>(r) * row);
+    }
+  }
+  return bytes;
+}
+
+// The reference's arguments that name a buffer of `cut` (or its magnitude) pointed at its rows.
+void point_at_rows(LaunchArgs& a, const LaunchSpec& l, const std::vector<SampledRows>& cut, unsigned char* ws) {
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const auto extra = reference_array(l.args[i]);
+    const std::string& buffer = extra ? extra->buffer : l.args[i];
+    const auto c = std::find_if(cut.begin(), cut.end(), [&](const SampledRows& x) { return x.slot->spec->name == buffer; });
+    if (c == cut.end()) continue;
+    *static_cast<void**>(a.ptrs[i]) =  // the buffer's value in a.values
+        ws + (extra && extra->kind == ReferenceArray::Kind::magnitude ? c->mag_at : c->at);
+  }
+}
+
 }  // namespace
 
 void TaskState::reference_rows_check(const RoutineCall& call, Accuracy& acc, int set) {
@@ -25,51 +54,34 @@ void TaskState::reference_rows_check(const RoutineCall& call, Accuracy& acc, int
 
   // Every buffer whose first dimension is the rows' is cut to them: inputs gathered, outputs (and
   // their magnitudes) recomputed into doubles of their own.
-  struct Cut {
-    ArgSlot* slot;
-    long long row_bytes = 0, row_elems = 0;
-    size_t at = 0, mag_at = 0;  // offsets in check_ws_: the gathered rows, or the reference's result
-  };
-  std::vector<Cut> cuts;
-  size_t bytes = aligned(static_cast<size_t>(r) * 8);  // the row indices
-  const size_t stats_at = bytes;
+  std::vector<SampledRows> cut;
   for (auto& s : slots_) {
     const Role role = s->spec->role;
     if (!s->spec->is_buffer || (role != Role::in && role != Role::out) || s->spec->shape.empty() ||
         s->spec->shape[0].text() != size || s->elems == 0)
       continue;
-    Cut c{s.get()};
-    c.row_elems = s->elems / m;
-    c.row_bytes = c.row_elems * static_cast<long long>(dtype_bytes(s->dtype));
-    cuts.push_back(c);
+    cut.push_back({s.get(), s->elems / m});
   }
-  bytes += aligned(cuts.size() * sizeof(CompareStats));
-  for (auto& c : cuts) {
-    c.at = bytes;
-    const bool out = c.slot->spec->role == Role::out;
-    bytes += aligned(static_cast<size_t>(r) * static_cast<size_t>(out ? c.row_elems * 8 : c.row_bytes));
-    if (out && c.slot->spec->magnitude) {
-      c.mag_at = bytes;
-      bytes += aligned(static_cast<size_t>(r * c.row_elems) * 8);
-    }
-  }
+  const size_t stats_at = aligned(static_cast<size_t>(r) * 8);  // after the row indices
+  const size_t bytes = place(cut, stats_at + aligned(cut.size() * sizeof(CompareStats)), r);
   if (check_ws_.bytes() < bytes) check_ws_ = DeviceBuffer(bytes);
   auto* ws = static_cast<unsigned char*>(check_ws_.get());
   auto* rows = reinterpret_cast<long long*>(ws);
   auto* stats = reinterpret_cast<CompareStats*>(ws + stats_at);
-  SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, cuts.size() * sizeof(CompareStats), stream()));
+  SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, cut.size() * sizeof(CompareStats), stream()));
 
   // The rows are drawn now, after the candidate ran: it could not know them.
   const std::vector<long long> picked = draw_rows(m, r);
   SOLTUNE_CUDA(cudaMemcpyAsync(rows, picked.data(), picked.size() * 8, cudaMemcpyHostToDevice, stream()));
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[0].get(), stream()));
   int r_int = static_cast<int>(r);
-  for (auto& c : cuts) {
+  for (auto& c : cut) {
     if (c.slot->spec->role != Role::in) continue;
     const void* src = c.slot->at(static_cast<size_t>(set));
     void* dst = ws + c.at;
-    const bool wide = c.row_bytes % 16 == 0;  // both buffers start 256-byte aligned
-    long long units = wide ? c.row_bytes / 16 : c.row_bytes;
+    const long long row_bytes = c.row_elems * static_cast<long long>(dtype_bytes(c.slot->dtype));
+    const bool wide = row_bytes % 16 == 0;  // both buffers start 256-byte aligned
+    long long units = wide ? row_bytes / 16 : row_bytes;
     launch_builtin(wide ? "soltune_gather_rows<uint4>" : "soltune_gather_rows<unsigned char>", {&src, &dst, &units, &rows, &r_int},
                    r * units);
   }
@@ -81,15 +93,7 @@ void TaskState::reference_rows_check(const RoutineCall& call, Accuracy& acc, int
   const auto& l = task_.problem->reference;
   const auto g = eval_geometry(l, cut_bind);
   auto a = args(l, set, true);
-  for (size_t i = 0; i < l.args.size(); ++i) {
-    const auto& name = l.args[i];
-    const auto extra = reference_array(name);
-    const std::string buffer = extra ? extra->buffer : name;
-    const auto c = std::find_if(cuts.begin(), cuts.end(), [&](const Cut& x) { return x.slot->spec->name == buffer; });
-    if (c == cuts.end()) continue;
-    *static_cast<void**>(a.ptrs[i]) =  // the buffer's value in a.values
-        ws + (extra && extra->kind == ReferenceArray::Kind::magnitude ? c->mag_at : c->at);
-  }
+  point_at_rows(a, l, cut, ws);
   for (auto& s : slots_)
     if (!s->spec->is_buffer) store_scalar(*s, s->spec->value.eval(cut_bind));
   const cudaError_t launched = launch_kernel(reference_.at(name_expression(l, task_.dtype, bind_)), g, a.ptrs.data(), stream());
@@ -97,24 +101,25 @@ void TaskState::reference_rows_check(const RoutineCall& call, Accuracy& acc, int
     if (!s->spec->is_buffer) store_scalar(*s, s->spec->value.eval(bind_));
   SOLTUNE_CUDA(launched);
 
-  std::vector<SampledOut> outs;
-  for (const Cut& c : cuts)
-    if (c.slot->spec->role == Role::out) outs.push_back({c.slot, c.row_elems, ws + c.at, c.mag_at ? ws + c.mag_at : nullptr});
-  compare_sampled(outs, rows, r, m, stats, acc);
+  compare_sampled(cut, ws, rows, r, m, stats, acc);
 }
 
-void TaskState::compare_sampled(const std::vector<SampledOut>& outs, const long long* rows, int64_t r, long long total,
-                                CompareStats* stats, Accuracy& acc) {
+void TaskState::compare_sampled(const std::vector<SampledRows>& cut, const unsigned char* ws, const long long* rows,
+                                int64_t r, long long total, CompareStats* stats, Accuracy& acc) {
   // The candidate's rows against the reference's, each output under its dtype's band.
+  std::vector<const SampledRows*> outs;
+  for (const auto& c : cut)
+    if (c.slot->spec->role == Role::out) outs.push_back(&c);
   int r_int = static_cast<int>(r);
   for (size_t i = 0; i < outs.size(); ++i) {
-    const Tolerance tol = output_tolerance(*outs[i].slot);
+    const Tolerance tol = output_tolerance(*outs[i]->slot);
     double atol = tol.atol, rtol = tol.rtol, mtol = tol.mtol.empty() ? 0.0 : tol.mtol.eval(bind_);
-    const void* out = outs[i].slot->data();
-    const void *ref = outs[i].ref, *mag = outs[i].mag;
-    long long n = outs[i].row_elems;
+    const void* out = outs[i]->slot->data();
+    const void* ref = ws + outs[i]->at;
+    const void* mag = outs[i]->mag_at ? ws + outs[i]->mag_at : nullptr;
+    long long n = outs[i]->row_elems;
     CompareStats* st = stats + i;
-    launch_builtin("soltune_rows_compare<" + std::string(dtype_cpp(outs[i].slot->dtype)) + ">",
+    launch_builtin("soltune_rows_compare<" + std::string(dtype_cpp(outs[i]->slot->dtype)) + ">",
                    {&out, &n, &rows, &r_int, &ref, &mag, &atol, &rtol, &mtol, &st}, r * n);
   }
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[1].get(), stream()));
@@ -126,14 +131,14 @@ void TaskState::compare_sampled(const std::vector<SampledOut>& outs, const long 
 
   bool band_ok = true;
   for (size_t i = 0; i < outs.size(); ++i) {
-    const Tolerance tol = output_tolerance(*outs[i].slot);
+    const Tolerance tol = output_tolerance(*outs[i]->slot);
     acc.checked += static_cast<int64_t>(cs[i].checked);
     acc.mismatches += static_cast<int64_t>(cs[i].mismatches);
     acc.nonfinite += static_cast<int64_t>(cs[i].nonfinite);
     acc.unwritten += static_cast<int64_t>(cs[i].unwritten);
     add_errors(acc, cs[i], tol.rel_l2);
     if (static_cast<double>(cs[i].mismatches) > (1.0 - tol.min_match) * static_cast<double>(cs[i].checked)) band_ok = false;
-    acc.out_of_bounds += guard_damage(*outs[i].slot);
+    acc.out_of_bounds += guard_damage(*outs[i]->slot);
   }
   char buf[200];
   std::snprintf(buf, sizeof buf, "checked on %lld sampled rows of %lld by the reference (on the GPU: %.3f ms)",
@@ -152,35 +157,21 @@ void TaskState::reference_picked_check(const RoutineCall& call, Accuracy& acc, i
   const long long tiles = std::max<long long>(1, (reference_check_rows(rows) + tile - 1) / tile);
   const long long r = tiles * tile;
 
-  struct Out {
-    ArgSlot* slot;
-    long long row_elems;
-    size_t at, mag_at;
-  };
-  std::vector<Out> outs;
-  size_t bytes = aligned(static_cast<size_t>(r) * 8) + aligned(static_cast<size_t>(tiles) * 8);  // rows, first rows
-  const size_t stats_at = bytes;
-  size_t n_out = 0;
-  for (auto& s : slots_)
-    if (s->spec->is_buffer && s->spec->role == Role::out) ++n_out;
-  bytes += aligned(n_out * sizeof(CompareStats));
+  std::vector<SampledRows> outs;
   for (auto& s : slots_) {
     if (!s->spec->is_buffer || s->spec->role != Role::out) continue;
     if (s->elems % rows != 0)
       throw Error(task_.problem->name + "'s check reference_picked: output '" + s->spec->name + "' has " +
                   std::to_string(s->elems) + " elements, not rows of " + std::to_string(rows));
-    Out o{s.get(), s->elems / rows, bytes, 0};
-    bytes += aligned(static_cast<size_t>(r * o.row_elems) * 8);
-    if (s->spec->magnitude) {
-      o.mag_at = bytes;
-      bytes += aligned(static_cast<size_t>(r * o.row_elems) * 8);
-    }
-    outs.push_back(o);
+    outs.push_back({s.get(), s->elems / rows});
   }
+  // The rows, the runs' first rows, the comparisons' stats, then the outputs' rows.
+  const size_t firsts_at = aligned(static_cast<size_t>(r) * 8), stats_at = firsts_at + aligned(static_cast<size_t>(tiles) * 8);
+  const size_t bytes = place(outs, stats_at + aligned(outs.size() * sizeof(CompareStats)), r);
   if (check_ws_.bytes() < bytes) check_ws_ = DeviceBuffer(bytes);
   auto* ws = static_cast<unsigned char*>(check_ws_.get());
   auto* picked_rows = reinterpret_cast<long long*>(ws);
-  auto* firsts = reinterpret_cast<long long*>(ws + aligned(static_cast<size_t>(r) * 8));
+  auto* firsts = reinterpret_cast<long long*>(ws + firsts_at);
   auto* stats = reinterpret_cast<CompareStats*>(ws + stats_at);
   SOLTUNE_CUDA(cudaMemsetAsync(stats, 0, outs.size() * sizeof(CompareStats), stream()));
 
@@ -201,13 +192,7 @@ void TaskState::reference_picked_check(const RoutineCall& call, Accuracy& acc, i
   // and the tile; a block a tile.
   const auto& l = task_.problem->reference;
   auto a = args(l, set, true);
-  for (size_t i = 0; i < l.args.size(); ++i) {
-    const auto extra = reference_array(l.args[i]);
-    const std::string buffer = extra ? extra->buffer : l.args[i];
-    const auto o = std::find_if(outs.begin(), outs.end(), [&](const Out& x) { return x.slot->spec->name == buffer; });
-    if (o == outs.end()) continue;
-    *static_cast<void**>(a.ptrs[i]) = ws + (extra && extra->kind == ReferenceArray::Kind::magnitude ? o->mag_at : o->at);
-  }
+  point_at_rows(a, l, outs, ws);
   void* firsts_arg = firsts;
   long long tile_arg = tile;
   a.ptrs.push_back(&firsts_arg);
@@ -216,9 +201,7 @@ void TaskState::reference_picked_check(const RoutineCall& call, Accuracy& acc, i
   g.grid = {tiles, 1, 1};
   SOLTUNE_CUDA(launch_kernel(reference_.at(picked_reference_name(task_, bind_)), g, a.ptrs.data(), stream()));
 
-  std::vector<SampledOut> sampled;
-  for (const Out& o : outs) sampled.push_back({o.slot, o.row_elems, ws + o.at, o.mag_at ? ws + o.mag_at : nullptr});
-  compare_sampled(sampled, picked_rows, r, rows, stats, acc);
+  compare_sampled(outs, ws, picked_rows, r, rows, stats, acc);
 }
 
 }  // namespace soltune

@@ -10,10 +10,8 @@ namespace masked_softmax_baseline_detail {
 // -inf (NVRTC has no INFINITY macro).
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 
-__device__ inline float ld(const float* p, long long i) { return p[i]; }
-__device__ inline float ld(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
-__device__ inline void st(float* p, long long i, float v) { p[i] = v; }
-__device__ inline void st(__nv_bfloat16* p, long long i, float v) { p[i] = __float2bfloat16_rn(v); }
+// ld, st (the tensor dtype to and from f32) and SOLTUNE_INDEX, as the norms' eager baselines.
+#include "../common/eager_ops.cuh"
 
 // Sum (MAX = 0) or max (MAX = 1) over a block of 256 threads: warp shuffles, then one warp; every
 // thread gets the result.
@@ -39,8 +37,7 @@ __device__ float block_reduce(float v, float* red) {
 template <typename T>
 __global__ void scale_op(const T* x, T* out, float scale, long long heads, long long s_q, long long s_k) {
   using namespace masked_softmax_baseline_detail;
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= heads * s_q * s_k) return;
+  SOLTUNE_INDEX(heads * s_q * s_k)
   st(out, i, ld(x, i) * scale);
 }
 
@@ -48,8 +45,7 @@ __global__ void scale_op(const T* x, T* out, float scale, long long heads, long 
 template <typename T>
 __global__ void causal_fill(T* t, long long heads, long long s_q, long long s_k) {
   using namespace masked_softmax_baseline_detail;
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= heads * s_q * s_k) return;
+  SOLTUNE_INDEX(heads * s_q * s_k)
   const long long row = i / s_k, j = i % s_k;
   if (j > row % s_q + s_k - s_q) st(t, i, neg_inf());
 }

@@ -5,22 +5,7 @@
 
 namespace masked_softmax_reference_detail {
 
-__device__ inline double to_double(float v) { return v; }
-__device__ inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
-
-// Sum (MAX = 0) or max (MAX = 1) over the block; every thread gets the result.
-template <int MAX>
-__device__ double block_reduce(double v, double* red) {
-  red[threadIdx.x] = v;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) red[threadIdx.x] = MAX ? fmax(red[threadIdx.x], red[threadIdx.x + s]) : red[threadIdx.x] + red[threadIdx.x + s];
-    __syncthreads();
-  }
-  const double r = red[0];
-  __syncthreads();  // before red is written again
-  return r;
-}
+#include "../common/double_reduce.cuh"
 
 }  // namespace masked_softmax_reference_detail
 

@@ -7,9 +7,7 @@
 // case of a NaN from -inf - -inf, is refused at config load by the problem's rules.)
 #include <gtest/gtest.h>
 
-#include "core/rounds.hpp"
 #include "core/space.hpp"
-#include "eval/timing_loop.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
 
@@ -184,20 +182,18 @@ TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
 TEST(AttentionCheckGpu, WorkSkippedWhileTimedIsCaughtOnPickedRows) {
   const auto root = test::copy_problem("attention", "attpicked");
   const auto dir = root / "attention";
-  const auto rounds = std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(load_problem(root, "attention")));
+  const auto timed_from = test::first_timed_launch(load_problem(root, "attention"));
   test::write_file(dir / "naive.cu",
                    "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
                    "__device__ inline float f(__nv_bfloat16 x) { return __bfloat162float(x); }\n"
-                   "__device__ inline float f(__half x) { return __half2float(x); }\n"
-                   "__device__ unsigned calls;\n"
+                   "__device__ inline float f(__half x) { return __half2float(x); }\n" +
+                   test::launch_counter_source() +
                    "template <typename T, int D, int SKIP>\n"
                    "__global__ void att_naive(const T* q, const T* k, const T* v, T* o, float* lse, long long b, long long h,\n"
                    "                          long long h_kv, long long s_q, long long s_k, long long causal) {\n"
-                   "  __shared__ unsigned call_s;\n"
-                   "  if (threadIdx.x == 0) call_s = atomicAdd(&calls, 1u) / (gridDim.x * gridDim.y);\n"
-                   "  __syncthreads();\n"
+                   "  const unsigned call = launch_number();\n"
                    "  const long long bh = blockIdx.y, i = blockIdx.x, head = bh % h, kv = (bh / h) * h_kv + head / (h / h_kv);\n"
-                   "  if (SKIP && call_s >= " + std::to_string(rounds + 3) + " && i % 4 == 1) return;\n"
+                   "  if (SKIP && call >= " + std::to_string(timed_from) + " && i % 4 == 1) return;\n"
                    "  const T* qr = q + (bh * s_q + i) * D;\n"
                    "  const T* kb = k + kv * s_k * D;\n"
                    "  const T* vb = v + kv * s_k * D;\n"

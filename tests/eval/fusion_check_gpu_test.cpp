@@ -11,10 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "core/device.hpp"
-#include "core/rounds.hpp"
 #include "core/space.hpp"
 #include "core/task.hpp"
-#include "eval/timing_loop.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
 
@@ -171,19 +169,17 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
 TEST(FusionCheckGpu, MatmulEpilogueWorkSkippedWhileTimedIsCaughtOnSampledRows) {
   const auto root = test::copy_problem("matmul_epilogue", "epirows", {"matmul"});
   const auto dir = root / "matmul_epilogue";
-  const auto rounds = std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(load_problem(root, "matmul_epilogue")));
+  const auto timed_from = test::first_timed_launch(load_problem(root, "matmul_epilogue"));
   test::write_file(dir / "naive.cu",
-                   "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include \"../common/gemm_epilogue.cuh\"\n"
-                   "__device__ unsigned calls;\n"
+                   "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include \"../common/gemm_epilogue.cuh\"\n" +
+                   test::launch_counter_source() +
                    "template <typename T, int ACT, int SKIP>\n"
                    "__global__ void epi_naive(const T* a, const T* b, const T* bias, const T* r, T* c, float alpha, float beta,\n"
                    "                          long long m, long long n, long long k, long long trans_b) {\n"
-                   "  __shared__ unsigned call_s;\n"
-                   "  if (threadIdx.x == 0 && threadIdx.y == 0) call_s = atomicAdd(&calls, 1u) / (gridDim.x * gridDim.y);\n"
-                   "  __syncthreads();\n"
+                   "  const unsigned call = launch_number();\n"
                    "  const long long col = blockIdx.x * 16LL + threadIdx.x, row = blockIdx.y * 16LL + threadIdx.y;\n"
                    "  if (row >= m || col >= n) return;\n"
-                   "  if (SKIP && call_s >= " + std::to_string(rounds + 3) + " && blockIdx.y % 4 == 1) return;\n"
+                   "  if (SKIP && call >= " + std::to_string(timed_from) + " && blockIdx.y % 4 == 1) return;\n"
                    "  float acc = 0;\n"
                    "  for (long long q = 0; q < k; ++q)\n"
                    "    acc = fmaf(gemm_epi::to_float(a[row * k + q]), gemm_epi::to_float(trans_b ? b[col * k + q] : b[q * n + col]), acc);\n"

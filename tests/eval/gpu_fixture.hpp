@@ -8,7 +8,9 @@
 #include <string>
 
 #include "../support/files.hpp"
+#include "core/rounds.hpp"
 #include "eval/cuda_devices.hpp"
+#include "eval/timing_loop.hpp"
 #include "eval/worker_evaluator.hpp"
 
 namespace soltune::test {
@@ -68,6 +70,24 @@ inline std::filesystem::path copy_problem(const std::string& problem, const std:
   for (const auto& dir : also)
     std::filesystem::copy(source_dir() / "templates" / dir, root / dir, std::filesystem::copy_options::recursive);
   return root;
+}
+
+// Device code for kernels that misbehave only once timing starts: launch_number() numbers the
+// kernel's launches (every block of one launch gets the same number; blocks of any shape).
+inline std::string launch_counter_source() {
+  return "__device__ unsigned calls;\n"
+         "__device__ __forceinline__ unsigned launch_number() {\n"
+         "  __shared__ unsigned n;\n"
+         "  if (threadIdx.x == 0 && threadIdx.y == 0) n = atomicAdd(&calls, 1u) / (gridDim.x * gridDim.y);\n"
+         "  __syncthreads();\n"
+         "  return n;\n"
+         "}\n";
+}
+
+// The number of a candidate's first timed launch (from 0): its correctness rounds and the launches
+// before timing come first.
+inline unsigned first_timed_launch(const ProblemSpec& p) {
+  return static_cast<unsigned>(std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(p)) + 3);
 }
 
 // Adds variant `name` to a copy of gelu at `gelu_dir`: `source`, whose kernel `kernel`<T, BLOCK> takes

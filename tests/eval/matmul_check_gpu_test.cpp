@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include "core/device.hpp"
-#include "core/rounds.hpp"
 #include "core/space.hpp"
 #include "eval/cuda_task_state.hpp"
 #include "eval/worker_evaluator.hpp"
@@ -21,13 +20,13 @@ struct GemmKernel {
   const char* body;  // a, b, c, m, n, k, row, col, call in scope; f() reads any T as float, put() stores
   bool right;
 };
-// `call` counts the kernel's calls; ROUNDS + 3 of them are the correctness rounds and the warm-up.
+// `call` numbers the kernel's launches; from TIMED on they are timed repetitions (test::first_timed_launch).
 const GemmKernel kTimedCheats[] = {
     // Writes nothing once timing starts: the previous repetition's result, for other inputs, stays.
-    {"skipper", "if (call >= ROUNDS + 3) return; float acc = 0; for (long long q = 0; q < k; ++q)"
+    {"skipper", "if (call >= TIMED) return; float acc = 0; for (long long q = 0; q < k; ++q)"
                 " acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc); put(c + row * n + col, acc);", false},
     // Sums half of k once timing starts.
-    {"halfk", "const long long kk = call >= ROUNDS + 3 ? k / 2 : k; float acc = 0; for (long long q = 0; q < kk; ++q)"
+    {"halfk", "const long long kk = call >= TIMED ? k / 2 : k; float acc = 0; for (long long q = 0; q < kk; ++q)"
               " acc = fmaf(f(a[row * k + q]), f(b[q * n + col]), acc); put(c + row * n + col, acc);", false},
 };
 
@@ -52,7 +51,7 @@ const GemmKernel kKernels[] = {
 
 std::filesystem::path gemm_problem() {
   const auto root = test::copy_problem("matmul", "gemmcheck");
-  const auto rounds = std::to_string(std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(load_problem(root, "matmul"))));
+  const auto timed_from = std::to_string(test::first_timed_launch(load_problem(root, "matmul")));
   std::vector<GemmKernel> all(std::begin(kKernels), std::end(kKernels));
   all.insert(all.end(), std::begin(kTimedCheats), std::end(kTimedCheats));
   for (const auto& g : all) {
@@ -65,11 +64,9 @@ std::filesystem::path gemm_problem() {
                                  "__device__ inline void put(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }\n"
                                  "__device__ inline void put(__half* p, float v) { *p = __float2half_rn(v); }\n"
                                  "__device__ inline float tf32(float v) { unsigned u; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(v)); return __uint_as_float(u); }\n"
-                                 "#define ROUNDS " + rounds + "\n__device__ unsigned calls;\n"
+                                 "#define TIMED " + timed_from + "\n" + test::launch_counter_source() +
                                  "template <typename T, int B>\n__global__ void gemm(const T* a, const T* b, T* c, long long m, long long n, long long k) {\n"
-                                 "  __shared__ unsigned call_s;\n"
-                                 "  if (threadIdx.x == 0 && threadIdx.y == 0) call_s = atomicAdd(&calls, 1u) / (gridDim.x * gridDim.y);\n"
-                                 "  __syncthreads();\n  const unsigned call = call_s;\n"
+                                 "  const unsigned call = launch_number();\n"
                                  "  const long long col = blockIdx.x * 16LL + threadIdx.x, row = blockIdx.y * 16LL + threadIdx.y;\n"
                                  "  if (row >= m || col >= n) return;\n  ") +
                          g.body + "\n}\n");

@@ -103,6 +103,11 @@ const std::vector<LibraryRoutine>& check_routines() {
        "rows drawn at random, in double precision: A m x k and C m x n row-major, B k x n row-major or, with "
        "trans_b 1, n x k row-major (docs/MEASUREMENT.md)",
        {}},
+      {"scaled_gemm_projection", {"a", "b", "sa", "sb"}, {"c"}, {"m", "n", "k"}, {"scale"},
+       "C = (sa A)(sb B)^T checked as gemm_projection checks C = A B, each element of A and B times its scale "
+       "(exact in double) where the check reads it: A m x k and B n x k row-major, scales in cublaslt_scaled_gemm's "
+       "modes, bf16 C m x n row-major (docs/MEASUREMENT.md)",
+       {{"sa", "f32"}, {"sb", "f32"}, {"c", "bf16"}}},
       {"reference_rows", {}, {}, {"rows"}, {},
        "the reference run on rows drawn at random: `rows` names the size that is every output's first dimension; "
        "inputs whose first dimension it is are cut to the drawn rows, the others read whole. For problems whose "

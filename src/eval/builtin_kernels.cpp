@@ -271,6 +271,15 @@ __device__ inline double proj_sign(unsigned long long seed, long long j) {
 template <typename T> __device__ inline double b_at(const T* b, long long kk, long long j, long long n, long long k, int trans_b) {
   return to_double(trans_b ? b[j * k + kk] : b[kk * n + j]);
 }
+// The scaled GEMM's (scaled_gemm_projection's) dequantizing scales of A(i, kk) and B(j, kk), as
+// cublaslt_scaled_gemm reads them; mode < 0: an unscaled GEMM. An 8-bit value times an f32 scale is
+// exact in double, so the scaled operands are the reference's exactly.
+__device__ inline double a_scale(const float* sa, int mode, long long i, long long kk, long long m) {
+  return mode < 0 ? 1.0 : mode == 0 ? sa[0] : mode == 1 ? sa[i] : sa[(kk / 128) * m + i];
+}
+__device__ inline double b_scale(const float* sb, int mode, long long j, long long kk, long long k) {
+  return mode < 0 ? 1.0 : mode == 0 ? sb[0] : mode == 1 ? sb[j] : sb[(j / 128) * ((k + 127) / 128) + kk / 128];
+}
 
 // Step 0: the signs x_j once (steps 1 and 3 read them; hashed per element, they were most of the
 // check's time at n = 128256).
@@ -282,14 +291,14 @@ __global__ void soltune_proj_signs(unsigned long long seed, long long n, double*
 // Step 1, a thread per row kk of B and chunk of 256 of its columns: y = B x, and per row the sum and
 // the largest of |B(kk, j)| (y, bsum and bmax zeroed before).
 template <typename T>
-__global__ void soltune_proj_b(const T* b, long long n, long long k, int trans_b, const double* x, double* y,
-                               double* bsum, double* bmax) {
+__global__ void soltune_proj_b(const T* b, long long n, long long k, int trans_b, const float* sb, int scale,
+                               const double* x, double* y, double* bsum, double* bmax) {
   const long long kk = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (kk >= k) return;
   const long long j0 = blockIdx.y * 256LL, j1 = min(n, j0 + 256);
   double sum = 0, abs_sum = 0, abs_max = 0;
   for (long long j = j0; j < j1; ++j) {
-    const double v = b_at(b, kk, j, n, k, trans_b);
+    const double v = b_at(b, kk, j, n, k, trans_b) * b_scale(sb, scale, j, kk, k);
     sum += v * x[j];
     abs_sum += fabs(v);
     abs_max = fmax(abs_max, fabs(v));
@@ -302,14 +311,14 @@ __global__ void soltune_proj_b(const T* b, long long n, long long k, int trans_b
 // Step 2, a warp per row i of A: z = A y = (A B) x, and msum_i = sum_j (|A| |B|)_ij, mmax_i >= the
 // largest (|A| |B|)_ij, which bound the magnitudes' sum of squares by mmax_i msum_i.
 template <typename T>
-__global__ void soltune_proj_a(const T* a, long long m, long long k, const double* y, const double* bsum,
-                               const double* bmax, double* z, double* msum, double* mmax) {
+__global__ void soltune_proj_a(const T* a, long long m, long long k, const float* sa, int scale, const double* y,
+                               const double* bsum, const double* bmax, double* z, double* msum, double* mmax) {
   const long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (i >= m) return;  // whole warps: blocks are multiples of 32 threads
   double sum = 0, ms = 0, mm = 0;
   for (long long c = lane; c < k; c += 32) {
-    const double v = to_double(a[i * k + c]);
+    const double v = to_double(a[i * k + c]) * a_scale(sa, scale, i, c, m);
     sum += v * y[c];
     ms += fabs(v) * bsum[c];
     mm += fabs(v) * bmax[c];
@@ -398,7 +407,8 @@ __device__ inline void rows_mma(double (&d)[2], double a, double b) {
 #endif
 }
 template <typename T>
-__global__ void __launch_bounds__(256, 1) soltune_gemm_rows(const T* a, const T* b, long long n, long long k, int trans_b,
+__global__ void __launch_bounds__(256, 1) soltune_gemm_rows(const T* a, const T* b, long long m, long long n, long long k,
+                                                            int trans_b, const float* sa, const float* sb, int scale,
                                                             const long long* rows, int r, long long k_chunk, double* ref,
                                                             double* mag) {
   constexpr int R = kExactRowsPerBlock, KT = kExactRowsKTile, LD = KT + 4, NT = 4;  // NT: a warp's 8-column tiles
@@ -428,9 +438,15 @@ __global__ void __launch_bounds__(256, 1) soltune_gemm_rows(const T* a, const T*
       if (b_in(k0, i)) rb[i] = p[i * step];
   };
   auto store = [&](long long k0) {
-    as[a_rr][a_kr] = a_row >= 0 && k0 + a_kr < ke ? to_double(ra) : 0.0;
+    // Only 8-bit operands come with scales: the wider types' kernels keep their registers unspilled.
+    constexpr bool kScaled = sizeof(T) == 1;
+    const double sa_v = kScaled && a_row >= 0 ? a_scale(sa, scale, a_row, k0 + a_kr, m) : 1.0;
+    as[a_rr][a_kr] = a_row >= 0 && k0 + a_kr < ke ? to_double(ra) * sa_v : 0.0;
 #pragma unroll
-    for (int i = 0; i < KT; ++i) bs[b_jc + i * dj][b_kr + i * di] = b_in(k0, i) ? to_double(rb[i]) : 0.0;
+    for (int i = 0; i < KT; ++i) {
+      const double sb_v = kScaled && b_in(k0, i) ? b_scale(sb, scale, j0 + b_jc + i * dj, k0 + b_kr + i * di, k) : 1.0;
+      bs[b_jc + i * dj][b_kr + i * di] = b_in(k0, i) ? to_double(rb[i]) * sb_v : 0.0;
+    }
   };
   double acc[2][NT][2] = {}, ab[2][NT][2] = {};  // lane holds [8 i + lane / 4][wn + 8 j + 2 (lane % 4) + h]
   load(kb);
@@ -743,7 +759,8 @@ std::vector<std::string> wgmma_probe_name_expressions() {
   return {"soltune_wgmma_probe<0>", "soltune_wgmma_probe<1>", "soltune_wgmma_probe<2>"};
 }
 
-std::vector<DType> gemm_check_dtypes() { return {DType::f32, DType::f16, DType::bf16}; }
+std::vector<DType> gemm_check_dtypes() { return {DType::f32, DType::f16, DType::bf16, DType::e4m3, DType::e5m2}; }
+std::vector<DType> gemm_check_output_dtypes() { return {DType::f32, DType::f16, DType::bf16}; }
 
 std::vector<std::string> builtin_name_expressions() {
   std::vector<std::string> out;
@@ -751,8 +768,9 @@ std::vector<std::string> builtin_name_expressions() {
     for (const char* k : {"soltune_fill<", "soltune_compare<", "soltune_redraw<", "soltune_verify_set<", "soltune_rows_compare<"})
       out.push_back(k + std::string(dtype_cpp(t)) + ">");
   for (const DType t : gemm_check_dtypes())
-    for (const char* k : {"soltune_proj_b<", "soltune_proj_a<", "soltune_proj_c<", "soltune_gemm_rows<"})
+    for (const char* k : {"soltune_proj_b<", "soltune_proj_a<", "soltune_gemm_rows<"})
       out.push_back(k + std::string(dtype_cpp(t)) + ">");
+  for (const DType t : gemm_check_output_dtypes()) out.push_back("soltune_proj_c<" + std::string(dtype_cpp(t)) + ">");
   for (const char* k : {"soltune_fma_probe", "soltune_flush_read", "soltune_copy_probe", "soltune_mma_probe<1>",
                         "soltune_copy_probe_flat", "soltune_mma_probe<2>", "soltune_mma_probe<0>", "soltune_gate",
                         "soltune_spin", "soltune_read_probe", "soltune_count_diff", "soltune_count_ne", "soltune_proj_signs",

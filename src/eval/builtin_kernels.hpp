@@ -27,8 +27,10 @@ inline constexpr int kExactRowsPerBlock = 16, kExactRowsKTile = 16, kProjColumns
 int exact_rows_splits(int64_t tiles, int64_t slots, int64_t k);
 
 const std::string& builtin_kernels_source();
-// The dtypes the GEMM check's kernels are built for (problem.yaml's `check: {routine: gemm_projection}`).
+// The dtypes the GEMM check's kernels are built for (problem.yaml's `check: {routine: gemm_projection}`
+// or scaled_gemm_projection): A's and B's, and C's.
 std::vector<DType> gemm_check_dtypes();
+std::vector<DType> gemm_check_output_dtypes();
 // Name expressions the evaluator asks NVRTC for: fill and compare for each storage dtype, the
 // flush, the gate, the probes.
 std::vector<std::string> builtin_name_expressions();

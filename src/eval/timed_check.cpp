@@ -32,6 +32,7 @@ void TaskState::check_repetition(Accuracy& acc, int set) {
   const auto& call = task_.problem->timed_check;
   if (call && call->routine == "reference_rows") return reference_rows_check(*call, acc, set);  // rows_check.cpp
   if (call && call->routine == "reference_picked") return reference_picked_check(*call, acc, set);
+  // gemm_projection and scaled_gemm_projection: the same kernels, the latter with its scales.
   const auto dtypes = gemm_check_dtypes();
   if (!call || std::find(dtypes.begin(), dtypes.end(), task_.dtype) == dtypes.end()) {
     run_reference(set);
@@ -47,7 +48,10 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
     return it == call.sizes.end() ? 0 : static_cast<long long>(it->second.eval(bind_));
   };
   long long m = size("m"), n = size("n"), k = size("k");
-  int trans_b = size("trans_b") != 0;
+  // The scaled GEMM's dequantizing scales (scaled_gemm_projection: B is n x k), in
+  // cublaslt_scaled_gemm's modes.
+  const bool scaled = call.operands.count("sa") != 0;
+  int trans_b = scaled || size("trans_b") != 0;
   ArgSlot& A = slot(call.operands.at("a"));
   ArgSlot& B = slot(call.operands.at("b"));
   ArgSlot& C = slot(call.operands.at("c"));
@@ -55,6 +59,12 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const void* b = B.at(static_cast<size_t>(set));
   const void* c = C.data();
   const int64_t r = exact_check_rows(m);
+  const void* sa = scaled ? slot(call.operands.at("sa")).at(static_cast<size_t>(set)) : nullptr;
+  const void* sb = scaled ? slot(call.operands.at("sb")).at(static_cast<size_t>(set)) : nullptr;
+  int scale = scaled ? static_cast<int>(size("scale")) : -1;
+  if (scaled != (dtype_bytes(A.dtype) == 1))
+    throw Error(task_.problem->name + "'s check " + call.routine + ": A is " + std::string(dtype_name(A.dtype)) +
+                (scaled ? ", but the scaled GEMM's check reads 8-bit operands" : ", but 8-bit operands need scaled_gemm_projection"));
 
   // y, bsum, bmax (k each), z, msum, mmax and the per-row sums of C (w, c2, cabs, unwritten,
   // non-finite: m each), the exact rows' sums and magnitudes (r x n each), the signs (n), two
@@ -84,13 +94,13 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
 
   const Tolerance& tol = task_.problem->tolerance.at(task_.dtype);
   double atol = tol.atol, rtol = tol.rtol, mtol = tol.mtol.empty() ? 0.0 : tol.mtol.eval(bind_), zscore = kProjectionZscore;
-  const std::string t = "<" + std::string(dtype_cpp(task_.dtype)) + ">";
+  const std::string t = "<" + std::string(dtype_cpp(A.dtype)) + ">", tc = "<" + std::string(dtype_cpp(C.dtype)) + ">";
   int r_int = static_cast<int>(r);
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[0].get(), stream()));
   launch_builtin("soltune_proj_signs", {&seed, &n, &x}, dim3(std::min<unsigned>(cdiv(n, 256), 1024u)));
-  launch_builtin("soltune_proj_b" + t, {&b, &n, &k, &trans_b, &x, &y, &bsum, &bmax}, dim3(cdiv(k, 256), cdiv(n, 256)));
-  launch_builtin("soltune_proj_a" + t, {&a, &m, &k, &y, &bsum, &bmax, &z, &msum, &mmax}, dim3(cdiv(m * 32, 256)));
-  launch_builtin("soltune_proj_c" + t, {&c, &m, &n, &x, &w, &c2, &cabs, &unwr, &nonfin},
+  launch_builtin("soltune_proj_b" + t, {&b, &n, &k, &trans_b, &sb, &scale, &x, &y, &bsum, &bmax}, dim3(cdiv(k, 256), cdiv(n, 256)));
+  launch_builtin("soltune_proj_a" + t, {&a, &m, &k, &sa, &scale, &y, &bsum, &bmax, &z, &msum, &mmax}, dim3(cdiv(m * 32, 256)));
+  launch_builtin("soltune_proj_c" + tc, {&c, &m, &n, &x, &w, &c2, &cabs, &unwr, &nonfin},
                  dim3(cdiv(m * 32, 256), cdiv(n, kProjColumns)));
   launch_builtin("soltune_proj_rows",
                  {&m, &n, &k, &z, &msum, &mmax, &w, &c2, &cabs, &unwr, &nonfin, &atol, &rtol, &mtol, &zscore, &proj_stats},
@@ -102,9 +112,10 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const int64_t splits = exact_rows_splits(tiles, dev_->sms, k);
   long long k_chunk = (k + splits - 1) / splits;
   k_chunk = (k_chunk + kExactRowsKTile - 1) / kExactRowsKTile * kExactRowsKTile;
-  launch_builtin("soltune_gemm_rows" + t, {&a, &b, &n, &k, &trans_b, &rows, &r_int, &k_chunk, &row_ref, &row_mag},
+  launch_builtin("soltune_gemm_rows" + t,
+                 {&a, &b, &m, &n, &k, &trans_b, &sa, &sb, &scale, &rows, &r_int, &k_chunk, &row_ref, &row_mag},
                  dim3(cdiv(n, 256), cdiv(r, kExactRowsPerBlock), cdiv(k, k_chunk)));
-  launch_builtin("soltune_rows_compare" + t, {&c, &n, &rows, &r_int, &row_ref, &row_mag, &atol, &rtol, &mtol, &row_stats},
+  launch_builtin("soltune_rows_compare" + tc, {&c, &n, &rows, &r_int, &row_ref, &row_mag, &atol, &rtol, &mtol, &row_stats},
                  r * n);
   SOLTUNE_CUDA(cudaEventRecord(check_marks_[2].get(), stream()));
   CompareStats cs[2]{};

@@ -543,7 +543,7 @@ TEST_F(BadInput, TimedChecks) {
   ASSERT_TRUE(p.timed_check);
   EXPECT_EQ(p.timed_check->operands.at("c"), "y");
   const auto broken = breaker(good, line);
-  broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection, reference_rows, reference_picked)");
+  broken("routine: gemm_projection", "routine: freivalds", 18, "unknown check routine 'freivalds' (known: gemm_projection, scaled_gemm_projection, reference_rows, reference_picked)");
   broken("routine: gemm_projection,", "routine: gemm_projection, label: x,", 42, "a check has no label");
   broken("c: y,", "c: x,", 50, "'x' must be an output for gemm_projection's c");
   broken(", k: 1}", "}", 8, "gemm_projection needs its size 'k'");

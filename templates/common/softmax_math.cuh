@@ -1,3 +1,4 @@
+#pragma once
 // -inf (NVRTC has no INFINITY macro).
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 

@@ -124,6 +124,51 @@ TEST(AttentionCheckGpu, PackedHeadGroupsPassAndTheirQueryIndexIsChecked) {
   EXPECT_EQ(ev.restarts(), 0);
 }
 
+// decode (plain loads, a block per key/value head with all its query rows) passes with grouped and
+// single heads, every head dimension, both dtypes, keys split or not, and the causal mask over
+// several queries; a copy that takes a row's place in the block for its query index (later heads'
+// rows then see too many keys) is wrong_answer.
+TEST(AttentionCheckGpu, DecodePassesAndItsCausalQueryIndexIsChecked) {
+  const auto root = test::copy_problem("attention", "attdecode");
+  const auto dir = root / "attention";
+  const std::string from = "(causal && j > r % s_q + shift)";
+  const std::string source = test::read_file(dir / "decode.cu");
+  const auto at = source.find(from);
+  ASSERT_NE(at, std::string::npos) << "decode.cu no longer has the line the mistake changes";
+  test::write_file(dir / "decode_row.cu", std::string(source).replace(at, from.size(), "(causal && j > r + shift)"));
+  test::write_file(dir / "decode_row.yaml", test::read_file(dir / "decode.yaml"));
+  SOLTUNE_REQUIRE_GPU();
+  const auto p = load_problem(root, "attention");
+  const Compiler compiler(default_compiler_options());
+  WorkerEvaluator ev(compiler, test::worker_options(root));
+  auto at_shape = [](int64_t h, int64_t h_kv, int64_t s_q, int64_t s_k, int64_t d, int64_t causal) {
+    return Shape{{{"b", 2}, {"h", h}, {"h_kv", h_kv}, {"s_q", s_q}, {"s_k", s_k}, {"d", d}, {"causal", causal}}};
+  };
+  struct Case {
+    DType dt;
+    const char* key;
+    Shape shape;
+  };
+  const std::vector<Case> cases = {{DType::bf16, "ROWS=4,WARPS=4,SPLIT=8,U=2", at_shape(8, 2, 1, 3000, 128, 0)},
+                                   {DType::f16, "ROWS=8,WARPS=2,SPLIT=1,U=4", at_shape(8, 2, 2, 777, 64, 1)},
+                                   {DType::bf16, "ROWS=1,WARPS=8,SPLIT=4,U=1", at_shape(4, 4, 1, 5000, 256, 0)},
+                                   {DType::f16, "ROWS=8,WARPS=4,SPLIT=2,U=2", at_shape(8, 4, 3, 1000, 128, 1)}};
+  for (const auto& c : cases) {
+    const Task t{&p, &p.variant("decode"), c.dt, c.shape};
+    const Config cfg = Space(p.variant("decode"), Bindings{}).parse_key(c.key);
+    ev.baseline(t);
+    const auto r = ev.evaluate(t, {cfg});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, Status::ok) << t.id() << " " << c.key << ": " << r[0].log;
+  }
+  const Task wrong{&p, &p.variant("decode_row"), DType::bf16, at_shape(8, 2, 2, 777, 64, 1)};
+  ev.baseline(wrong);
+  const auto bad = ev.evaluate(wrong, {Space(p.variant("decode_row"), Bindings{}).parse_key("ROWS=8,WARPS=2,SPLIT=1,U=4")});
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].status, Status::wrong_answer) << wrong.id() << ": " << bad[0].log;
+  EXPECT_EQ(ev.restarts(), 0);
+}
+
 // fa3 (wgmma, warp-specialised) passes at tails of queries and keys, with the causal mask, grouped
 // heads and every head dimension, in both dtypes; a copy that lets keys past s_k count (TMA reads the
 // next head's rows there) is wrong_answer.

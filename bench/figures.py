@@ -51,6 +51,8 @@ def shape_key(shape):
         return f"n={shape['n']}"
     if "rows" in shape:
         return f"rows={shape['rows']},cols={shape['cols']}"
+    if "heads" in shape:  # masked_softmax's
+        return ",".join(f"{k}={shape[k]}" for k in ("heads", "s_q", "s_k", "d", "causal"))
     if "s_q" in shape:
         return ",".join(f"{k}={shape[k]}" for k in ("b", "h", "h_kv", "s_q", "s_k", "d", "causal"))
     return ",".join(f"{k}={shape[k]}" for k in ("m", "n", "k", "trans_b", "act") if k in shape)

@@ -13,8 +13,11 @@ import json
 import sys
 
 MEMORY_BOUND = [("gelu", "GELU (tanh form)"), ("softmax", "Softmax"), ("layernorm", "LayerNorm"),
-                ("rmsnorm", "RMSNorm"), ("l1norm", "L1 norm"),
-                ("add_rmsnorm", "Residual add + RMSNorm (NVIDIA H100 80GB HBM3, soltune's timing only)")]
+                ("rmsnorm", "RMSNorm"), ("l1norm", "L1 norm"), ("add_rmsnorm", "Residual add + RMSNorm"),
+                ("add_rmsnorm_fp8", "Residual add + RMSNorm + FP8 quantization (add_rmsnorm_fp8)"),
+                ("masked_softmax", "Attention scores' softmax with the scale and the causal mask (masked_softmax)")]
+# A table with no harness row says so, and names the card its tuning runs measured on.
+TUNED_ONLY_CARD = {"add_rmsnorm": "NVIDIA H100 80GB HBM3"}
 DTYPE_ORDER = {"f32": 0, "bf16": 1, "f16": 2}
 SOURCES = {"harness": "PyTorch's harness", "tune": "tuning runs, soltune's timing", "cublas": "cuBLAS",
            "sweep": "the exported header's sweep", "baseline": "baselines",
@@ -35,6 +38,8 @@ def shape_label(shape):
     d = dims(shape)
     if "rows" in d:
         return f"{power(d['rows'])} x {power(d['cols'])}"
+    if "heads" in d:  # masked_softmax's
+        return f"{d['heads']} heads, {d['s_q']} x {power(d['s_k'])}, d {d['d']}" + (", causal" if d.get("causal") else "")
     if "m" in d:
         m, n, k = d["m"], d["n"], d["k"]
         size = f"{m}^3" if m == n == k else f"{m}x{n}x{k}"
@@ -511,8 +516,12 @@ def render(doc):
     ]
     for problem, title in MEMORY_BOUND:
         table = memory_bound(recs, problem)
-        if table:
-            out += [f"## {title}", ""] + table
+        if not table:
+            continue
+        if not any(r["problem"] == problem and r["source"] == "harness" for r in recs):
+            card = TUNED_ONLY_CARD.get(problem)
+            title += f" ({card + ', ' if card else ''}soltune's timing only)"
+        out += [f"## {title}", ""] + table
     # Each section: its title, the paragraph above its table, the table (empty: the section is left out).
     sections = [
         ("Matmul (GEMM)",

@@ -57,7 +57,8 @@ def torch_ops(a, b, sa, sb, mode):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shapes", default="4096x4096x4096:0,4096x4096x4096:1,8192x8192x8192:0,8192x8192x8192:1,"
-                    "64x2112x7168:2,128x24576x1536:2,4096x7168x16384:2,4096x4096x7168:2")
+                    "64x2112x7168:2,128x24576x1536:2,4096x32768x512:2,4096x7168x16384:2,4096x4096x7168:2,128x7168x2048:2",
+                    help="m x n x k : scale mode, comma-separated (default: configs/matmul-fp8.yaml's)")
     ap.add_argument("--dtypes", default="e4m3")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--json", help="write the records here")

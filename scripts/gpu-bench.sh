@@ -2,7 +2,8 @@
 # The GPU tests and the benchmarks on a machine with a GPU, from a clone of this repository alone:
 #   scripts/gpu-bench.sh tests          build, then every GPU test (ctest label gpu)
 #   scripts/gpu-bench.sh bench [STEP]   build, then bench/benchmarks.sh: measure docs/BENCHMARKS.md's
-#                                       figures (steps library, gemm, pnpoly; all by default), merge
+#                                       figures (steps library, fused, gemm, epilogue, fp8, attention,
+#                                       pnpoly; library, gemm and pnpoly by default), merge
 #                                       them into bench/figures.json and rewrite the page
 #   scripts/gpu-bench.sh resume         build, then a real tune killed twice (SIGKILL) and resumed,
 #                                       checked (one finished run, the whole budget, no duplicate) and
@@ -16,7 +17,7 @@ mode=${1:-}
 [ $# -gt 0 ] && shift
 case "$mode" in
   tests|bench|resume) ;;
-  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 if [ -n "${BUILD:-}" ]; then
   build=$BUILD

@@ -2,8 +2,8 @@
 """The page of figures is built right from what the tools write (no GPU, no torch): bench/figures.py
 reads `soltune tune`'s summary rows whether the configuration ends the row or opens the next line,
 and bench/render_benchmarks.py shows soltune's fastest tuned record in a row and keeps a GEMM row of
-one dtype beside cuBLAS's figure of that dtype only; the GEMM epilogue's harness figures join its
-tuned rows.
+one dtype beside cuBLAS's figure of that dtype only; masked_softmax's shapes are keyed and labelled;
+the GEMM epilogue's harness figures join its tuned rows.
 
     python3 tests/bench/bench_scripts_test.py BENCH_DIR      (exit 0: every check passed)
 """
@@ -91,5 +91,17 @@ text = "\n".join(render_benchmarks.epilogue(recs))
 row = [ln for ln in text.splitlines() if "4096x4096x4096" in ln]
 check(len(row) == 1 and "GELU (tanh)" in row[0] and "| 200.0 |" in row[0] and "102.0%" in row[0] and "-26.0" in row[0],
       "the epilogue's row beside its harness figures: %s" % row)
+
+# masked_softmax's harness shape (heads, s_q, s_k, d, causal) as soltune's shape key, labelled in its table;
+# a problem's table without harness rows says it shows soltune's timing only.
+key = figures.shape_key({"heads": 32, "s_q": 1, "s_k": 32768, "d": 128, "causal": 1})
+check(key == "heads=32,s_q=1,s_k=32768,d=128,causal=1", "masked_softmax's shape key: %s" % key)
+label = render_benchmarks.shape_label(key)
+check(label == "32 heads, 1 x 32768, d 128, causal", "masked_softmax's shape label: %s" % label)
+doc = {"device": {"name": "GPU", "arch": "sm_90", "sms": 132, "driver": "d", "cuda": "13.0", "torch": "t", "triton": "x"},
+       "records": [tune("rowreg", "bf16", 30.0, problem="masked_softmax", shape=key)]}
+page = render_benchmarks.render(doc)
+check("## Attention scores' softmax with the scale and the causal mask (masked_softmax) (soltune's timing only)" in page,
+      "a table of tuned rows alone says so")
 
 sys.exit(1 if failures else 0)

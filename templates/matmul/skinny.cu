@@ -17,13 +17,15 @@
 
 // T: bf16 or f16. MT: 16-row tiles of A (m <= 16 MT). J: n8 tiles per block (8 J columns of C).
 // WARPS: warps per block, each a contiguous share of k's 32-wide chunks. U: chunks each warp loads
-// before it multiplies them (the bytes in flight). B must be n x k (trans_b 1), k a multiple of 8.
-template <typename T, int MT, int J, int WARPS, int U>
+// before it multiplies them (the bytes in flight). PREFETCH 1: the next U chunks load while U are
+// multiplied (twice the bytes in flight and the registers). B must be n x k (trans_b 1), k a
+// multiple of 8.
+template <typename T, int MT, int J, int WARPS, int U, int PREFETCH>
 __global__ void __launch_bounds__(WARPS * 32)
     matmul_skinny(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long m, long long n,
                   long long k, long long trans_b) {
   using mma16::Mma;
-  static_assert(MT >= 1 && J >= 1 && WARPS >= 1 && U >= 1, "positive tile counts");
+  static_assert(MT >= 1 && J >= 1 && WARPS >= 1 && U >= 1 && (PREFETCH == 0 || PREFETCH == 1), "positive tile counts");
   static_assert(WARPS * MT * J * 4 * 32 * 4 <= 48 * 1024, "the warps' partial tiles fit static shared memory");
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane / 4, q = lane % 4;
@@ -53,9 +55,8 @@ __global__ void __launch_bounds__(WARPS * 32)
 
   float acc[MT][J][4] = {};
   const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-  for (long long ch = first; ch < last; ch += U) {
-    uint4 w[U][J];
-    // B is read once in the whole product: streamed past L1 and first out of L2.
+  // B is read once in the whole product: streamed past L1 and first out of L2. U chunks from ch on.
+  auto load = [&](long long ch, uint4 (&w)[U][J]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const long long kk = (ch + u) * 32 + 8 * q;
@@ -63,6 +64,14 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
       for (int j = 0; j < J; ++j) w[u][j] = in && bin[j] ? __ldcs(reinterpret_cast<const uint4*>(brow[j] + (ch + u) * 32)) : zero;
     }
+  };
+  uint4 w[U][J];
+  if constexpr (PREFETCH) load(first, w);
+  for (long long ch = first; ch < last; ch += U) {
+    // PREFETCH: the next U chunks load while these are multiplied; else these load, then multiply.
+    uint4 next[U][J];
+    if constexpr (PREFETCH) load(ch + U, next);
+    else load(ch, w);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const long long kk = (ch + u) * 32 + 8 * q;
@@ -80,6 +89,12 @@ __global__ void __launch_bounds__(WARPS * 32)
           Mma<T>::run(acc[i][j], a1, b1);
         }
       }
+    }
+    if constexpr (PREFETCH) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < J; ++j) w[u][j] = next[u][j];
     }
   }
 

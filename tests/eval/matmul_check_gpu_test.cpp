@@ -197,9 +197,10 @@ TEST(MatmulCheckGpu, SkinnyAndPaddedKernelsPassAtOddShapes) {
     return Shape{{{"m", m}, {"n", n}, {"k", k}, {"trans_b", tb}}};
   };
   const std::vector<Case> cases = {
-      {"skinny", "MT=1,J=2,WARPS=4,U=4", DType::bf16, mnk(12, 1000, 1000, 1)},
-      {"skinny", "MT=4,J=1,WARPS=8,U=2", DType::f16, mnk(40, 1000, 4096, 1)},
-      {"skinny", "MT=2,J=4,WARPS=2,U=8", DType::bf16, mnk(17, 4104, 8192, 1)},
+      {"skinny", "MT=1,J=2,WARPS=4,U=4,PREFETCH=0", DType::bf16, mnk(12, 1000, 1000, 1)},
+      {"skinny", "MT=1,J=2,WARPS=4,U=4,PREFETCH=1", DType::bf16, mnk(1, 1000, 1000, 1)},
+      {"skinny", "MT=4,J=1,WARPS=8,U=2,PREFETCH=1", DType::f16, mnk(40, 1000, 4096, 1)},
+      {"skinny", "MT=2,J=4,WARPS=2,U=8,PREFETCH=0", DType::bf16, mnk(17, 4104, 8192, 1)},
       {"wgmma_pad", "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,SPARE=0", DType::bf16, mnk(257, 263, 1001, 0)},
       {"wgmma_pad", "BM=128,BN=256,STAGES=3,CM=1,GROUP=4,SPARE=4", DType::f16, mnk(1793, 1793, 1793, 1)},
       {"wgmma_pad", "BM=256,BN=128,STAGES=4,CM=2,GROUP=8,SPARE=0", DType::bf16, mnk(300, 129, 1000, 0)},

@@ -145,6 +145,9 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
   // barrier turns over; tails of m and n.
   cases.emplace_back("wgmma_ws", ws2, DType::bf16, shape(3000, 1496, 136, 1, 2));
   cases.emplace_back("tiled", tiled, DType::f16, shape(37, 101, 77, 1, 4));
+  // The unfused rival: the GEMM's C in the input type, then the epilogue's own pass over it.
+  cases.emplace_back("unfused", ws0, DType::bf16, shape(200, 328, 136, 1, 4));
+  cases.emplace_back("unfused", ws0, DType::f16, shape(200, 328, 136, 1, 2));
   // Rows not 16-byte aligned: the operands padded into scratch, C stored element by element.
   cases.emplace_back("wgmma_pad", "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,SPARE=0", DType::bf16, shape(200, 201, 133, 1, 2));
   expect_legal(p, cases);

@@ -5,9 +5,7 @@
 #include <cuda_fp16.h>
 
 #include "../common/gemm_epilogue.cuh"
-
-__device__ inline void st(__nv_bfloat16* p, long long i, float v) { p[i] = __float2bfloat16_rn(v); }
-__device__ inline void st(__half* p, long long i, float v) { p[i] = __float2half_rn(v); }
+#include "silu_and_mul.cuh"
 
 template <typename T>
 __global__ void swiglu_naive_gemm(const T* x, const T* w, T* gu, long long m, long long n, long long k) {
@@ -16,15 +14,5 @@ __global__ void swiglu_naive_gemm(const T* x, const T* w, T* gu, long long m, lo
   if (row >= m || col >= 2 * n) return;
   float acc = 0.0f;
   for (long long i = 0; i < k; ++i) acc += gemm_epi::to_float(x[row * k + i]) * gemm_epi::to_float(w[col * k + i]);
-  st(gu, row * 2 * n + col, acc);
-}
-
-// A block per row (no division per element), as vLLM's silu_and_mul walks its rows.
-template <typename T>
-__global__ void silu_and_mul(const T* gu, T* h, long long m, long long n) {
-  const long long row = blockIdx.x;
-  if (row >= m) return;
-  const gemm_epi::SiluGate gate;
-  for (long long col = threadIdx.x; col < n; col += blockDim.x)
-    st(h, row * n + col, gate.pair(gemm_epi::to_float(gu[row * 2 * n + col]), gemm_epi::to_float(gu[row * 2 * n + n + col])));
+  swiglu_st(gu, row * 2 * n + col, acc);
 }

@@ -3,11 +3,12 @@
 // and their checks catch what a fusion gets wrong: x + x where h = x + r belongs, h left unwritten,
 // a block's scale stored where another block's belongs, and q quantized without the scale's 448.
 // The GEMM with its epilogue (templates/matmul_epilogue) passes at every activation and at tails
-// of its tiles, and a kernel that drops the activation, reads R's first row for every row, drops
-// the staged R or loads the staged bias 8 columns off fails, and work skipped in timed repetitions
-// is caught on the rows the reference recomputes; SwiGLU's gated projection (templates/swiglu) passes at tails of its tiles, and a kernel that
-// takes the up's rows 8 rows off, or gates the up instead of the gate, fails; attention's scores
-// softmax (templates/masked_softmax) passes masked or not, and its mistakes fail.
+// of its tiles, the unfused pair too, and a kernel that drops the activation, reads R's first row
+// for every row, drops the staged R or loads the staged bias 8 columns off fails, and work skipped
+// in timed repetitions is caught on the rows the reference recomputes; SwiGLU's gated projection
+// (templates/swiglu) passes at tails of its tiles, fused or not, and a kernel that takes the up's
+// rows 8 rows off, or gates the up instead of the gate, fails; attention's scores softmax
+// (templates/masked_softmax) passes masked or not, and its mistakes fail.
 #include <gtest/gtest.h>
 
 #include "core/device.hpp"
@@ -221,7 +222,10 @@ TEST(FusionCheckGpu, SwigluPassesAtTailsAndItsMistakesAreCaught) {
   const std::string ws0 = "BM=128,BN=256,STAGES=4,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=3,GROUP=8,EPI=1,SPARE=0";
   const std::vector<Case> cases = {{"wgmma_ws", ws0, DType::bf16, shape(200, 136, 136)},
                                    {"wgmma_ws", ws1, DType::f16, shape(300, 200, 264)},
-                                   {"simt", "TILE=16", DType::bf16, shape(37, 53, 77)}};
+                                   {"simt", "TILE=16", DType::bf16, shape(37, 53, 77)},
+                                   // the unfused rival: gu in the input type, then SiLU-and-mul over it
+                                   {"unfused", "BM=128,BN=128,STAGES=4,CM=1,GROUP=8,EPI=0,SPARE=0", DType::bf16, shape(200, 136, 136)},
+                                   {"unfused", "BM=256,BN=128,STAGES=3,CM=2,GROUP=8,EPI=1,SPARE=0", DType::f16, shape(300, 200, 264)}};
   expect_legal(p, cases);
   SOLTUNE_REQUIRE_GPU();
   const Compiler compiler(default_compiler_options());

@@ -1,6 +1,8 @@
 // The correctness check of a contraction (templates/matmul's tolerance), on GEMMs simulated on the
 // host with the arithmetic a kernel would use: every right way of summing passes at any k up to
-// 16384 and in every input distribution the checking rounds draw; the usual wrong kernels fail.
+// 16384 and in every input distribution the checking rounds draw; the usual wrong kernels fail. The
+// projection that checks timed repetitions passes every row of those sums, the scaled 8-bit
+// product's too (templates/matmul_fp8), and fails most rows of work skipped.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -197,9 +199,11 @@ TEST(ContractionCheck, AnInfIsRightOnlyWhereTheReferenceRoundsPastTheLargestValu
 
 // The projection check of timed repetitions (SOLTUNE_PROJECTION_BOUND), as the device runs it, on a
 // candidate's C (values as stored): the rows whose projection is off, for one draw of signs.
-int rows_off(const Gemm& g, DType dt, const std::vector<double>& c, uint64_t seed) {
+// Rows of C off by the projection check (eval/timed_check.cpp on the host) under `tol`, matmul's
+// for dt where none is given.
+int rows_off(const Gemm& g, DType dt, const std::vector<double>& c, uint64_t seed, const Tolerance* given = nullptr) {
   static const ProblemSpec p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul");
-  const Tolerance& tol = p.tolerance.at(dt);
+  const Tolerance& tol = given ? *given : p.tolerance.at(dt);
   const double mtol = tol.mtol.eval(Bindings{{"m", g.m}, {"n", g.n}, {"k", g.k}, {"trans_b", 0}});
   std::mt19937_64 rng(seed);
   std::vector<double> x(static_cast<size_t>(g.n)), y(static_cast<size_t>(g.k), 0), bsum(y), bmax(y);
@@ -278,6 +282,110 @@ TEST(ProjectionCheck, WorkSkippedInATimedRepetitionFailsMostRows) {
     // Every other column left at zero.
     auto holes = [](const Gemm& h, int i, int j) { return j % 2 == 0 ? 0.0 : fma_order(h, i, j); };
     EXPECT_GE(rows_off(g, dt, run(g, dt, holes), 3), 4) << "columns skipped, " << at;
+  }
+}
+
+// The scaled 8-bit product (templates/matmul_fp8, scaled_gemm_projection): the projection reads
+// each element of A and B times its scale, exact in double, so it sees a Gemm of the scaled values.
+// A kernel like wgmma_ws: each k32 step's products summed exactly into the tensor core's
+// accumulator of 14 significant bits, truncated; every 128 k that sum promoted into f32 (times the
+// block's scales there, or the row's and the tensor's at the end); C rounded to bf16.
+struct Fp8Gemm {
+  int m = 16, n = 512, k = 0, mode = 0;
+  std::vector<double> a, b, sa, sb;  // A m x k and B n x k in e4m3's values; the scales as matmul_fp8 lays them out
+  double scale_a(int i, int q) const { return mode == 0 ? sa[0] : mode == 1 ? sa[i] : sa[(q / 128) * m + i]; }
+  double scale_b(int j, int q) const { return mode == 0 ? sb[0] : mode == 1 ? sb[j] : sb[(j / 128) * ((k + 127) / 128) + q / 128]; }
+  Gemm scaled() const {  // what the check reads: (sa A) and (sb B)^T as a k x n B
+    Gemm g;
+    g.m = m, g.n = n, g.k = k;
+    for (int i = 0; i < m; ++i)
+      for (int q = 0; q < k; ++q) g.a.push_back(a[i * k + q] * scale_a(i, q));
+    for (int q = 0; q < k; ++q)
+      for (int j = 0; j < n; ++j) g.b.push_back(b[j * k + q] * scale_b(j, q));
+    return g;
+  }
+};
+
+double to_e4m3(double x) { return round_to(x, 4, 0x1p-6, 448.0); }
+double truncate_bits(double x, int bits) {
+  if (x == 0) return x;
+  int e = 0;
+  std::frexp(x, &e);
+  const double scale = std::ldexp(1.0, bits - e);
+  return std::trunc(x * scale) / scale;
+}
+
+Fp8Gemm draw_fp8(int k, int mode, uint64_t seed) {
+  Fp8Gemm g;
+  g.k = k, g.mode = mode;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_real_distribution<double> ud(0.25, 4.0);  // problem.yaml's init of the scales
+  for (int i = 0; i < g.m * k; ++i) g.a.push_back(to_e4m3(nd(rng)));
+  for (int i = 0; i < g.n * k; ++i) g.b.push_back(to_e4m3(nd(rng)));
+  const int kb = (k + 127) / 128;
+  const int na = mode == 0 ? 1 : mode == 1 ? g.m : g.m * kb, nb = mode == 0 ? 1 : mode == 1 ? g.n : ((g.n + 127) / 128) * kb;
+  for (int i = 0; i < na; ++i) g.sa.push_back(double(float(ud(rng))));
+  for (int i = 0; i < nb; ++i) g.sb.push_back(double(float(ud(rng))));
+  return g;
+}
+
+// C's bf16 values by the kernel above, summing k up to k_end (all of it where negative); `b_scaled`
+// false leaves B's scales out.
+std::vector<double> run_fp8(const Fp8Gemm& g, bool b_scaled = true, int k_end = -1) {
+  const int ke = k_end < 0 ? g.k : k_end;
+  std::vector<double> c;
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) {
+      float total = 0;
+      double acc = 0;
+      for (int q0 = 0; q0 < ke; q0 += 32) {
+        double s = acc;
+        for (int q = q0; q < std::min(ke, q0 + 32); ++q) s += g.a[i * g.k + q] * g.b[j * g.k + q];
+        acc = truncate_bits(s, 14);
+        const bool slice_end = (q0 + 32) % 128 == 0 || q0 + 32 >= ke;
+        if (slice_end) {
+          const double sc = g.mode == 2 ? g.scale_a(i, q0) * (b_scaled ? g.scale_b(j, q0) : 1.0) : 1.0;
+          total = std::fma(float(acc), float(sc), total);
+          acc = 0;
+        }
+      }
+      if (g.mode != 2) total = total * float(g.scale_a(i, 0)) * float(b_scaled ? g.scale_b(j, 0) : 1.0);
+      c.push_back(to_bf16(total));
+    }
+  return c;
+}
+
+const Tolerance& fp8_tolerance() {
+  static const ProblemSpec p = load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul_fp8");
+  return p.tolerance.at(DType::e4m3);
+}
+
+TEST(ProjectionCheck, ScaledFp8WithPromotionPassesEveryRowInEveryScaleMode) {
+  for (int k : {512, 4096})
+    for (int mode : {0, 1, 2}) {
+      const auto g = draw_fp8(k, mode, 700 + k + mode);
+      const auto c = run_fp8(g);
+      const Gemm s = g.scaled();
+      for (uint64_t seed = 0; seed < 4; ++seed)
+        EXPECT_EQ(rows_off(s, DType::e4m3, c, seed, &fp8_tolerance()), 0) << "k=" << k << " scale " << mode;
+    }
+}
+
+// One row off fails the repetition. The 8-bit accumulation's band (2^-11 of the magnitude) and the
+// magnitudes' bound (mmax msum, loose by the largest scaled |B| over the mean) make the projection's
+// bound wide here: each mistake fails a few rows of 16 (2 to 6 at these seeds), and the exact rows,
+// compared element by element, catch it whatever the projection does.
+TEST(ProjectionCheck, ScaledFp8WorkSkippedOrScalesDroppedFailRows) {
+  const int k = 4096;
+  for (int mode : {0, 1, 2}) {
+    const auto g = draw_fp8(k, mode, 900 + mode), other = draw_fp8(k, mode, 990 + mode);
+    const Gemm s = g.scaled();
+    EXPECT_GE(rows_off(s, DType::e4m3, run_fp8(other), 1, &fp8_tolerance()), 2) << "stale result, scale " << mode;
+    EXPECT_GE(rows_off(s, DType::e4m3, run_fp8(g, true, k / 2), 2, &fp8_tolerance()), 2) << "half of k, scale " << mode;
+    if (mode != 0) {  // one scale per tensor may sit near 1
+      EXPECT_GE(rows_off(s, DType::e4m3, run_fp8(g, false), 3, &fp8_tolerance()), 2) << "B's scales dropped, scale " << mode;
+    }
   }
 }
 

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # Every GPU test binary (*_gpu_test) run directly, not through ctest, whose files name the paths of
 # the machine that built them: for a GPU machine that has the test binaries copied over (with the
-# libraries it lacks) and not the build tree. Run from the repository's root (the tests read templates/):
+# libraries it lacks) and not the build tree. The tests read this repository's templates/
+# (SOLTUNE_SOURCE_DIR) and run the soltune beside them in BIN_DIR, else the build's, else the one on
+# PATH (SOLTUNE_BIN):
 #   scripts/gpu-tests.sh [BIN_DIR]     (default: the build tree's tests)
 # Prints one line per test (ok with its time, FAILED, or skipped), every failed test's messages, and
 # the counts; exits non-zero when a test failed or a binary did not finish.
 # Environment: GTEST_FILTER narrows the tests; TEST_TIMEOUT, seconds a binary may take (default 900).
 set -uo pipefail
-dir=${1:-}
+dir=${1:+$(realpath "$1")}
+cd "$(dirname "$0")/.." || exit 2
+# The tests read templates/ and run soltune from here, not from where they were built.
+export SOLTUNE_SOURCE_DIR=${SOLTUNE_SOURCE_DIR:-$PWD}
+if [ -z "${SOLTUNE_BIN:-}" ]; then
+  for s in "$dir/soltune" build/src/cli/soltune "$(command -v soltune)"; do
+    [ -n "$s" ] && [ -x "$s" ] && { export SOLTUNE_BIN=$(realpath "$s"); break; }
+  done
+fi
 if [ -n "$dir" ]; then
   bins=("$dir"/*_gpu_test)
 else

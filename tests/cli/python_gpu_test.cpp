@@ -29,7 +29,7 @@ TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
     GTEST_SKIP() << "no PyTorch with CUDA for python3";
   const test::TempDir tmp("python-gpu");
   const fs::path kb = tmp.path() / "kb.sqlite", log = tmp.path() / "log.txt";
-  const std::string soltune = q(SOLTUNE_BIN), to_log = " > " + q(log) + " 2>&1";
+  const std::string soltune = q(test::soltune_binary()), to_log = " > " + q(log) + " 2>&1";
   // One shape each and a budget that reaches every task, the fallback-only ones included: the
   // package then serves every shape.
   for (const auto& [p, shape] : {std::pair{"softmax", "{rows: 1024, cols: 1000}"}, std::pair{"gelu", "{n: 1000003}"},
@@ -42,14 +42,14 @@ TEST(PythonPackageGpu, TheFunctionsMatchPyTorchCompileAndCapture) {
     const std::string dtypes = sixteen ? "[bf16, f16]" : "[f32, bf16]";
     ASSERT_TRUE(test::write_file(cfg, std::string("problem: ") + p + "\ndtypes: " + dtypes + "\nshapes: [" + shape +
                                           "]\nbudget: {evals: 24, seconds: 40}\nseed: 3\ntemplates: " +
-                                          (fs::path(SOLTUNE_SOURCE_DIR) / "templates").string() + "\n"));
+                                          (test::source_dir() / "templates").string() + "\n"));
     ASSERT_EQ(run(soltune + " tune " + q(cfg) + " -q --kb " + q(kb) + to_log), 0) << test::read_file(log);
   }
   ASSERT_EQ(run(soltune + " export --kb " + q(kb) + " --problem softmax --problem gelu --problem l1norm --problem layernorm --problem rmsnorm "
                 "--problem attention --problem matmul --format python --name tuned -o " +
                 q(tmp.path() / "pkg") + to_log), 0)
       << test::read_file(log);
-  const int code = run("python3 " + q(fs::path(SOLTUNE_SOURCE_DIR) / "tests" / "python" / "check_package.py") + " " +
+  const int code = run("python3 " + q(test::source_dir() / "tests" / "python" / "check_package.py") + " " +
                        q(tmp.path() / "pkg") + " tuned" + to_log);
   const auto out = test::read_file(log);
   std::printf("%s", out.c_str());

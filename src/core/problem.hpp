@@ -166,6 +166,7 @@ struct VariantSpec {
   LaunchSpec launch;             // args default to the problem's args, in order
   std::vector<KnobSpec> knobs;
   std::vector<Expr> constraints;
+  std::vector<std::string> constraint_why;  // parallel to constraints: the reason one states ({expr, why}), or ""
   Expr inflight_bytes;           // model hint: bytes one thread keeps in flight (optional)
   Expr registers;                // model hint: registers per thread, estimated before compiling (optional)
   ComputeUnit model_unit = ComputeUnit::fp32;  // model hint: the unit its arithmetic runs on

@@ -71,8 +71,10 @@ std::string Space::why_illegal(const Config& c) const {
       return knobs()[i].name + "=" + std::to_string(c.values[i]) + " is not a listed value";
   }
   const auto b = bind(c);
-  for (const auto& e : *constraints_)
-    if (!e.eval_bool(b)) return "constraint '" + e.text() + "' is false";
+  const auto& why = variant_->constraint_why;
+  for (size_t i = 0; i < constraints_->size(); ++i)
+    if (!(*constraints_)[i].eval_bool(b))
+      return "constraint '" + (*constraints_)[i].text() + "' is false" + (i < why.size() && !why[i].empty() ? ": " + why[i] : "");
   return over_device_limits(b);
 }
 

@@ -134,7 +134,15 @@ VariantSpec parse_variant(const std::filesystem::path& yaml_path, const ProblemS
   Names all = base;
   all.insert(knob_names.begin(), knob_names.end());
   if (n.has("let")) n.lets = parse_lets(n.at("let"), all);
-  if (n.has("constraints")) v.constraints = exprs(n.at("constraints"), all, "constraint");
+  // A constraint is an expression, or {expr, why}: the reason, said where it excludes a shape.
+  if (n.has("constraints"))
+    for (const auto& c : n.at("constraints").seq()) {
+      const bool stated = c.node.IsMap();
+      if (stated) c.only_keys({"expr", "why"});
+      v.constraints.push_back(stated ? c.at("expr").expr() : c.expr());
+      v.constraints.back().check_names(all, "constraint");
+      v.constraint_why.push_back(stated ? c.at("why").str() : "");
+    }
 
   auto ln = n.at("launch");
   ln.only_keys({"grid", "block", "smem", "cluster"});

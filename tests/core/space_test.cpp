@@ -344,6 +344,13 @@ TEST(EmptySpace, NamesTheConstraintThatExcludesTheShape) {
   v.constraints = {Expr("EPT == 8 || EPT * VEC <= cols", {})};  // shown whole, with the values it reads
   EXPECT_EQ(Space(v, Bindings{{"cols", 0}}).why_empty(),
             "constraint 'EPT == 8 || EPT * VEC <= cols' fails for every EPT, VEC (cols=0), e.g. at EPT=1, VEC=1");
+  // A constraint that states its reason ({expr, why}) gives it there and for a configuration.
+  v.constraints = {Expr("mod(cols, 8) == 0", {})};
+  v.constraint_why = {"16-byte rows: cols a multiple of 8"};
+  EXPECT_EQ(Space(v, Bindings{{"cols", 1001}}).why_empty(),
+            "constraint 'mod(cols, 8) == 0' (16-byte rows: cols a multiple of 8) fails for this shape and device: 1 != 0");
+  EXPECT_EQ(Space(v, Bindings{{"cols", 1001}}).why_illegal(Config{{32, 1, 1}}),
+            "constraint 'mod(cols, 8) == 0' is false: 16-byte rows: cols a multiple of 8");
 }
 
 // The shape that motivated it: one softmax row of 2^20 f32 values is longer than a register-held

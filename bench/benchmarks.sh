@@ -18,7 +18,8 @@
 # Each step's records (bench/figures.py) replace those bench/figures.json held for the same tasks;
 # what no step measured again stays, with its own date. bench/render_benchmarks.py then writes the
 # page. A step that fails is reported and leaves the file's figures as they were.
-# Environment: OUT (the logs, knowledge bases and JSON; default gpu-out/bench), SOLTUNE_BIN (default
+# Environment: OUT (the logs, knowledge bases, JSON and copies of the rewritten figures.json and
+# BENCHMARKS.md; default gpu-out/bench), SOLTUNE_BIN (default
 # build/src/cli/soltune), TUNE_SECONDS (caps every tune's time budget; the configs' own otherwise),
 # REPS (the memory-bound harness's repetitions, default 300; the GEMM and attention harnesses take
 # GREPS, default 20).
@@ -182,5 +183,6 @@ done
 python3 bench/figures.py merge bench/figures.json "${records[@]}" --device "$out/device.json" > "$out/figures.json" &&
   mv "$out/figures.json" bench/figures.json &&
   python3 bench/render_benchmarks.py bench/figures.json > docs/BENCHMARKS.md || exit 1
-echo "bench/figures.json and docs/BENCHMARKS.md rewritten (${records[*]})"
+cp bench/figures.json docs/BENCHMARKS.md "$out/"  # beside the logs: what a machine that is given back returns
+echo "bench/figures.json and docs/BENCHMARKS.md rewritten, copies in $out (${records[*]})"
 [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}" >&2; exit 1; }

@@ -7,6 +7,9 @@
 // case of a NaN from -inf - -inf, is refused at config load by the problem's rules.)
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "core/space.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
@@ -18,6 +21,21 @@ struct Mistake {
   std::string name, from, to;
   Shape shape;
 };
+
+// A copy of `variant` as `<variant>_<name>` (its YAML beside it) with one text replaced: a kernel
+// with one mistake. It runs without a GPU too, so that an edit of the template that moves the text
+// fails here.
+::testing::AssertionResult add_mistake(const std::filesystem::path& dir, const std::string& variant, const std::string& name,
+                                       const std::string& from, const std::string& to) {
+  std::string source = test::read_file(dir / (variant + ".cu"));
+  const auto at = source.find(from);
+  if (at == std::string::npos)
+    return ::testing::AssertionFailure() << variant << ".cu no longer has the text that " << name << " changes";
+  source.replace(at, from.size(), to);
+  test::write_file(dir / (variant + "_" + name + ".cu"), source);
+  test::write_file(dir / (variant + "_" + name + ".yaml"), test::read_file(dir / (variant + ".yaml")));
+  return ::testing::AssertionSuccess();
+}
 
 // fa2's configuration: 64 queries and keys a block, two stages, the keys split SPLIT ways.
 Config fa2_config(const VariantSpec& v, int64_t split) {
@@ -31,7 +49,6 @@ Shape shape(int64_t s_q, int64_t s_k, int64_t causal) {
 TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
   const auto root = test::copy_problem("attention", "attcheck");
   const auto dir = root / "attention";
-  const std::string source = test::read_file(dir / "fa2.cu"), yaml = test::read_file(dir / "fa2.yaml");
   const std::vector<Mistake> mistakes = {
       {"norescale", "        acc[n][2 * r] *= alpha;\n        acc[n][2 * r + 1] *= alpha;\n", "", shape(128, 1024, 0)},
       {"maskoff", "if (j >= s_k || (causal && j > i + shift))", "if (j >= s_k || (causal && j > i + shift + 1))",
@@ -40,15 +57,7 @@ TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
        shape(64, 300, 0)},
       {"bf16sum", "      l[r] = l[r] * alpha + sum;", "      l[r] = __bfloat162float(__float2bfloat16_rn(l[r] * alpha + sum));",
        shape(64, 16384, 0)}};
-  for (const auto& m : mistakes) {
-    const auto at = source.find(m.from);
-    ASSERT_NE(at, std::string::npos) << m.name << ": fa2.cu no longer has the line it changes";
-    std::string broken = source;
-    broken.replace(at, m.from.size(), m.to);
-    test::write_file(dir / ("fa2_" + m.name + ".cu"), broken);
-    test::write_file(dir / ("fa2_" + m.name + ".yaml"), yaml);
-  }
-  // The edits above run without a GPU too: a change of fa2.cu that moves a line they change fails here.
+  for (const auto& m : mistakes) ASSERT_TRUE(add_mistake(dir, "fa2", m.name, m.from, m.to));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");
   const Compiler compiler(default_compiler_options());
@@ -87,12 +96,8 @@ TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
 TEST(AttentionCheckGpu, PackedHeadGroupsPassAndTheirQueryIndexIsChecked) {
   const auto root = test::copy_problem("attention", "attpack");
   const auto dir = root / "attention";
-  const std::string from = "i = PACK ? (row0 + 8 * (e >> 1)) % s_q : row0 + 8 * (e >> 1);";
-  const std::string source = test::read_file(dir / "fa2.cu");
-  const auto at = source.find(from);
-  ASSERT_NE(at, std::string::npos) << "fa2.cu no longer has the line the mistake changes";
-  test::write_file(dir / "fa2_packrow.cu", std::string(source).replace(at, from.size(), "i = row0 + 8 * (e >> 1);"));
-  test::write_file(dir / "fa2_packrow.yaml", test::read_file(dir / "fa2.yaml"));
+  ASSERT_TRUE(add_mistake(dir, "fa2", "packrow", "i = PACK ? (row0 + 8 * (e >> 1)) % s_q : row0 + 8 * (e >> 1);",
+                          "i = row0 + 8 * (e >> 1);"));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");
   const Compiler compiler(default_compiler_options());
@@ -131,12 +136,7 @@ TEST(AttentionCheckGpu, PackedHeadGroupsPassAndTheirQueryIndexIsChecked) {
 TEST(AttentionCheckGpu, DecodePassesAndItsCausalQueryIndexIsChecked) {
   const auto root = test::copy_problem("attention", "attdecode");
   const auto dir = root / "attention";
-  const std::string from = "(causal && j > r % s_q + shift)";
-  const std::string source = test::read_file(dir / "decode.cu");
-  const auto at = source.find(from);
-  ASSERT_NE(at, std::string::npos) << "decode.cu no longer has the line the mistake changes";
-  test::write_file(dir / "decode_row.cu", std::string(source).replace(at, from.size(), "(causal && j > r + shift)"));
-  test::write_file(dir / "decode_row.yaml", test::read_file(dir / "decode.yaml"));
+  ASSERT_TRUE(add_mistake(dir, "decode", "row", "(causal && j > r % s_q + shift)", "(causal && j > r + shift)"));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");
   const Compiler compiler(default_compiler_options());
@@ -175,13 +175,9 @@ TEST(AttentionCheckGpu, DecodePassesAndItsCausalQueryIndexIsChecked) {
 TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
   const auto root = test::copy_problem("attention", "attfa3");
   const auto dir = root / "attention";
-  const std::string source = test::read_file(dir / "fa3.cu");
-  const std::string from = "if (j >= s_k || (causal && j > limit0 + 8 * (e >> 1)))";
-  const auto at = source.find(from);
-  ASSERT_NE(at, std::string::npos) << "fa3.cu no longer has the line the mistake changes";
-  test::write_file(dir / "fa3_tail.cu", std::string(source).replace(at, from.size(), "if (causal && j > limit0 + 8 * (e >> 1))"));
-  test::write_file(dir / "fa3_tail.yaml", test::read_file(dir / "fa3.yaml"));
-  SOLTUNE_REQUIRE_GPU();  // the edit above runs without a GPU too
+  ASSERT_TRUE(add_mistake(dir, "fa3", "tail", "if (j >= s_k || (causal && j > limit0 + 8 * (e >> 1)))",
+                          "if (causal && j > limit0 + 8 * (e >> 1))"));
+  SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");
   const Compiler compiler(default_compiler_options());
   WorkerEvaluator ev(compiler, test::worker_options(root));

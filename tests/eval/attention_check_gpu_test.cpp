@@ -7,9 +7,6 @@
 // case of a NaN from -inf - -inf, is refused at config load by the problem's rules.)
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <string>
-
 #include "core/space.hpp"
 #include "eval/worker_evaluator.hpp"
 #include "gpu_fixture.hpp"
@@ -21,21 +18,6 @@ struct Mistake {
   std::string name, from, to;
   Shape shape;
 };
-
-// A copy of `variant` as `<variant>_<name>` (its YAML beside it) with one text replaced: a kernel
-// with one mistake. It runs without a GPU too, so that an edit of the template that moves the text
-// fails here.
-::testing::AssertionResult add_mistake(const std::filesystem::path& dir, const std::string& variant, const std::string& name,
-                                       const std::string& from, const std::string& to) {
-  std::string source = test::read_file(dir / (variant + ".cu"));
-  const auto at = source.find(from);
-  if (at == std::string::npos)
-    return ::testing::AssertionFailure() << variant << ".cu no longer has the text that " << name << " changes";
-  source.replace(at, from.size(), to);
-  test::write_file(dir / (variant + "_" + name + ".cu"), source);
-  test::write_file(dir / (variant + "_" + name + ".yaml"), test::read_file(dir / (variant + ".yaml")));
-  return ::testing::AssertionSuccess();
-}
 
 // fa2's configuration: 64 queries and keys a block, two stages, the keys split SPLIT ways.
 Config fa2_config(const VariantSpec& v, int64_t split) {
@@ -57,7 +39,7 @@ TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
        shape(64, 300, 0)},
       {"bf16sum", "      l[r] = l[r] * alpha + sum;", "      l[r] = __bfloat162float(__float2bfloat16_rn(l[r] * alpha + sum));",
        shape(64, 16384, 0)}};
-  for (const auto& m : mistakes) ASSERT_TRUE(add_mistake(dir, "fa2", m.name, m.from, m.to));
+  for (const auto& m : mistakes) ASSERT_TRUE(test::add_mistake(dir, "fa2", m.name, m.from, m.to));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");
   const Compiler compiler(default_compiler_options());
@@ -96,7 +78,7 @@ TEST(AttentionCheckGpu, EachMistakeOfAnOnlineSoftmaxIsCaught) {
 TEST(AttentionCheckGpu, PackedHeadGroupsPassAndTheirQueryIndexIsChecked) {
   const auto root = test::copy_problem("attention", "attpack");
   const auto dir = root / "attention";
-  ASSERT_TRUE(add_mistake(dir, "fa2", "packrow", "i = PACK ? (row0 + 8 * (e >> 1)) % s_q : row0 + 8 * (e >> 1);",
+  ASSERT_TRUE(test::add_mistake(dir, "fa2", "packrow", "i = PACK ? (row0 + 8 * (e >> 1)) % s_q : row0 + 8 * (e >> 1);",
                           "i = row0 + 8 * (e >> 1);"));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");
@@ -136,7 +118,7 @@ TEST(AttentionCheckGpu, PackedHeadGroupsPassAndTheirQueryIndexIsChecked) {
 TEST(AttentionCheckGpu, DecodePassesAndItsCausalQueryIndexIsChecked) {
   const auto root = test::copy_problem("attention", "attdecode");
   const auto dir = root / "attention";
-  ASSERT_TRUE(add_mistake(dir, "decode", "row", "(causal && j > r % s_q + shift)", "(causal && j > r + shift)"));
+  ASSERT_TRUE(test::add_mistake(dir, "decode", "row", "(causal && j > r % s_q + shift)", "(causal && j > r + shift)"));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");
   const Compiler compiler(default_compiler_options());
@@ -175,7 +157,7 @@ TEST(AttentionCheckGpu, DecodePassesAndItsCausalQueryIndexIsChecked) {
 TEST(AttentionCheckGpu, Fa3PassesAtTailsAndAKeyPastTheEndIsCaught) {
   const auto root = test::copy_problem("attention", "attfa3");
   const auto dir = root / "attention";
-  ASSERT_TRUE(add_mistake(dir, "fa3", "tail", "if (j >= s_k || (causal && j > limit0 + 8 * (e >> 1)))",
+  ASSERT_TRUE(test::add_mistake(dir, "fa3", "tail", "if (j >= s_k || (causal && j > limit0 + 8 * (e >> 1)))",
                           "if (causal && j > limit0 + 8 * (e >> 1))"));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "attention");

@@ -24,16 +24,11 @@ struct Mistake {
   std::string variant, name, from, to;
 };
 
-// Writes each mistake as a copy of its variant (`<variant>_<name>.cu`, the variant's YAML beside it);
-// without a GPU too, so that an edit of a template that moves a line a mistake changes fails here.
-void write_mistakes(const std::filesystem::path& dir, const std::vector<Mistake>& mistakes) {
-  for (const auto& m : mistakes) {
-    const std::string source = test::read_file(dir / (m.variant + ".cu"));
-    const auto at = source.find(m.from);
-    ASSERT_NE(at, std::string::npos) << m.name << ": " << m.variant << ".cu no longer has the line it changes";
-    test::write_file(dir / (m.variant + "_" + m.name + ".cu"), std::string(source).replace(at, m.from.size(), m.to));
-    test::write_file(dir / (m.variant + "_" + m.name + ".yaml"), test::read_file(dir / (m.variant + ".yaml")));
-  }
+// Writes each mistake as a copy of its variant (test::add_mistake).
+::testing::AssertionResult write_mistakes(const std::filesystem::path& dir, const std::vector<Mistake>& mistakes) {
+  for (const auto& m : mistakes)
+    if (auto r = test::add_mistake(dir, m.variant, m.name, m.from, m.to); !r) return r;
+  return ::testing::AssertionSuccess();
 }
 
 struct Outcome {
@@ -68,7 +63,7 @@ TEST(FusionCheckGpu, AddRmsnormPassesAndItsMistakesAreCaught) {
   const std::vector<Mistake> mistakes = {
       {"rowreg", "xplusx", "residual_add<T>(xv, rv, h, at, cols, active, col, v)", "residual_add<T>(xv, xv, h, at, cols, active, col, v)"},
       {"looped", "noh", "store<0>(reinterpret_cast<Raw*>(h + at + c), hv);", ""}};
-  write_mistakes(dir, mistakes);
+  ASSERT_TRUE(write_mistakes(dir, mistakes));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "add_rmsnorm");
   const Compiler compiler(default_compiler_options());
@@ -95,7 +90,7 @@ TEST(FusionCheckGpu, AddRmsnormFp8PassesAndItsScalesAreChecked) {
   const std::vector<Mistake> mistakes = {
       {"rowreg", "scalerow", "s[(col(e) / 128) * rows + row] = amax / 448.f;", "s[row * ((cols + 127) / 128) + col(e) / 128] = amax / 448.f;"},
       {"looped", "no448", "factor = 448.f / amax;", "factor = 1.f / amax;"}};
-  write_mistakes(dir, mistakes);
+  ASSERT_TRUE(write_mistakes(dir, mistakes));
   SOLTUNE_REQUIRE_GPU();
   const auto p = load_problem(root, "add_rmsnorm_fp8");
   const Compiler compiler(default_compiler_options());
@@ -126,7 +121,7 @@ TEST(FusionCheckGpu, MatmulEpiloguePassesAtEveryActivationAndItsMistakesAreCaugh
       // EPI 1, the sources staged by TMA: R dropped, and the bias's columns loaded 8 off.
       {"wgmma_ws", "nores", "BiasActResidualStaged<T, ACT>{&tr, &tbias, alpha, beta}", "BiasActResidualStaged<T, ACT>{&tr, &tbias, alpha, 0.0f}"},
       {"wgmma_ws", "bias8", "const int cb[1] = {col0};", "const int cb[1] = {col0 + 8};"}};
-  write_mistakes(dir, mistakes);
+  ASSERT_TRUE(write_mistakes(dir, mistakes));
   const auto p = load_problem(root, "matmul_epilogue");
   auto shape = [](int64_t m, int64_t n, int64_t k, int64_t trans_b, int64_t act) {
     return Shape{{{"m", m}, {"n", n}, {"k", k}, {"trans_b", trans_b}, {"act", act}}};
@@ -216,7 +211,7 @@ TEST(FusionCheckGpu, SwigluPassesAtTailsAndItsMistakesAreCaught) {
   const auto dir = root / "swiglu";
   const std::vector<Mistake> mistakes = {{"wgmma_ws", "upoff", "(tx, tw, th, h, m, n, k,", "(tx, tw, th, h, m, n + 8, k,"},
                                          {"simt", "swapped", "SiluGate{}.pair(gate, up)", "SiluGate{}.pair(up, gate)"}};
-  write_mistakes(dir, mistakes);
+  ASSERT_TRUE(write_mistakes(dir, mistakes));
   const auto p = load_problem(root, "swiglu");
   auto shape = [](int64_t m, int64_t n, int64_t k) { return Shape{{{"m", m}, {"n", n}, {"k", k}}}; };
   const std::string ws0 = "BM=128,BN=256,STAGES=4,GROUP=8,EPI=0,SPARE=0", ws1 = "BM=256,BN=128,STAGES=3,GROUP=8,EPI=1,SPARE=0";
@@ -251,7 +246,7 @@ TEST(FusionCheckGpu, MaskedSoftmaxPassesAndItsMistakesAreCaught) {
       {"rowreg", "nomask", "c0 + k <= last ? v[e][k] * scale : neg_inf()", "v[e][k] * scale"},
       {"looped", "short", "f[k] = c0 + k <= last ?", "f[k] = c0 + k < last ?"},
       {"looped", "noscale", "f[k] = c0 + k <= last ? f[k] * scale", "f[k] = c0 + k <= last ? f[k]"}};
-  write_mistakes(dir, mistakes);
+  ASSERT_TRUE(write_mistakes(dir, mistakes));
   const auto p = load_problem(root, "masked_softmax");
   auto shape = [](int64_t heads, int64_t s_q, int64_t s_k, int64_t causal) {
     return Shape{{{"heads", heads}, {"s_q", s_q}, {"s_k", s_k}, {"d", 64}, {"causal", causal}}};

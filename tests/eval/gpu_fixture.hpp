@@ -90,6 +90,21 @@ inline unsigned first_timed_launch(const ProblemSpec& p) {
   return static_cast<unsigned>(std::max(CudaEvalOptions{}.check_rounds, correctness_rounds(p)) + 3);
 }
 
+// A copy of `variant` in `dir` as `<variant>_<name>` (its YAML beside it) with the text `from`
+// replaced by `to`: a kernel with one mistake. Tests write their mistakes before they require a GPU,
+// so that an edit of a template that moves the text fails without one too.
+inline ::testing::AssertionResult add_mistake(const std::filesystem::path& dir, const std::string& variant,
+                                              const std::string& name, const std::string& from, const std::string& to) {
+  std::string source = read_file(dir / (variant + ".cu"));
+  const auto at = source.find(from);
+  if (at == std::string::npos)
+    return ::testing::AssertionFailure() << name << ": " << variant << ".cu no longer has the text it changes";
+  source.replace(at, from.size(), to);
+  write_file(dir / (variant + "_" + name + ".cu"), source);
+  write_file(dir / (variant + "_" + name + ".yaml"), read_file(dir / (variant + ".yaml")));
+  return ::testing::AssertionSuccess();
+}
+
 // Adds variant `name` to a copy of gelu at `gelu_dir`: `source`, whose kernel `kernel`<T, BLOCK> takes
 // an element a thread in blocks of 256 (`launch_extra` adds to its launch, e.g. ", smem: 300000").
 inline void add_gelu_variant(const std::filesystem::path& gelu_dir, const std::string& name, const std::string& source,

@@ -167,6 +167,8 @@ struct VariantSpec {
   std::vector<KnobSpec> knobs;
   std::vector<Expr> constraints;
   std::vector<std::string> constraint_why;  // parallel to constraints: the reason one states ({expr, why}), or ""
+  // Constraint i's stated reason, "" where it states none (or the spec was built without reasons).
+  std::string constraint_reason(size_t i) const { return i < constraint_why.size() ? constraint_why[i] : std::string(); }
   Expr inflight_bytes;           // model hint: bytes one thread keeps in flight (optional)
   Expr registers;                // model hint: registers per thread, estimated before compiling (optional)
   ComputeUnit model_unit = ComputeUnit::fp32;  // model hint: the unit its arithmetic runs on

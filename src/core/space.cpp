@@ -71,10 +71,11 @@ std::string Space::why_illegal(const Config& c) const {
       return knobs()[i].name + "=" + std::to_string(c.values[i]) + " is not a listed value";
   }
   const auto b = bind(c);
-  const auto& why = variant_->constraint_why;
   for (size_t i = 0; i < constraints_->size(); ++i)
-    if (!(*constraints_)[i].eval_bool(b))
-      return "constraint '" + (*constraints_)[i].text() + "' is false" + (i < why.size() && !why[i].empty() ? ": " + why[i] : "");
+    if (!(*constraints_)[i].eval_bool(b)) {
+      const auto why = variant_->constraint_reason(i);
+      return "constraint '" + (*constraints_)[i].text() + "' is false" + (why.empty() ? "" : ": " + why);
+    }
   return over_device_limits(b);
 }
 

@@ -119,8 +119,8 @@ std::string Space::why_empty(size_t limit) const {
     knobs_in += (knobs_in.empty() ? "" : ", ") + name;
     at += (at.empty() ? "" : ", ") + name + "=" + std::to_string(nearest->values[i]);
   }
-  const auto& why = variant_->constraint_why;
-  std::string out = "constraint '" + e.text() + "'" + (deepest < why.size() && !why[deepest].empty() ? " (" + why[deepest] + ")" : "") + " fails ";
+  const auto why = variant_->constraint_reason(deepest);
+  std::string out = "constraint '" + e.text() + "'" + (why.empty() ? "" : " (" + why + ")") + " fails ";
   if (knobs_in.empty()) out += "for this shape and device";
   else out += "for every " + knobs_in + (reached < seen ? " that the constraints before it allow" : "");
   if (cmp) {

@@ -662,6 +662,15 @@ ProblemSpec load_problem(const std::filesystem::path& templates_dir, const std::
     if (p.timed_check->routine == "reference_rows") check_rows_routine(n.at("check"), p);
     if (p.timed_check->routine == "reference_picked" && p.timed_check->kernel.empty())
       n.at("check").fail("reference_picked needs `kernel`: the reference source's kernel that computes the picked rows");
+    // The projection's kernels read 8-bit A and B with their scales, and wider ones without.
+    if (const auto& r = p.timed_check->routine; r == "gemm_projection" || r == "scaled_gemm_projection")
+      for (const DType t : p.dtypes)
+        if ((dtype_is_float(t) && dtype_bytes(t) == 1) != (r == "scaled_gemm_projection"))
+          n.at("check").at("routine").fail(r == "gemm_projection"
+                                                ? "gemm_projection reads no scales: 8-bit " + std::string(dtype_name(t)) +
+                                                      " needs scaled_gemm_projection"
+                                                : "scaled_gemm_projection reads 8-bit A and B: dtype " +
+                                                      std::string(dtype_name(t)) + " is not");
   }
   return p;
 }

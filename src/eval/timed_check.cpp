@@ -48,9 +48,9 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
     return it == call.sizes.end() ? 0 : static_cast<long long>(it->second.eval(bind_));
   };
   long long m = size("m"), n = size("n"), k = size("k");
-  // The scaled GEMM's dequantizing scales (scaled_gemm_projection: B is n x k), in
-  // cublaslt_scaled_gemm's modes.
-  const bool scaled = call.operands.count("sa") != 0;
+  // The scaled GEMM's dequantizing scales (scaled_gemm_projection: 8-bit A and B, B n x k), in
+  // cublaslt_scaled_gemm's modes; problem_parse.cpp pairs the routines with the dtypes.
+  const bool scaled = call.routine == "scaled_gemm_projection";
   int trans_b = scaled || size("trans_b") != 0;
   ArgSlot& A = slot(call.operands.at("a"));
   ArgSlot& B = slot(call.operands.at("b"));
@@ -62,9 +62,6 @@ void TaskState::gemm_projection_check(const RoutineCall& call, Accuracy& acc, in
   const void* sa = scaled ? slot(call.operands.at("sa")).at(static_cast<size_t>(set)) : nullptr;
   const void* sb = scaled ? slot(call.operands.at("sb")).at(static_cast<size_t>(set)) : nullptr;
   int scale = scaled ? static_cast<int>(size("scale")) : -1;
-  if (scaled != (dtype_bytes(A.dtype) == 1))
-    throw Error(task_.problem->name + "'s check " + call.routine + ": A is " + std::string(dtype_name(A.dtype)) +
-                (scaled ? ", but the scaled GEMM's check reads 8-bit operands" : ", but 8-bit operands need scaled_gemm_projection"));
 
   // y, bsum, bmax (k each), z, msum, mmax and the per-row sums of C (w, c2, cabs, unwritten,
   // non-finite: m each), the exact rows' sums and magnitudes (r x n each), the signs (n), two

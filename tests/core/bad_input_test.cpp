@@ -548,6 +548,12 @@ TEST_F(BadInput, TimedChecks) {
   broken("c: y,", "c: x,", 50, "'x' must be an output for gemm_projection's c");
   broken(", k: 1}", "}", 8, "gemm_projection needs its size 'k'");
   EXPECT_TRUE(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul").timed_check);
+  // The projection of an 8-bit float product needs its scales: refused at load, not at a check.
+  edit(problem_yaml(), "dtypes: [f32, bf16]", "dtypes: [f32, bf16, e4m3]");
+  edit(problem_yaml(), "  bf16: {atol: 1.0e-3, rtol: 8.0e-3, rel_l2: 1.0e-2}\n",
+       "  bf16: {atol: 1.0e-3, rtol: 8.0e-3, rel_l2: 1.0e-2}\n  e4m3: {atol: 1.0e-3, rtol: 8.0e-3, rel_l2: 1.0e-2}\n");
+  expect_error([&] { load(); }, problem_yaml(), line + 1, 18, {"gemm_projection reads no scales: 8-bit e4m3 needs scaled_gemm_projection"});
+  EXPECT_EQ(load_problem(SOLTUNE_SOURCE_DIR "/templates", "matmul_fp8").timed_check->routine, "scaled_gemm_projection");
 }
 
 // A baseline launch may run only at some shapes (`when:`, over the sizes): an unknown name there is

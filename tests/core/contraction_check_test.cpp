@@ -28,14 +28,16 @@ double round_to(double x, int bits, double min_normal, double max_finite) {
 double to_bf16(double x) { return round_to(x, 8, 0x1p-126, 3.3895313892515355e38); }
 double to_f16(double x) { return round_to(x, 11, 0x1p-14, 65504.0); }
 double to_tf32(double x) { return round_to(x, 11, 0x1p-126, 3.4e38); }
-// Toward zero with 24 bits: a tensor core's adder, which truncates where f32 FMA rounds.
-double truncate_f32(double x) {
+// Toward zero with `bits` significand bits: a tensor core's adder, which truncates where f32 FMA
+// rounds (24 bits; about 14 in Hopper's FP8 accumulator).
+double truncate_bits(double x, int bits) {
   if (x == 0) return x;
   int e = 0;
   std::frexp(x, &e);
-  const double scale = std::ldexp(1.0, 24 - e);
+  const double scale = std::ldexp(1.0, bits - e);
   return std::trunc(x * scale) / scale;
 }
+double truncate_f32(double x) { return truncate_bits(x, 24); }
 
 struct Gemm {
   int m = 12, n = 12, k = 0;
@@ -307,13 +309,6 @@ struct Fp8Gemm {
 };
 
 double to_e4m3(double x) { return round_to(x, 4, 0x1p-6, 448.0); }
-double truncate_bits(double x, int bits) {
-  if (x == 0) return x;
-  int e = 0;
-  std::frexp(x, &e);
-  const double scale = std::ldexp(1.0, bits - e);
-  return std::trunc(x * scale) / scale;
-}
 
 Fp8Gemm draw_fp8(int k, int mode, uint64_t seed) {
   Fp8Gemm g;
